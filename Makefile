@@ -1,0 +1,58 @@
+# kubenats: build, generate and test. `make help` lists the targets.
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+BIN            := $(CURDIR)/bin
+CONTROLLER_GEN := $(BIN)/controller-gen-v0.23.0
+KUSTOMIZE      := $(BIN)/kustomize-v5.8.2
+K8S_ASSETS     := $(BIN)/k8s
+IMG            ?= ghcr.io/kubenats/kubenats:dev
+GO_TEST_FLAGS  ?= -count=1 -timeout=40m
+
+export KUBEBUILDER_ASSETS := $(K8S_ASSETS)
+
+.PHONY: help
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build bin/kubenats.
+	go build -trimpath -o $(BIN)/kubenats ./cmd/kubenats
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC and dist/install.yaml.
+	$(CONTROLLER_GEN) object paths=./api/...
+	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/controller/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	cd config/manager && $(KUSTOMIZE) edit set image kubenats=$(IMG)
+	$(KUSTOMIZE) build config/default > dist/install.yaml
+
+.PHONY: verify-generate
+verify-generate: generate ## Fail when the generated files are not committed as generated.
+	@git diff --exit-code -- api config dist || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+
+.PHONY: lint
+lint: ## go vet and gofmt.
+	go vet ./...
+	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
+
+.PHONY: test-bins
+test-bins: ## Build the Kubernetes control plane for the tests (first time ~15 min).
+	hack/build-k8s-bins.sh
+
+.PHONY: test
+test: test-bins ## Run every test: unit, envtest.
+	go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: bench
+bench: test-bins ## Run the benchmarks.
+	go test -run='^$$' -bench=. -benchmem ./...
+
+$(CONTROLLER_GEN):
+	GOBIN=$(BIN)/tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+	mv $(BIN)/tmp/controller-gen $@
+
+$(KUSTOMIZE):
+	GOBIN=$(BIN)/tmp go install sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
+	mv $(BIN)/tmp/kustomize $@

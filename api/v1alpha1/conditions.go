@@ -1,0 +1,24 @@
+package v1alpha1
+
+// Condition types. Every condition has a positive meaning: True is good.
+const (
+	// ConditionReady is True when every part of the resource is ready.
+	ConditionReady = "Ready"
+	// ConditionAvailable is True when clients can use the servers through the
+	// internal endpoint, even while other parts (an external address, a
+	// rollout) are still on their way.
+	ConditionAvailable = "Available"
+)
+
+// Reasons, shared by conditions and events.
+const (
+	ReasonReady               = "Ready"
+	ReasonProgressing         = "Progressing"
+	ReasonNameConflict        = "NameConflict"
+	ReasonLoadBalancerPending = "LoadBalancerPending"
+	ReasonSecretInvalid       = "SecretInvalid"
+	ReasonSecretNotFound      = "SecretNotFound"
+	ReasonApplyFailed         = "ApplyFailed"
+	ReasonServersReady        = "ServersReady"
+	ReasonServersNotReady     = "ServersNotReady"
+)

@@ -1,0 +1,362 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// NatsClusterSpec is the desired state of a NATS server cluster.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 2 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="2 replicas cannot form a JetStream quorum: use 1 or 3 or more, or disable JetStream"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 1 || !has(self.replicas) || self.replicas != 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a JetStream cluster cannot shrink to a single server: its clustered streams would lose their quorum"
+type NatsClusterSpec struct {
+	// Replicas is the number of NATS servers. JetStream needs 1, or 3 or more.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=99
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
+	// Version is the NATS server version, used as the image tag.
+	// +kubebuilder:default="2.15.3"
+	// +kubebuilder:validation:Pattern=`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Version string `json:"version,omitempty"`
+
+	// Image overrides the whole server image (registry/repository:tag). The
+	// version still names what the operator expects to run.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Image string `json:"image,omitempty"`
+
+	// Service shapes the client Service.
+	// +optional
+	Service ServiceSpec `json:"service,omitempty"`
+
+	// Auth selects how clients authenticate.
+	// +kubebuilder:default={}
+	// +optional
+	Auth AuthSpec `json:"auth,omitempty"`
+
+	// JetStream configures persistence.
+	// +kubebuilder:default={}
+	// +optional
+	JetStream JetStreamSpec `json:"jetstream,omitempty"`
+
+	// Resources of the nats container. Unset means the operator's defaults;
+	// memory requests should equal limits (nats-server advice).
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+
+	// PodTemplate holds the pod settings users commonly need. It is a closed
+	// list on purpose: a free-form template merge could undo the hardening.
+	// +optional
+	PodTemplate PodTemplateSpec `json:"podTemplate,omitempty"`
+
+	// Config is merged into nats.conf after the operator's safe defaults.
+	// Keys the operator owns are rejected.
+	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k in ['port', 'http_port', 'https_port', 'server_name', 'cluster', 'jetstream', 'authorization', 'accounts', 'system_account', 'pid_file', 'listen', 'http', 'host', 'net', 'lame_duck_duration', 'lame_duck_grace_period', 'no_auth_user', 'operator', 'resolver'])",message="config sets a key the operator owns (port, http_port, https_port, server_name, cluster, jetstream, authorization, accounts, system_account, pid_file, listen, http, host, net, lame_duck_duration, lame_duck_grace_period, no_auth_user, operator, resolver): use the dedicated spec field"
+	// +kubebuilder:validation:MaxProperties=64
+	// +optional
+	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
+}
+
+// ServiceType is the type of the client Service.
+// +kubebuilder:validation:Enum=ClusterIP;NodePort;LoadBalancer
+type ServiceType string
+
+// ServiceSpec shapes the client Service.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerSourceRanges) || (has(self.type) && self.type == 'LoadBalancer')",message="loadBalancerSourceRanges needs type LoadBalancer"
+// +kubebuilder:validation:XValidation:rule="!has(self.loadBalancerClass) || (has(self.type) && self.type == 'LoadBalancer')",message="loadBalancerClass needs type LoadBalancer"
+type ServiceSpec struct {
+	// Type of the client Service. Unset means ClusterIP.
+	// +optional
+	Type ServiceType `json:"type,omitempty"`
+
+	// Annotations added to the client Service.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+
+	// LoadBalancerClass of the client Service (type LoadBalancer only).
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
+
+	// LoadBalancerSourceRanges restricts who may reach a LoadBalancer.
+	// +kubebuilder:validation:items:Pattern=`^[0-9a-fA-F.:]+/[0-9]{1,3}$`
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	LoadBalancerSourceRanges []string `json:"loadBalancerSourceRanges,omitempty"`
+
+	// ExternalEndpoint overrides the external endpoint reported in status,
+	// for clusters reached through a proxy or DNS name of the user's own.
+	// +kubebuilder:validation:Pattern=`^(nats|tls)://[^\s/]+$`
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	ExternalEndpoint string `json:"externalEndpoint,omitempty"`
+}
+
+// AuthMode is how clients authenticate.
+// +kubebuilder:validation:Enum=users;token;none
+type AuthMode string
+
+const (
+	// AuthUsers gives clients a user and password in an application account
+	// with JetStream, and the operator a system account user of its own.
+	AuthUsers AuthMode = "users"
+	// AuthToken gives clients a single token. nats-server refuses a token
+	// together with accounts, so there is no system user in this mode.
+	AuthToken AuthMode = "token"
+	// AuthNone lets anyone connect. Only when asked for explicitly.
+	AuthNone AuthMode = "none"
+)
+
+// AuthSpec selects how clients authenticate.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || !has(self.mode) || self.mode != 'none'",message="secretRef makes no sense with mode none"
+// +kubebuilder:validation:XValidation:rule="!has(self.user) || !has(self.mode) || self.mode == 'users'",message="user applies to mode users only"
+type AuthSpec struct {
+	// Mode is users (the default), token or none.
+	// +kubebuilder:default=users
+	// +optional
+	Mode AuthMode `json:"mode,omitempty"`
+
+	// User is the application user's name in mode users.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`
+	// +optional
+	User string `json:"user,omitempty"`
+
+	// SecretRef names a Secret of the user's holding the password (mode
+	// users) or token (mode token). Unset: the operator generates one once in
+	// <name>-auth and never rotates it silently.
+	// +optional
+	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
+}
+
+// SecretKeyRef names one key of a Secret in the same namespace.
+type SecretKeyRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Name string `json:"name"`
+
+	// Key in the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	// +kubebuilder:default=password
+	// +optional
+	Key string `json:"key,omitempty"`
+}
+
+// JetStreamSpec configures persistence.
+type JetStreamSpec struct {
+	// Enabled turns JetStream on (the default).
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// FileStore is the persistent store, one claim per server.
+	// +kubebuilder:default={}
+	// +optional
+	FileStore FileStoreSpec `json:"fileStore,omitempty"`
+
+	// MemoryStore limits JetStream's memory store. Unset: nats-server's default.
+	// +optional
+	MemoryStore *MemoryStoreSpec `json:"memoryStore,omitempty"`
+
+	// Domain is the JetStream domain, for leafnode topologies.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]{1,64}$`
+	// +optional
+	Domain string `json:"domain,omitempty"`
+
+	// AllowedNamespaces may reference this cluster from JetStream resources in
+	// other namespaces. "*" allows every namespace.
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	// +optional
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+}
+
+// PVCRetentionPolicy says what happens to the claims when servers go away.
+// +kubebuilder:validation:Enum=Retain;Delete
+type PVCRetentionPolicy string
+
+const (
+	// PVCRetain keeps the claims (the default): data outlives the cluster.
+	PVCRetain PVCRetentionPolicy = "Retain"
+	// PVCDelete removes the claims with the cluster and on scale-down.
+	PVCDelete PVCRetentionPolicy = "Delete"
+)
+
+// FileStoreSpec is JetStream's file store.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.size) || !has(self.size) || quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0",message="fileStore.size may grow but not shrink"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="fileStore.storageClassName is immutable"
+type FileStoreSpec struct {
+	// Size of each server's claim, also JetStream's max_file_store.
+	// +kubebuilder:default="10Gi"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the claims. Unset: the cluster's default class.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// PVCRetentionPolicy is Retain (default) or Delete, for deletion of the
+	// cluster and for scale-down alike.
+	// +kubebuilder:default=Retain
+	// +optional
+	PVCRetentionPolicy PVCRetentionPolicy `json:"pvcRetentionPolicy,omitempty"`
+}
+
+// MemoryStoreSpec limits JetStream's memory store.
+type MemoryStoreSpec struct {
+	// Size is JetStream's max_memory_store.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="memoryStore.size must be positive"
+	Size resource.Quantity `json:"size"`
+}
+
+// PodTemplateSpec holds the pod settings users commonly need.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.labels) || !self.labels.exists(k, k.startsWith('app.kubernetes.io/'))",message="podTemplate.labels may not set app.kubernetes.io/ labels: the operator selects pods by them"
+type PodTemplateSpec struct {
+	// Labels added to every pod.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations added to every pod.
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// NodeSelector of every pod.
+	// +optional
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// Tolerations of every pod.
+	// +listType=atomic
+	// +optional
+	Tolerations []corev1.Toleration `json:"tolerations,omitempty"`
+	// Affinity of every pod.
+	// +optional
+	Affinity *corev1.Affinity `json:"affinity,omitempty"`
+	// TopologySpreadConstraints of every pod. Unset: spread over hostnames,
+	// preferred (ScheduleAnyway).
+	// +listType=atomic
+	// +optional
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	// PriorityClassName of every pod.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	PriorityClassName string `json:"priorityClassName,omitempty"`
+	// ImagePullSecrets of every pod.
+	// +listType=atomic
+	// +optional
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+}
+
+// Phase is a one-word summary of a NatsCluster, for printer columns.
+type Phase string
+
+const (
+	// PhaseInstalling means the cluster is not serving yet or is changing.
+	PhaseInstalling Phase = "Installing"
+	// PhaseReady means every part is ready.
+	PhaseReady Phase = "Ready"
+	// PhaseFailed means the operator cannot proceed without the user's help.
+	PhaseFailed Phase = "Failed"
+)
+
+// VersionSource says where status.serverVersion comes from.
+// +kubebuilder:validation:Enum=Observed;Configured
+type VersionSource string
+
+const (
+	// VersionObserved was read from a running server's /varz.
+	VersionObserved VersionSource = "Observed"
+	// VersionConfigured is spec.version: no server answered.
+	VersionConfigured VersionSource = "Configured"
+)
+
+// Endpoint is where clients reach the cluster.
+type Endpoint struct {
+	// Internal is the in-cluster URL, nats://<name>.<namespace>.svc:4222.
+	Internal string `json:"internal,omitempty"`
+	// External is the URL from outside the cluster, when there is one.
+	External string `json:"external,omitempty"`
+}
+
+// NatsClusterStatus is the observed state of a NatsCluster.
+type NatsClusterStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase summarises the conditions.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+	// Conditions, Ready first.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Replicas is the number of servers that exist.
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+	// ReadyReplicas is the number of servers that pass their readiness probe.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// ServerVersion is the version the servers run.
+	// +optional
+	ServerVersion string `json:"serverVersion,omitempty"`
+	// ServerVersionSource says whether ServerVersion was observed or configured.
+	// +optional
+	ServerVersionSource VersionSource `json:"serverVersionSource,omitempty"`
+	// Endpoint is where clients connect.
+	// +optional
+	Endpoint Endpoint `json:"endpoint,omitempty"`
+	// CredentialsSecretRef names a Secret with a ready-to-use url (credentials
+	// included) and the separate fields a client library wants.
+	// +optional
+	CredentialsSecretRef *corev1.LocalObjectReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// NatsCluster is a clustered NATS server with JetStream.
+//
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name may be at most 52 characters: child objects and pods add suffixes"
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=nc,categories=nats
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.readyReplicas`
+// +kubebuilder:printcolumn:name="Replicas",type=integer,JSONPath=`.spec.replicas`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.serverVersion`
+// +kubebuilder:printcolumn:name="Endpoint",type=string,JSONPath=`.status.endpoint.internal`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NatsCluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   NatsClusterSpec   `json:"spec,omitempty"`
+	Status NatsClusterStatus `json:"status,omitempty"`
+}
+
+// NatsClusterList is a list of NatsClusters.
+//
+// +kubebuilder:object:root=true
+type NatsClusterList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NatsCluster `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NatsCluster{}, &NatsClusterList{})
+}

@@ -1,0 +1,55 @@
+package natsconf
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// envRef matches an unquoted $NAME reference as Render writes it.
+var envRef = regexp.MustCompile(`\$[A-Z_][A-Z0-9_]*\b`)
+
+// checkPlaceholder stands in for every secret: letters only, so nats-server
+// reads it as a string, as it will read the real generated values.
+const checkPlaceholder = "kubenatsCheckPlaceholder"
+
+// Check renders c and runs the result through nats-server's own option
+// processing, the same the server runs at start. A typo or a value of the
+// wrong type in the passthrough would otherwise reach the pods and keep every
+// server from starting; here it becomes an error the user can read.
+// Environment references are replaced by a placeholder, so Check needs no
+// environment and reads no secret.
+func (c *Config) Check() error {
+	text, err := c.Render()
+	if err != nil {
+		return err
+	}
+	text = envRef.ReplaceAll(text, []byte(`"`+checkPlaceholder+`"`))
+	opts := &server.Options{}
+	if err := opts.ProcessConfigString(string(text)); err != nil {
+		return fmt.Errorf("nats-server rejects the configuration: %w%s", err, quoteLine(text, err))
+	}
+	return nil
+}
+
+// errPosition finds the ":line:column:" nats-server puts in its errors.
+var errPosition = regexp.MustCompile(`:(\d+):\d+:`)
+
+// quoteLine returns the line an error points at, since nats-server's own
+// message sometimes names only a position ("interface conversion" for a
+// value of the wrong type).
+func quoteLine(text []byte, err error) string {
+	m := errPosition.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := strings.Split(string(text), "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return fmt.Sprintf(" (at %q)", strings.TrimSpace(lines[n-1]))
+}

@@ -1,0 +1,92 @@
+package natsconf
+
+import "time"
+
+// Config is the operator's view of one nats-server's nats.conf. Zero fields
+// are omitted from the output so that nats-server's own defaults apply.
+type Config struct {
+	// ServerName is the server's name, usually Env("SERVER_NAME") so that
+	// every pod of a StatefulSet shares one file. Written as server_name.
+	ServerName Value
+	// Port is the client port (nats-server's default is 4222).
+	Port int
+	// HTTPPort is the monitoring port (conventionally 8222).
+	HTTPPort int
+	// PidFile is where nats-server writes its pid, so that a sidecar can
+	// signal it for reloads.
+	PidFile string
+	// LameDuckDuration is how long the server spends draining clients on
+	// shutdown. nats-server refuses values under 30s.
+	LameDuckDuration time.Duration
+	// LameDuckGracePeriod is the delay before lame duck mode starts closing
+	// clients.
+	LameDuckGracePeriod time.Duration
+	// Cluster configures routes between servers; nil writes no cluster block.
+	Cluster *Cluster
+	// JetStream enables JetStream; nil leaves it off.
+	JetStream *JetStream
+	// Authorization configures clients of the global account: either a token
+	// or a list of users. Nil writes no authorization block.
+	Authorization *Authorization
+	// Accounts are written in this order.
+	Accounts []Account
+	// SystemAccount names the system account, usually one of Accounts.
+	SystemAccount string
+	// Extra holds the user's passthrough settings, as decoded from JSON:
+	// map[string]any, []any, string, float64, json.Number, int64, int, bool.
+	// Keys are written after the operator's own, sorted at every level. A key
+	// that OwnedKeys lists (in any letter case) is an error.
+	Extra map[string]any
+}
+
+// Cluster is the cluster block that connects servers with routes.
+type Cluster struct {
+	// Name is the cluster name; nats-server refuses names with spaces.
+	Name string
+	// Port is the route port (conventionally 6222).
+	Port int
+	// NoAdvertise stops the server from gossiping its routes to clients,
+	// which would hand them pod addresses they may not be able to reach.
+	NoAdvertise bool
+	// Routes are route URLs such as nats://nats-0.nats:6222, in this order.
+	Routes []string
+}
+
+// JetStream is the jetstream block. Zero sizes are omitted, which lets
+// nats-server size the stores from the machine it runs on.
+type JetStream struct {
+	// StoreDir is the storage directory, normally on a persistent volume.
+	StoreDir string
+	// MaxFileStore caps file storage in bytes.
+	MaxFileStore int64
+	// MaxMemoryStore caps memory storage in bytes.
+	MaxMemoryStore int64
+	// Domain is the JetStream domain, for leaf node setups.
+	Domain string
+}
+
+// Authorization is the top-level authorization block for the global account.
+// Exactly one of Token and Users must be set.
+type Authorization struct {
+	// Token is the shared client token. It must be an Env value.
+	Token Value
+	// Users are username/password pairs in the global account.
+	Users []User
+}
+
+// User is one username/password pair. Password must be an Env value; User
+// may be a literal or an Env value.
+type User struct {
+	User     Value
+	Password Value
+}
+
+// Account is one entry in the accounts block.
+type Account struct {
+	// Name is the account name, written as the block key.
+	Name string
+	// JetStream enables JetStream for the account with no account limits.
+	JetStream bool
+	// Users can connect to this account.
+	Users []User
+}

@@ -1,0 +1,116 @@
+package natsconf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// minLameDuckDuration is nats-server's own lower bound; a shorter
+// lame_duck_duration makes it refuse the whole file.
+const minLameDuckDuration = 30 * time.Second
+
+// reservedClusterName is refused by nats-server as a cluster name: it marks
+// leaf node messages of no origin cluster.
+const reservedClusterName = "_"
+
+// validate checks the rules that span fields, or that nats-server enforces
+// only when it loads the file. Rules about writing single values (quoting,
+// env var names) are checked where those values are written.
+func (c *Config) validate() error {
+	checks := []func() error{
+		c.validateServer,
+		c.validateCluster,
+		c.validateJetStream,
+		c.validateAuthorization,
+		c.validateAccounts,
+		c.validateUsersUnique,
+		c.validateEnvNotShadowed,
+		c.validateExtraKeys,
+	}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateServer checks the scalar top-level settings.
+func (c *Config) validateServer() error {
+	if err := validatePort("port", c.Port); err != nil {
+		return err
+	}
+	if err := validatePort("http_port", c.HTTPPort); err != nil {
+		return err
+	}
+	if !c.ServerName.isEnv() && strings.Contains(c.ServerName.text, " ") {
+		return fmt.Errorf("server_name %q contains a space, which nats-server refuses", c.ServerName.text)
+	}
+	if c.LameDuckDuration != 0 && c.LameDuckDuration < minLameDuckDuration {
+		return fmt.Errorf("lame_duck_duration %s is below nats-server's minimum of %s", c.LameDuckDuration, minLameDuckDuration)
+	}
+	if c.LameDuckGracePeriod < 0 {
+		return fmt.Errorf("lame_duck_grace_period %s is negative", c.LameDuckGracePeriod)
+	}
+	return nil
+}
+
+// validateCluster checks what parseCluster in nats-server would refuse.
+func (c *Config) validateCluster() error {
+	if c.Cluster == nil {
+		return nil
+	}
+	if strings.Contains(c.Cluster.Name, " ") {
+		return fmt.Errorf("cluster name %q contains a space, which nats-server refuses", c.Cluster.Name)
+	}
+	if c.Cluster.Name == reservedClusterName {
+		return fmt.Errorf("cluster name %q is reserved by nats-server", c.Cluster.Name)
+	}
+	for i, route := range c.Cluster.Routes {
+		if route == "" {
+			return fmt.Errorf("cluster route %d is empty", i)
+		}
+	}
+	return validatePort("cluster port", c.Cluster.Port)
+}
+
+// validateJetStream refuses negative sizes: nats-server uses -1 internally
+// for "unset", while the Config spells unset as zero, so a negative size can
+// only be a mistake.
+func (c *Config) validateJetStream() error {
+	if c.JetStream == nil {
+		return nil
+	}
+	if c.JetStream.MaxFileStore < 0 || c.JetStream.MaxMemoryStore < 0 {
+		return errors.New("jetstream store sizes must not be negative")
+	}
+	return nil
+}
+
+// validateExtraKeys refuses owned keys and keys that differ only in letter
+// case: nats-server lowercases top-level keys, so both would set one option
+// and the winner would depend on map order.
+func (c *Config) validateExtraKeys() error {
+	seen := make(map[string]string, len(c.Extra))
+	for _, key := range sortedKeys(c.Extra) {
+		if isOwnedKey(key) {
+			return fmt.Errorf("extra key %q is owned by the operator and cannot be set", key)
+		}
+		lower := strings.ToLower(key)
+		if other, ok := seen[lower]; ok {
+			return fmt.Errorf("extra keys %q and %q name the same nats-server setting", other, key)
+		}
+		seen[lower] = key
+	}
+	return nil
+}
+
+// validatePort accepts zero (omitted) and real TCP ports.
+func validatePort(name string, port int) error {
+	if port < 0 || port > 65535 {
+		return fmt.Errorf("%s %d is out of range", name, port)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// ServerContainerName is the container that runs nats-server.
+const ServerContainerName = "nats"
+
+func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
+	resources := defaultServerResources
+	if c.Spec.Resources != nil {
+		resources = *c.Spec.Resources
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: configVolume, MountPath: ConfigDir, ReadOnly: true},
+		{Name: pidVolume, MountPath: PidDir},
+	}
+	if c.Spec.JetStreamEnabled() {
+		mounts = append(mounts, corev1.VolumeMount{Name: DataVolumeName, MountPath: StoreDir})
+	}
+	return corev1.Container{
+		Name:            ServerContainerName,
+		Image:           ServerImage(c),
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Command:         []string{"nats-server"},
+		Args:            []string{"--config", ConfigFile},
+		Env:             serverEnv(c, resources),
+		Ports: []corev1.ContainerPort{
+			{Name: "nats", ContainerPort: ClientPort, Protocol: corev1.ProtocolTCP},
+			{Name: "cluster", ContainerPort: ClusterPort, Protocol: corev1.ProtocolTCP},
+			{Name: "monitor", ContainerPort: MonitorPort, Protocol: corev1.ProtocolTCP},
+		},
+		Resources:       resources,
+		VolumeMounts:    mounts,
+		StartupProbe:    startupProbe(),
+		ReadinessProbe:  readinessProbe(),
+		LivenessProbe:   livenessProbe(),
+		SecurityContext: containerSecurityContext(),
+		Lifecycle: &corev1.Lifecycle{
+			// Lame duck mode moves clients away before the server stops.
+			PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+				Command: []string{"nats-server", "--signal", "ldm=" + PidFile},
+			}},
+		},
+	}
+}
+
+// serverEnv gives nats.conf its $VARs: the server name from the pod name,
+// credentials straight from their Secrets.
+func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) []corev1.EnvVar {
+	env := []corev1.EnvVar{{
+		Name:      EnvServerName,
+		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
+	}}
+	if ref, ok := ClientSecretRef(c); ok {
+		name := EnvPassword
+		if c.Spec.Auth.Mode == v1alpha1.AuthToken {
+			name = EnvToken
+		}
+		env = append(env, secretEnv(name, ref.Name, ref.Key))
+	}
+	if HasSystemUser(c) {
+		env = append(env, secretEnv(EnvSystemPassword, SystemSecretName(c), PasswordKey))
+	}
+	if limit := goMemLimit(resources); limit != "" {
+		env = append(env, corev1.EnvVar{Name: "GOMEMLIMIT", Value: limit})
+	}
+	return env
+}
+
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+		Key:                  key,
+	}}}
+}
+
+// reloaderContainer sends nats-server a reload signal when the mounted
+// config changes, so routes and users change without a restart.
+func reloaderContainer() corev1.Container {
+	return corev1.Container{
+		Name:            "reloader",
+		Image:           ReloaderImage,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		Args:            []string{"-pid", PidFile, "-config", ConfigFile},
+		Resources:       reloaderResources,
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: configVolume, MountPath: ConfigDir, ReadOnly: true},
+			{Name: pidVolume, MountPath: PidDir},
+		},
+		SecurityContext: containerSecurityContext(),
+	}
+}

@@ -1,0 +1,30 @@
+package render
+
+import (
+	"fmt"
+	"net/url"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// InternalHost is the client Service's in-cluster DNS name.
+func InternalHost(c *v1alpha1.NatsCluster) string {
+	return fmt.Sprintf("%s.%s.svc", ClientServiceName(c), c.Namespace)
+}
+
+// InternalURL is the in-cluster client URL, with no credentials.
+func InternalURL(c *v1alpha1.NatsCluster) string {
+	return fmt.Sprintf("nats://%s:%d", InternalHost(c), ClientPort)
+}
+
+// urlWithUserinfo builds the internal URL with credentials, escaped by
+// net/url so that any character in a user's own password survives.
+func urlWithUserinfo(c *v1alpha1.NatsCluster, user, password string) string {
+	u := url.URL{Scheme: "nats", Host: fmt.Sprintf("%s:%d", InternalHost(c), ClientPort)}
+	if password == "" {
+		u.User = url.User(user)
+	} else {
+		u.User = url.UserPassword(user, password)
+	}
+	return u.String()
+}

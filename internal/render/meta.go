@@ -1,0 +1,56 @@
+package render
+
+import (
+	"maps"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// Label keys and values shared by every child.
+const (
+	LabelName      = "app.kubernetes.io/name"
+	LabelInstance  = "app.kubernetes.io/instance"
+	LabelComponent = "app.kubernetes.io/component"
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	LabelVersion   = "app.kubernetes.io/version"
+
+	// ManagedBy is the value of LabelManagedBy on everything kubenats makes;
+	// the operator's caches select on it.
+	ManagedBy = "kubenats"
+)
+
+// SelectorLabels select the pods of c. They never change for the life of
+// the StatefulSet (its selector is immutable).
+func SelectorLabels(c *v1alpha1.NatsCluster) map[string]string {
+	return map[string]string{
+		LabelName:     "nats",
+		LabelInstance: c.Name,
+	}
+}
+
+// labels are the labels of every child of c.
+func labels(c *v1alpha1.NatsCluster) map[string]string {
+	l := SelectorLabels(c)
+	l[LabelComponent] = "server"
+	l[LabelManagedBy] = ManagedBy
+	return l
+}
+
+// objectMeta is the metadata of a child named name.
+func objectMeta(c *v1alpha1.NatsCluster, name string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: c.Namespace, Labels: labels(c)}
+}
+
+// podLabels are the labels of every pod: the child labels, the version, and
+// the user's own (admission forbids them to override app.kubernetes.io/).
+func podLabels(c *v1alpha1.NatsCluster) map[string]string {
+	l := labels(c)
+	maps.Copy(l, c.Spec.PodTemplate.Labels)
+	l[LabelVersion] = c.Spec.Version
+	return l
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

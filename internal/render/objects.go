@@ -1,0 +1,27 @@
+package render
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// Objects are every object that runs c, except the Secrets with generated
+// values (see Secrets), in the order they should be applied: what the pods
+// mount exists before the pods.
+func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
+	c = c.WithDefaults()
+	conf, err := renderConf(c)
+	if err != nil {
+		return nil, err
+	}
+	in.ConfigHash = conf.RestartHash
+	return []client.Object{
+		ServiceAccount(c),
+		ConfigMap(c, conf),
+		HeadlessService(c),
+		ClientService(c),
+		StatefulSet(c, in),
+		PodDisruptionBudget(c),
+	}, nil
+}

@@ -1,0 +1,118 @@
+package render
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// Pod annotations whose change restarts the servers on purpose.
+const (
+	// AnnotationConfigHash covers the nats.conf settings a reload cannot apply.
+	AnnotationConfigHash = "kubenats.io/config-hash"
+	// AnnotationCredentialsHash covers the credentials the servers read from
+	// their environment at start.
+	AnnotationCredentialsHash = "kubenats.io/credentials-hash"
+)
+
+// RunAsUser is the unprivileged user every container runs as.
+const RunAsUser = 65532
+
+// terminationGracePeriod outlasts lame duck mode (LameDuckDuration) by 30 s,
+// so that clients are moved away before the kubelet kills the server.
+var terminationGracePeriod = int64(LameDuckDuration.Seconds()) + 30
+
+// Inputs are what render needs beyond the spec, read from the cluster by the
+// controller. The zero value is what `kubenats render` uses.
+type Inputs struct {
+	// ConfigHash is RenderedConf.RestartHash; Objects fills it in.
+	ConfigHash string
+	// CredentialsHash changes when the credentials in the Secrets change.
+	CredentialsHash string
+}
+
+func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
+	pt := c.Spec.PodTemplate
+	annotations := maps.Clone(pt.Annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[AnnotationConfigHash] = in.ConfigHash
+	if in.CredentialsHash != "" {
+		annotations[AnnotationCredentialsHash] = in.CredentialsHash
+	}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: podLabels(c), Annotations: annotations},
+		Spec: corev1.PodSpec{
+			ServiceAccountName:           ServiceAccount(c).Name,
+			AutomountServiceAccountToken: ptr.To(false),
+			// The reloader signals nats-server by its pid file.
+			ShareProcessNamespace:         ptr.To(true),
+			TerminationGracePeriodSeconds: ptr.To(terminationGracePeriod),
+			SecurityContext:               podSecurityContext(),
+			Containers:                    []corev1.Container{serverContainer(c), reloaderContainer()},
+			Volumes:                       volumes(c),
+			NodeSelector:                  pt.NodeSelector,
+			Tolerations:                   pt.Tolerations,
+			Affinity:                      pt.Affinity,
+			TopologySpreadConstraints:     spread(c),
+			PriorityClassName:             pt.PriorityClassName,
+			ImagePullSecrets:              pt.ImagePullSecrets,
+		},
+	}
+}
+
+// spread keeps servers on different nodes where it can, without refusing to
+// schedule where it cannot.
+func spread(c *v1alpha1.NatsCluster) []corev1.TopologySpreadConstraint {
+	if tsc := c.Spec.PodTemplate.TopologySpreadConstraints; len(tsc) > 0 {
+		return tsc
+	}
+	return []corev1.TopologySpreadConstraint{{
+		MaxSkew:           1,
+		TopologyKey:       corev1.LabelHostname,
+		WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+	}}
+}
+
+func podSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:        ptr.To(true),
+		RunAsUser:           ptr.To[int64](RunAsUser),
+		RunAsGroup:          ptr.To[int64](RunAsUser),
+		FSGroup:             ptr.To[int64](RunAsUser),
+		FSGroupChangePolicy: ptr.To(corev1.FSGroupChangeOnRootMismatch),
+		SeccompProfile:      &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// containerSecurityContext is the hardening of every container.
+func containerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		ReadOnlyRootFilesystem:   ptr.To(true),
+		RunAsNonRoot:             ptr.To(true),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// Volume names in the pod.
+const (
+	configVolume = "config"
+	pidVolume    = "pid"
+)
+
+func volumes(c *v1alpha1.NatsCluster) []corev1.Volume {
+	return []corev1.Volume{
+		{Name: configVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(c)},
+		}}},
+		{Name: pidVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+}

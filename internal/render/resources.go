@@ -1,0 +1,42 @@
+package render
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Defaults for containers whose resources the user did not set. Memory
+// requests equal limits: nats-server under memory pressure during stream
+// recovery is better not scheduled than OOM-killed.
+var (
+	defaultServerResources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("250m"),
+			corev1.ResourceMemory: resource.MustParse("512Mi"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceMemory: resource.MustParse("512Mi"),
+		},
+	}
+	reloaderResources = corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("10m"),
+			corev1.ResourceMemory: resource.MustParse("32Mi"),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceMemory: resource.MustParse("32Mi"),
+		},
+	}
+)
+
+// goMemLimit is about 80% of the memory limit, in bytes: the Go runtime then
+// collects harder before the kernel kills the server. Empty without a limit.
+func goMemLimit(r corev1.ResourceRequirements) string {
+	limit, ok := r.Limits[corev1.ResourceMemory]
+	if !ok || limit.IsZero() {
+		return ""
+	}
+	return strconv.FormatInt(limit.Value()/5*4, 10)
+}

@@ -1,0 +1,100 @@
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// Keys of the Secrets the operator generates.
+const (
+	PasswordKey = "password"
+	TokenKey    = "token"
+)
+
+// Keys of the credentials Secret that status.credentialsSecretRef names.
+const (
+	CredentialsURLKey      = "url"      // nats://user:password@host:4222, ready to use
+	CredentialsServersKey  = "servers"  // nats://host:4222, without credentials
+	CredentialsUserKey     = "user"     // mode users
+	CredentialsPasswordKey = "password" // mode users
+	CredentialsTokenKey    = "token"    // mode token
+)
+
+// ClientSecretRef is where the client password (mode users) or token (mode
+// token) lives: the user's Secret, or <name>-auth. ok is false in mode none.
+func ClientSecretRef(c *v1alpha1.NatsCluster) (ref v1alpha1.SecretKeyRef, ok bool) {
+	key := PasswordKey
+	switch c.Spec.Auth.Mode {
+	case v1alpha1.AuthNone:
+		return v1alpha1.SecretKeyRef{}, false
+	case v1alpha1.AuthToken:
+		key = TokenKey
+	}
+	if r := c.Spec.Auth.SecretRef; r != nil {
+		return *r, true
+	}
+	return v1alpha1.SecretKeyRef{Name: AuthSecretName(c), Key: key}, true
+}
+
+// GeneratesClientSecret reports whether the operator makes <name>-auth.
+func GeneratesClientSecret(c *v1alpha1.NatsCluster) bool {
+	return c.Spec.Auth.Mode != v1alpha1.AuthNone && c.Spec.Auth.SecretRef == nil
+}
+
+// HasSystemUser reports whether the operator has a system account user of
+// its own. Only mode users has one: nats-server refuses a token beside
+// accounts, and mode none has no accounts either.
+func HasSystemUser(c *v1alpha1.NatsCluster) bool {
+	return c.Spec.Auth.Mode == v1alpha1.AuthUsers || c.Spec.Auth.Mode == ""
+}
+
+// Secret is a Secret the operator writes, with its values.
+func Secret(c *v1alpha1.NatsCluster, name string, data map[string]string) *corev1.Secret {
+	return &corev1.Secret{
+		TypeMeta:   typeMeta("v1", "Secret"),
+		ObjectMeta: objectMeta(c, name),
+		Type:       corev1.SecretTypeOpaque,
+		StringData: data,
+	}
+}
+
+// Credentials are the values the generated Secrets carry. The controller
+// reads them from existing Secrets, or makes them once.
+type Credentials struct {
+	// Client is the client password (mode users) or token (mode token).
+	Client string
+	// System is the system user's password (mode users).
+	System string
+}
+
+// Secrets are the Secrets c needs with the given values: <name>-auth when
+// the operator generates the client credential, <name>-system for its own
+// user, and <name>-client with a ready-to-use URL.
+func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
+	var out []*corev1.Secret
+	if GeneratesClientSecret(c) {
+		ref, _ := ClientSecretRef(c)
+		out = append(out, Secret(c, ref.Name, map[string]string{ref.Key: cred.Client}))
+	}
+	if HasSystemUser(c) {
+		out = append(out, Secret(c, SystemSecretName(c), map[string]string{PasswordKey: cred.System}))
+	}
+	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))
+}
+
+func clientCredentials(c *v1alpha1.NatsCluster, cred Credentials) map[string]string {
+	servers := InternalURL(c)
+	data := map[string]string{CredentialsServersKey: servers, CredentialsURLKey: servers}
+	switch c.Spec.Auth.Mode {
+	case v1alpha1.AuthNone:
+	case v1alpha1.AuthToken:
+		data[CredentialsTokenKey] = cred.Client
+		data[CredentialsURLKey] = urlWithUserinfo(c, cred.Client, "")
+	default:
+		data[CredentialsUserKey] = c.Spec.Auth.AppUser()
+		data[CredentialsPasswordKey] = cred.Client
+		data[CredentialsURLKey] = urlWithUserinfo(c, c.Spec.Auth.AppUser(), cred.Client)
+	}
+	return data
+}

@@ -1,0 +1,75 @@
+package render
+
+import (
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// Every port declares its protocol: NATS speaks first, and a mesh sidecar
+// that has to sniff an undeclared port waits for the client, which never
+// talks first, and hangs.
+func port(name string, number int32, appProtocol string) corev1.ServicePort {
+	return corev1.ServicePort{
+		Name:        name,
+		Port:        number,
+		TargetPort:  intstr.FromString(name),
+		Protocol:    corev1.ProtocolTCP,
+		AppProtocol: ptr.To(appProtocol),
+	}
+}
+
+// ClientService is what clients connect to.
+func ClientService(c *v1alpha1.NatsCluster) *corev1.Service {
+	spec := c.Spec.Service
+	svc := &corev1.Service{
+		TypeMeta:   typeMeta("v1", "Service"),
+		ObjectMeta: objectMeta(c, ClientServiceName(c)),
+		Spec: corev1.ServiceSpec{
+			Type:     serviceType(spec.Type),
+			Selector: SelectorLabels(c),
+			Ports:    []corev1.ServicePort{port("nats", ClientPort, "tcp")},
+		},
+	}
+	if len(spec.Annotations) > 0 {
+		svc.Annotations = maps.Clone(spec.Annotations)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeLoadBalancer {
+		svc.Spec.LoadBalancerClass = spec.LoadBalancerClass
+		svc.Spec.LoadBalancerSourceRanges = spec.LoadBalancerSourceRanges
+	}
+	return svc
+}
+
+// serviceType: unset means ClusterIP, never an exposure the user did not ask for.
+func serviceType(t v1alpha1.ServiceType) corev1.ServiceType {
+	if t == "" {
+		return corev1.ServiceTypeClusterIP
+	}
+	return corev1.ServiceType(t)
+}
+
+// HeadlessService gives each server a DNS name for the cluster routes. Its
+// addresses are published before the pods are ready: the servers must find
+// each other to become ready at all.
+func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
+	return &corev1.Service{
+		TypeMeta:   typeMeta("v1", "Service"),
+		ObjectMeta: objectMeta(c, HeadlessServiceName(c)),
+		Spec: corev1.ServiceSpec{
+			Type:                     corev1.ServiceTypeClusterIP,
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 SelectorLabels(c),
+			Ports: []corev1.ServicePort{
+				port("nats", ClientPort, "tcp"),
+				port("cluster", ClusterPort, "tcp"),
+				port("monitor", MonitorPort, "http"),
+			},
+		},
+	}
+}
