@@ -56,9 +56,12 @@ type NatsClusterSpec struct {
 	// +optional
 	PodTemplate PodTemplateSpec `json:"podTemplate,omitempty"`
 
-	// Config is merged into nats.conf after the operator's safe defaults.
-	// Keys the operator owns are rejected.
-	// +kubebuilder:validation:XValidation:rule="!self.exists(k, k in ['port', 'http_port', 'https_port', 'server_name', 'cluster', 'jetstream', 'authorization', 'accounts', 'system_account', 'pid_file', 'listen', 'http', 'host', 'net', 'lame_duck_duration', 'lame_duck_grace_period', 'no_auth_user', 'operator', 'resolver'])",message="config sets a key the operator owns (port, http_port, https_port, server_name, cluster, jetstream, authorization, accounts, system_account, pid_file, listen, http, host, net, lame_duck_duration, lame_duck_grace_period, no_auth_user, operator, resolver): use the dedicated spec field"
+	// Config is merged into nats.conf after the operator's safe defaults:
+	// each key is a top-level nats.conf setting. Keys the operator owns are
+	// rejected at admission (by the ValidatingAdmissionPolicy in
+	// config/admission: CEL on a CRD cannot see a field of free-form
+	// values), and the result is checked with nats-server's own parser
+	// before any server sees it.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
@@ -292,6 +295,8 @@ type Endpoint struct {
 	Internal string `json:"internal,omitempty"`
 	// External is the URL from outside the cluster, when there is one.
 	External string `json:"external,omitempty"`
+	// NodePort is the client port on every node, for type NodePort.
+	NodePort int32 `json:"nodePort,omitempty"`
 }
 
 // NatsClusterStatus is the observed state of a NatsCluster.
@@ -309,7 +314,7 @@ type NatsClusterStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// Replicas is the number of servers that exist.
 	// +optional
-	Replicas *int32 `json:"replicas,omitempty"`
+	Replicas int32 `json:"replicas,omitempty"`
 	// ReadyReplicas is the number of servers that pass their readiness probe.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`

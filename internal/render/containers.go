@@ -52,8 +52,14 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 // credentials straight from their Secrets.
 func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) []corev1.EnvVar {
 	env := []corev1.EnvVar{{
-		Name:      EnvServerName,
+		Name:      EnvPodName,
 		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
+	}, {
+		// nats-server lexes an environment value as config: a bare pod name
+		// such as 1-a-0 reads as a malformed date and the server refuses to
+		// start. Quoted (the kubelet expands $(POD_NAME)), it is a string.
+		Name:  EnvServerName,
+		Value: `"$(` + EnvPodName + `)"`,
 	}}
 	if ref, ok := ClientSecretRef(c); ok {
 		name := EnvPassword

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 // Environment variables the nats container gets. nats.conf refers to them
 // as $NAME so that no secret value is ever written into the ConfigMap.
 const (
+	EnvPodName        = "POD_NAME"
 	EnvServerName     = "SERVER_NAME"
 	EnvPassword       = "NATS_PASSWORD"
 	EnvToken          = "NATS_TOKEN"
@@ -111,9 +113,15 @@ func decodeExtra(in map[string]apiextensionsv1.JSON) (map[string]any, error) {
 	}
 	out := make(map[string]any, len(in))
 	for k, raw := range in {
+		// UseNumber: float64 would round integers above 2^53.
+		dec := json.NewDecoder(bytes.NewReader(raw.Raw))
+		dec.UseNumber()
 		var v any
-		if err := json.Unmarshal(raw.Raw, &v); err != nil {
+		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("config.%s: %w", k, err)
+		}
+		if dec.More() {
+			return nil, fmt.Errorf("config.%s: unexpected data after the value", k)
 		}
 		out[k] = v
 	}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kubenats/kubenats/internal/manager"
+)
+
+func runManager(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o manager.Options
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", `address of the metrics endpoint; "0" disables it`)
+	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
+	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader among replicas of the operator")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease when running outside a cluster")
+	config.RegisterFlags(fs) // --kubeconfig
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	log := ctrl.Log.WithName("kubenats")
+
+	cfg, err := config.GetConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats: %v\n", err)
+		return 1
+	}
+	mgr, err := manager.New(cfg, o)
+	if err != nil {
+		log.Error(err, "building the manager")
+		return 1
+	}
+	log.Info("starting", "version", version)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		log.Error(err, "manager stopped")
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,96 @@
+// Package controller holds the reconcilers: one per kind, each split by
+// concern into reconcile_*.go files that read like a table of contents.
+package controller
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// NatsClusterReconciler runs the servers of every NatsCluster.
+type NatsClusterReconciler struct {
+	client.Client
+	// APIReader reads what the label-filtered caches cannot hold: the
+	// user's own Secrets.
+	APIReader client.Reader
+	Applier   *apply.Applier
+	Recorder  recorder.EventRecorder
+	Versions  *VersionProbe
+}
+
+// +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters/status,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts;secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one NatsCluster's children to what its spec says, then
+// writes its status once.
+func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var live v1alpha1.NatsCluster
+	if err := r.Get(ctx, req.NamespacedName, &live); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !live.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // garbage collection removes the children
+	}
+	c := live.WithDefaults()
+
+	obs := status.ClusterObservation{Cluster: c, Now: metav1.Now()}
+	result, blocker, applyErr := r.reconcileChildren(ctx, c)
+	obs.Blocker = blocker
+	if err := r.observe(ctx, c, &obs); err != nil {
+		return ctrl.Result{}, err
+	}
+	next := status.NatsCluster(obs)
+	r.announce(c, live.Status, next)
+	if err := r.writeStatus(ctx, &live, next); err != nil {
+		return ctrl.Result{}, err
+	}
+	if applyErr != nil {
+		return ctrl.Result{}, applyErr
+	}
+	return result, nil
+}
+
+// writeStatus writes next unless it equals what is there: an idle pass makes
+// no request at all.
+func (r *NatsClusterReconciler) writeStatus(ctx context.Context, live *v1alpha1.NatsCluster, next v1alpha1.NatsClusterStatus) error {
+	if equality.Semantic.DeepEqual(live.Status, next) {
+		return nil
+	}
+	live.Status = next
+	return r.Status().Update(ctx, live)
+}
+
+// SetupWithManager registers the reconciler. Only spec changes of the
+// NatsCluster itself wake it (its own status writes do not); any change of a
+// child does.
+func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.NatsCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Owns(&corev1.ServiceAccount{}).
+		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.Secret{}).
+		Owns(&corev1.Service{}).
+		Owns(&appsv1.StatefulSet{}).
+		Owns(&policyv1.PodDisruptionBudget{}).
+		Complete(r)
+}

@@ -1,0 +1,87 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// Reasons only this controller reports.
+const (
+	reasonConfigInvalid    = "ConfigInvalid"
+	reasonScaleDownRefused = "ScaleDownRefused"
+)
+
+// secretRetry is how often a missing user Secret is looked for again: the
+// operator does not watch Secrets it did not label.
+const secretRetry = 30 * time.Second
+
+// reconcileChildren renders c's objects and applies them. A blocker is what
+// the user should know; an error is retried with backoff.
+func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster) (ctrl.Result, *status.Blocker, error) {
+	cred, credHash, blocker, err := r.credentials(ctx, c)
+	if err != nil || blocker != nil {
+		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, err
+	}
+	if blocker := checkConfig(c); blocker != nil {
+		return ctrl.Result{}, blocker, nil
+	}
+	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash})
+	if err != nil {
+		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil
+	}
+	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs))
+	if err != nil {
+		return ctrl.Result{}, nil, err
+	}
+	if hold {
+		objs = slices.DeleteFunc(objs, isStatefulSet)
+	}
+	secrets := render.Secrets(c, cred)
+	for _, obj := range append(asObjects(secrets), objs...) {
+		if err := r.Applier.Apply(ctx, c, obj); err != nil {
+			if conflict := (*apply.ConflictError)(nil); errors.As(err, &conflict) {
+				return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonNameConflict, Message: err.Error(), Fatal: true}, nil
+			}
+			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+		}
+	}
+	return ctrl.Result{}, blocker, nil
+}
+
+// checkConfig runs the rendered nats.conf through nats-server's own parser,
+// so that a typo in spec.config stops here instead of in every pod.
+func checkConfig(c *v1alpha1.NatsCluster) *status.Blocker {
+	conf, err := render.NatsConf(c)
+	if err == nil {
+		err = conf.Check()
+	}
+	if err != nil {
+		return &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}
+	}
+	return nil
+}
+
+func asObjects[T client.Object](in []T) []client.Object {
+	out := make([]client.Object, len(in))
+	for i, o := range in {
+		out[i] = o
+	}
+	return out
+}
+
+func retryAfter(b *status.Blocker) time.Duration {
+	if b != nil && (b.Reason == v1alpha1.ReasonSecretNotFound || b.Reason == v1alpha1.ReasonSecretInvalid) {
+		return secretRetry
+	}
+	return 0
+}

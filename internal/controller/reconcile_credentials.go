@@ -1,0 +1,142 @@
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"math/big"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// credentials reads the values the generated Secrets hold, or makes them
+// once; a value is never rotated silently. It also returns a hash that
+// changes when the credentials change, so the servers restart to pick them
+// up: they read them from their environment at start.
+func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster) (render.Credentials, string, *status.Blocker, error) {
+	var cred render.Credentials
+	sum := sha256.New()
+	if ref, ok := render.ClientSecretRef(c); ok {
+		var (
+			value   string
+			blocker *status.Blocker
+			err     error
+		)
+		if render.GeneratesClientSecret(c) {
+			value, err = r.generatedValue(ctx, c, ref)
+			sum.Write([]byte(value)) // random, so its hash tells nothing
+		} else {
+			var version string
+			value, version, blocker, err = r.userSecretValue(ctx, c, ref)
+			// The user's own password may be weak: hash the Secret's
+			// version, never its value.
+			sum.Write([]byte(version))
+		}
+		if blocker != nil || err != nil {
+			return cred, "", blocker, err
+		}
+		cred.Client = value
+	}
+	if render.HasSystemUser(c) {
+		value, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey})
+		if err != nil {
+			return cred, "", nil, err
+		}
+		cred.System = value
+		sum.Write([]byte(value))
+	}
+	return cred, hex.EncodeToString(sum.Sum(nil)[:8]), nil, nil
+}
+
+// generatedValue is the value in a Secret the operator made, or a new one.
+// A Secret of that name that c does not own is left alone here; applying it
+// then reports the conflict.
+func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef) (string, error) {
+	var s corev1.Secret
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ref.Name}, &s)
+	switch {
+	case apierrors.IsNotFound(err):
+		return newSecretValue()
+	case err != nil:
+		return "", err
+	case !metav1.IsControlledBy(&s, c) || len(s.Data[ref.Key]) == 0:
+		return newSecretValue()
+	}
+	return string(s.Data[ref.Key]), nil
+}
+
+// userSecretValue reads the user's Secret straight from the API server: the
+// operator caches only Secrets it labelled itself.
+func (r *NatsClusterReconciler) userSecretValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef) (value, version string, _ *status.Blocker, _ error) {
+	var s corev1.Secret
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ref.Name}, &s)
+	if apierrors.IsNotFound(err) {
+		return "", "", &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true,
+			Message: fmt.Sprintf("Secret %q named by spec.auth.secretRef does not exist", ref.Name)}, nil
+	}
+	if err != nil {
+		return "", "", nil, err
+	}
+	value = string(s.Data[ref.Key])
+	if msg := credentialProblem(c.Spec.Auth.Mode, value); msg != "" {
+		return "", "", &status.Blocker{Reason: v1alpha1.ReasonSecretInvalid, Fatal: true,
+			Message: fmt.Sprintf("key %q of Secret %q: %s", ref.Key, ref.Name, msg)}, nil
+	}
+	return value, string(s.UID) + "/" + s.ResourceVersion, nil, nil
+}
+
+// credentialProblem says why nats-server would misread a credential, or "".
+// nats.conf reads it from an environment variable and parses the value as
+// config syntax: a number stays a number and a token never matches.
+func credentialProblem(mode v1alpha1.AuthMode, value string) string {
+	switch {
+	case value == "":
+		return "the key is missing or empty"
+	case mode == v1alpha1.AuthToken && looksNumeric(value):
+		return "nats-server reads this token as a number; use one that starts with a letter"
+	}
+	for _, r := range value {
+		if r < '!' || r > '~' || r == '"' || r == '\\' || r == '\'' || r == '$' || r == '#' || r == '{' || r == '[' {
+			return "use printable ASCII without spaces, quotes, backslashes, $, #, { or ["
+		}
+	}
+	return ""
+}
+
+func looksNumeric(s string) bool {
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return true
+	}
+	first := s[0]
+	return first >= '0' && first <= '9' || first == '-' || first == '+' || first == '.'
+}
+
+// newSecretValue is 32 letters and digits, the first a letter: nats-server
+// would read an all-digit (or hex-looking) value as a number.
+func newSecretValue() (string, error) {
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	const alphabet = letters + "0123456789"
+	out := make([]byte, 32)
+	for i := range out {
+		set := alphabet
+		if i == 0 {
+			set = letters
+		}
+		n, err := rand.Int(rand.Reader, big.NewInt(int64(len(set))))
+		if err != nil {
+			return "", err
+		}
+		out[i] = set[n.Int64()]
+	}
+	return string(out), nil
+}

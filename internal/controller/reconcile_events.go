@@ -1,0 +1,24 @@
+package controller
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// announce records an event when the Ready condition changes its reason, so
+// that `kubectl describe` tells the story without one event per pass.
+func (r *NatsClusterReconciler) announce(c *v1alpha1.NatsCluster, prev, next v1alpha1.NatsClusterStatus) {
+	was := meta.FindStatusCondition(prev.Conditions, v1alpha1.ConditionReady)
+	now := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady)
+	if now == nil || (was != nil && was.Reason == now.Reason && was.Status == now.Status) {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if now.Status != metav1.ConditionTrue && now.Reason != v1alpha1.ReasonProgressing {
+		kind = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(c, nil, kind, now.Reason, "Reconcile", "%s", now.Message)
+}

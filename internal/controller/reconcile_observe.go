@@ -1,0 +1,39 @@
+package controller
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// observe reads, from the cache, what the status is computed from: the
+// StatefulSet, the client Service and the version the servers report.
+func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) error {
+	var sts appsv1.StatefulSet
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	case err == nil:
+		obs.StatefulSet = &sts
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	var svc corev1.Service
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ClientServiceName(c)}, &svc); {
+	case err == nil:
+		obs.ClientService = &svc
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c))); err != nil {
+		return err
+	}
+	obs.ObservedVersion = r.Versions.Oldest(ctx, pods.Items)
+	return nil
+}

@@ -1,0 +1,110 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// VersionProbe asks running servers their version on the monitor port's
+// /varz. A pod's version cannot change without a new pod, so each answer is
+// kept for the life of that pod and asked once.
+type VersionProbe struct {
+	HTTP *http.Client
+
+	mu    sync.Mutex
+	byPod map[types.NamespacedName]podVersion
+}
+
+type podVersion struct {
+	uid     types.UID
+	version string
+}
+
+// NewVersionProbe returns a probe whose requests give up after timeout.
+func NewVersionProbe(timeout time.Duration) *VersionProbe {
+	return &VersionProbe{HTTP: &http.Client{Timeout: timeout}, byPod: map[types.NamespacedName]podVersion{}}
+}
+
+// Oldest is the lowest version among the ready pods, "" when none answers.
+// During a rolling upgrade it says what every server runs at least.
+func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod) string {
+	var oldest *version.Version
+	for i := range pods {
+		v, err := version.ParseSemantic(p.version(ctx, &pods[i]))
+		if err != nil {
+			continue
+		}
+		if oldest == nil || v.LessThan(oldest) {
+			oldest = v
+		}
+	}
+	if oldest == nil {
+		return ""
+	}
+	return oldest.String()
+}
+
+func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod) string {
+	if pod.Status.PodIP == "" || !podReady(pod) {
+		return ""
+	}
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	p.mu.Lock()
+	known, ok := p.byPod[key]
+	p.mu.Unlock()
+	if ok && known.uid == pod.UID {
+		return known.version
+	}
+	v, err := p.fetch(ctx, pod.Status.PodIP)
+	if err != nil {
+		return ""
+	}
+	p.mu.Lock()
+	p.byPod[key] = podVersion{uid: pod.UID, version: v}
+	p.mu.Unlock()
+	return v
+}
+
+func (p *VersionProbe) fetch(ctx context.Context, ip string) (string, error) {
+	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(render.MonitorPort)) + "/varz"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := p.HTTP.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	var varz struct {
+		Version string `json:"version"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&varz); err != nil {
+		return "", err
+	}
+	return varz.Version, nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

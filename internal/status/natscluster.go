@@ -1,0 +1,120 @@
+package status
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// Blocker is why a pass could not apply what the spec asks for.
+type Blocker struct {
+	Reason  string
+	Message string
+	// Fatal blockers need the user to act (a name conflict, a bad Secret);
+	// others clear up by themselves (an API error).
+	Fatal bool
+}
+
+// ClusterObservation is what the controller saw of a NatsCluster's parts.
+type ClusterObservation struct {
+	// Cluster is the resource, defaulted.
+	Cluster *v1alpha1.NatsCluster
+	// StatefulSet and ClientService are the live objects; nil when absent.
+	StatefulSet   *appsv1.StatefulSet
+	ClientService *corev1.Service
+	// Blocker is set when the pass stopped short.
+	Blocker *Blocker
+	// ObservedVersion is the version a running server reported; "" if none.
+	ObservedVersion string
+	// Now is the time a changed condition gets as its transition time.
+	Now metav1.Time
+}
+
+// NatsCluster computes the status of a NatsCluster.
+func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
+	c := o.Cluster
+	want := c.Spec.ReplicaCount()
+	st := v1alpha1.NatsClusterStatus{
+		ObservedGeneration:   c.Generation,
+		ServerVersion:        c.Spec.Version,
+		ServerVersionSource:  v1alpha1.VersionConfigured,
+		CredentialsSecretRef: &corev1.LocalObjectReference{Name: render.CredentialsSecretName(c)},
+	}
+	if o.ObservedVersion != "" {
+		st.ServerVersion, st.ServerVersionSource = o.ObservedVersion, v1alpha1.VersionObserved
+	}
+	if sts := o.StatefulSet; sts != nil {
+		st.Replicas, st.ReadyReplicas = sts.Status.Replicas, sts.Status.ReadyReplicas
+	}
+	endpoint, lbPending := Endpoint(c, o.ClientService)
+	st.Endpoint = endpoint
+
+	available := availability(st.ReadyReplicas, want)
+	ready := readiness(o, want, lbPending)
+	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available)
+	st.Phase = phase(o.Blocker, ready)
+	return st
+}
+
+// availability: clients can use JetStream once a quorum of servers is ready.
+func availability(ready, want int32) Verdict {
+	quorum := want/2 + 1
+	v := Verdict{Type: v1alpha1.ConditionAvailable, Status: boolStatus(ready >= quorum)}
+	v.Reason, v.Message = v1alpha1.ReasonServersReady, fmt.Sprintf("%d of %d servers ready, %d needed", ready, want, quorum)
+	if ready < quorum {
+		v.Reason = v1alpha1.ReasonServersNotReady
+	}
+	return v
+}
+
+// readiness is True only when every part is ready; otherwise its reason
+// names the first thing in the way.
+func readiness(o ClusterObservation, want int32, lbPending bool) Verdict {
+	notReady := func(reason, msg string) Verdict {
+		return Verdict{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+	}
+	if b := o.Blocker; b != nil {
+		return notReady(b.Reason, b.Message)
+	}
+	if msg := rolloutPending(o.StatefulSet, want); msg != "" {
+		return notReady(v1alpha1.ReasonProgressing, msg)
+	}
+	if lbPending {
+		return notReady(v1alpha1.ReasonLoadBalancerPending, "the LoadBalancer has no external address yet")
+	}
+	return Verdict{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady,
+		Message: fmt.Sprintf("%d of %d servers ready", want, want)}
+}
+
+// rolloutPending says what the StatefulSet still waits for, or "" when every
+// server runs the current template and is ready.
+func rolloutPending(sts *appsv1.StatefulSet, want int32) string {
+	switch {
+	case sts == nil:
+		return "the StatefulSet does not exist yet"
+	case sts.Status.ObservedGeneration < sts.Generation:
+		return "the StatefulSet controller has not seen the latest change yet"
+	case sts.Status.UpdatedReplicas < want || (sts.Status.UpdateRevision != "" && sts.Status.CurrentRevision != sts.Status.UpdateRevision):
+		return fmt.Sprintf("%d of %d servers updated", sts.Status.UpdatedReplicas, want)
+	case sts.Status.Replicas > want:
+		return fmt.Sprintf("scaling down to %d servers", want)
+	case sts.Status.ReadyReplicas < want:
+		return fmt.Sprintf("%d of %d servers ready", sts.Status.ReadyReplicas, want)
+	}
+	return ""
+}
+
+func phase(b *Blocker, ready Verdict) v1alpha1.Phase {
+	switch {
+	case b != nil && b.Fatal:
+		return v1alpha1.PhaseFailed
+	case ready.Status == metav1.ConditionTrue:
+		return v1alpha1.PhaseReady
+	}
+	return v1alpha1.PhaseInstalling
+}
