@@ -7,7 +7,6 @@ BIN            := $(CURDIR)/bin
 CONTROLLER_GEN := $(BIN)/controller-gen-v0.23.0
 KUSTOMIZE      := $(BIN)/kustomize-v5.8.2
 K8S_ASSETS     := $(BIN)/k8s
-IMG            ?= ghcr.io/kubenats/kubenats:dev
 GO_TEST_FLAGS  ?= -count=1 -timeout=40m
 
 export KUBEBUILDER_ASSETS := $(K8S_ASSETS)
@@ -25,7 +24,7 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC and di
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/controller/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
-	cd config/manager && $(KUSTOMIZE) edit set image kubenats=$(IMG)
+	go run ./hack/genadmission config/admission/policy.yaml
 	$(KUSTOMIZE) build config/default > dist/install.yaml
 
 .PHONY: verify-generate

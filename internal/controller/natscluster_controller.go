@@ -4,11 +4,13 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -61,14 +63,21 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	next := status.NatsCluster(obs)
 	r.announce(c, live.Status, next)
-	if err := r.writeStatus(ctx, &live, next); err != nil {
-		return ctrl.Result{}, err
+	if err := r.writeStatus(ctx, &live, next); apierrors.IsConflict(err) {
+		// The cache has not seen our previous write yet; its own event is
+		// filtered out (status only), so look again shortly.
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil
+	} else if err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err) // deleted meanwhile
 	}
 	if applyErr != nil {
 		return ctrl.Result{}, applyErr
 	}
 	return result, nil
 }
+
+// conflictRetry is how soon a pass whose status write lost a race runs again.
+const conflictRetry = 100 * time.Millisecond
 
 // writeStatus writes next unless it equals what is there: an idle pass makes
 // no request at all.

@@ -32,9 +32,6 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 	if err != nil || blocker != nil {
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, err
 	}
-	if blocker := checkConfig(c); blocker != nil {
-		return ctrl.Result{}, blocker, nil
-	}
 	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil
@@ -56,19 +53,6 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 		}
 	}
 	return ctrl.Result{}, blocker, nil
-}
-
-// checkConfig runs the rendered nats.conf through nats-server's own parser,
-// so that a typo in spec.config stops here instead of in every pod.
-func checkConfig(c *v1alpha1.NatsCluster) *status.Blocker {
-	conf, err := render.NatsConf(c)
-	if err == nil {
-		err = conf.Check()
-	}
-	if err != nil {
-		return &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}
-	}
-	return nil
 }
 
 func asObjects[T client.Object](in []T) []client.Object {

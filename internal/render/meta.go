@@ -47,8 +47,11 @@ func objectMeta(c *v1alpha1.NatsCluster, name string) metav1.ObjectMeta {
 // podLabels are the labels of every pod: the child labels, the version, and
 // the user's own (admission forbids them to override app.kubernetes.io/).
 func podLabels(c *v1alpha1.NatsCluster) map[string]string {
-	l := labels(c)
-	maps.Copy(l, c.Spec.PodTemplate.Labels)
+	l := maps.Clone(c.Spec.PodTemplate.Labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	maps.Copy(l, labels(c)) // ours win, even without admission to enforce it
 	l[LabelVersion] = c.Spec.Version
 	return l
 }

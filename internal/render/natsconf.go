@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -120,7 +121,7 @@ func decodeExtra(in map[string]apiextensionsv1.JSON) (map[string]any, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, fmt.Errorf("config.%s: %w", k, err)
 		}
-		if dec.More() {
+		if _, err := dec.Token(); err != io.EOF {
 			return nil, fmt.Errorf("config.%s: unexpected data after the value", k)
 		}
 		out[k] = v
@@ -146,6 +147,11 @@ func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
 	text, err := conf.Render()
 	if err != nil {
 		return RenderedConf{}, fmt.Errorf("nats.conf: %w", err)
+	}
+	// A passthrough typo would stop every server at start: refuse it here,
+	// for the operator and `kubenats render` alike.
+	if err := conf.Check(); err != nil {
+		return RenderedConf{}, err
 	}
 	restart := *conf
 	if conf.Cluster != nil {

@@ -255,6 +255,7 @@ func TestObjectsRefusesConfigWithoutNatsConfForm(t *testing.T) {
 		{"null inside a map", "websocket", `{"port": null}`},
 		{"control character in a string", "logfile", `"a\u0001b"`},
 		{"trailing data", "max_payload", "1 2"},
+		{"trailing brace", "max_payload", "1 }"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := objectsNoPanic(t, cluster(withConfig(tc.key, tc.value)))

@@ -42,6 +42,7 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 		annotations = map[string]string{}
 	}
 	annotations[AnnotationConfigHash] = in.ConfigHash
+	delete(annotations, AnnotationCredentialsHash)
 	if in.CredentialsHash != "" {
 		annotations[AnnotationCredentialsHash] = in.CredentialsHash
 	}

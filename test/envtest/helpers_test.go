@@ -8,7 +8,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
@@ -58,8 +60,55 @@ func natsCluster(ns, name string, edits ...func(*v1alpha1.NatsClusterSpec)) *v1a
 	return c
 }
 
+// ctx is a context for the calls of one test, cancelled with it.
 func ctx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
 	return c
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// create makes obj in the API server or fails the test.
+func create(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Create(ctx(t), obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// update re-reads obj, applies edit and writes it back, retrying on
+// conflicts with the operator's own writes.
+func update[T client.Object](t *testing.T, obj T, edit func(T)) {
+	t.Helper()
+	eventually(t, wait, func() error {
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		edit(obj)
+		return k8s.Update(ctx(t), obj)
+	})
+}
+
+// readyCondition waits for c's Ready condition to have the given status and
+// reason, and returns c as read then.
+func readyCondition(t *testing.T, c *v1alpha1.NatsCluster, status metav1.ConditionStatus, reason string) *v1alpha1.NatsCluster {
+	t.Helper()
+	eventually(t, wait, func() error {
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		got := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+		if got == nil || got.Status != status || got.Reason != reason {
+			return fmt.Errorf("Ready condition %+v, want %s/%s", got, status, reason)
+		}
+		return nil
+	})
+	return c
+}
+
+// get reads obj, waiting for it to exist.
+func get(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, wait, func() error { return k8s.Get(ctx(t), client.ObjectKeyFromObject(obj), obj) })
 }

@@ -1,0 +1,406 @@
+package envtest_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// The API server answers every refusal below with 422 Unprocessable Entity,
+// reason Invalid: the OpenAPI schema and the CEL rules of the CRD do, and so
+// does the ValidatingAdmissionPolicy, since it declares reason: Invalid
+// (without it, a policy refuses with the same reason; Forbidden would need to
+// be asked for).
+
+// quantity is a *resource.Quantity of a literal.
+func quantity(s string) *resource.Quantity {
+	q := resource.MustParse(s)
+	return &q
+}
+
+// rawJSON is a spec.config value.
+func rawJSON(s string) apiextensionsv1.JSON { return apiextensionsv1.JSON{Raw: []byte(s)} }
+
+// assertInvalid checks that err is the API server's 422 refusal and that its
+// text holds every one of want.
+func assertInvalid(t *testing.T, err error, want ...string) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("accepted by the API server, want it refused with %q", want)
+		return
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Errorf("refused with reason %q (code %d), want reason Invalid (422): %v",
+			apierrors.ReasonForError(err), statusCode(err), err)
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q:\n%v", w, err)
+		}
+	}
+}
+
+func statusCode(err error) int32 {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		return s.Status().Code
+	}
+	return 0
+}
+
+func TestValidationRejectsInvalidSpecs(t *testing.T) {
+	ns := namespace(t)
+	type spec = v1alpha1.NatsClusterSpec
+	cases := []struct {
+		name string // also the object's name, unless objName is set
+		// objName overrides the object's name.
+		objName string
+		edit    func(*spec)
+		want    []string // substrings of the error a user reads
+	}{
+		// Replicas.
+		{name: "replicas-zero",
+			edit: func(s *spec) { s.Replicas = ptr.To[int32](0) },
+			want: []string{"spec.replicas", "should be greater than or equal to 1"}},
+		{name: "replicas-negative",
+			edit: func(s *spec) { s.Replicas = ptr.To[int32](-1) },
+			want: []string{"spec.replicas", "should be greater than or equal to 1"}},
+		{name: "replicas-100",
+			edit: func(s *spec) { s.Replicas = ptr.To[int32](100) },
+			want: []string{"spec.replicas", "should be less than or equal to 99"}},
+		{name: "replicas-2-jetstream-default",
+			edit: func(s *spec) { s.Replicas = ptr.To[int32](2) },
+			want: []string{"2 replicas cannot form a JetStream quorum"}},
+		{name: "replicas-2-jetstream-explicitly-on",
+			edit: func(s *spec) { s.Replicas = ptr.To[int32](2); s.JetStream.Enabled = ptr.To(true) },
+			want: []string{"2 replicas cannot form a JetStream quorum"}},
+
+		// Version and image.
+		{name: "version-latest",
+			edit: func(s *spec) { s.Version = "latest" },
+			want: []string{"spec.version", `Invalid value: "latest"`, "should match"}},
+		{name: "version-two-parts",
+			edit: func(s *spec) { s.Version = "2.15" },
+			want: []string{"spec.version", `Invalid value: "2.15"`, "should match"}},
+		{name: "version-v-prefix",
+			edit: func(s *spec) { s.Version = "v2.15.3" },
+			want: []string{"spec.version", "should match"}},
+		{name: "image-too-long",
+			edit: func(s *spec) { s.Image = "registry.example.com/" + strings.Repeat("n", 492) }, // 513 bytes
+			want: []string{"spec.image", "Too long", "512"}},
+
+		// Service.
+		{name: "service-type-external",
+			edit: func(s *spec) { s.Service.Type = "External" },
+			want: []string{"spec.service.type", `Unsupported value: "External"`}},
+		{name: "lb-source-ranges-without-type",
+			edit: func(s *spec) { s.Service.LoadBalancerSourceRanges = []string{"10.0.0.0/8"} },
+			want: []string{"loadBalancerSourceRanges needs type LoadBalancer"}},
+		{name: "lb-source-ranges-with-clusterip",
+			edit: func(s *spec) {
+				s.Service.Type = "ClusterIP"
+				s.Service.LoadBalancerSourceRanges = []string{"10.0.0.0/8"}
+			},
+			want: []string{"loadBalancerSourceRanges needs type LoadBalancer"}},
+		{name: "lb-source-range-not-a-cidr",
+			edit: func(s *spec) {
+				s.Service.Type = "LoadBalancer"
+				s.Service.LoadBalancerSourceRanges = []string{"10.0.0.0"}
+			},
+			want: []string{"spec.service.loadBalancerSourceRanges[0]", "should match"}},
+		{name: "lb-class-with-nodeport",
+			edit: func(s *spec) { s.Service.Type = "NodePort"; s.Service.LoadBalancerClass = ptr.To("example.com/lb") },
+			want: []string{"loadBalancerClass needs type LoadBalancer"}},
+		{name: "external-endpoint-http",
+			edit: func(s *spec) { s.Service.ExternalEndpoint = "http://x" },
+			want: []string{"spec.service.externalEndpoint", `Invalid value: "http://x"`, "should match"}},
+		{name: "external-endpoint-with-path",
+			edit: func(s *spec) { s.Service.ExternalEndpoint = "nats://x/y" },
+			want: []string{"spec.service.externalEndpoint", "should match"}},
+
+		// Auth.
+		{name: "auth-mode-jwt",
+			edit: func(s *spec) { s.Auth.Mode = "jwt" },
+			want: []string{"spec.auth.mode", `Unsupported value: "jwt"`}},
+		{name: "auth-secretref-with-mode-none",
+			edit: func(s *spec) {
+				s.Auth.Mode = v1alpha1.AuthNone
+				s.Auth.SecretRef = &v1alpha1.SecretKeyRef{Name: "creds"}
+			},
+			want: []string{"spec.auth", "secretRef makes no sense with mode none"}},
+		{name: "auth-user-with-mode-token",
+			edit: func(s *spec) { s.Auth.Mode = v1alpha1.AuthToken; s.Auth.User = "app" },
+			want: []string{"spec.auth", "user applies to mode users only"}},
+		{name: "auth-user-with-mode-none",
+			edit: func(s *spec) { s.Auth.Mode = v1alpha1.AuthNone; s.Auth.User = "app" },
+			want: []string{"spec.auth", "user applies to mode users only"}},
+		{name: "auth-user-starts-with-digit",
+			edit: func(s *spec) { s.Auth.User = "1bad" },
+			want: []string{"spec.auth.user", `Invalid value: "1bad"`, "should match"}},
+		{name: "auth-secretref-name-uppercase",
+			edit: func(s *spec) { s.Auth.SecretRef = &v1alpha1.SecretKeyRef{Name: "MyCreds"} },
+			want: []string{"spec.auth.secretRef.name", `Invalid value: "MyCreds"`, "should match"}},
+		{name: "auth-secretref-key-with-slash",
+			edit: func(s *spec) { s.Auth.SecretRef = &v1alpha1.SecretKeyRef{Name: "creds", Key: "a/b"} },
+			want: []string{"spec.auth.secretRef.key", "should match"}},
+
+		// JetStream.
+		{name: "jetstream-domain-with-space",
+			edit: func(s *spec) { s.JetStream.Domain = "a b" },
+			want: []string{"spec.jetstream.domain", `Invalid value: "a b"`, "should match"}},
+		{name: "filestore-size-zero",
+			edit: func(s *spec) { s.JetStream.FileStore.Size = quantity("0") },
+			want: []string{"spec.jetstream.fileStore.size", "fileStore.size must be positive"}},
+		{name: "filestore-size-negative",
+			edit: func(s *spec) { s.JetStream.FileStore.Size = quantity("-1Gi") },
+			want: []string{"spec.jetstream.fileStore.size", "fileStore.size must be positive"}},
+		{name: "filestore-pvc-retention-keep",
+			edit: func(s *spec) { s.JetStream.FileStore.PVCRetentionPolicy = "Keep" },
+			want: []string{"spec.jetstream.fileStore.pvcRetentionPolicy", `Unsupported value: "Keep"`}},
+		{name: "memorystore-size-zero",
+			edit: func(s *spec) { s.JetStream.MemoryStore = &v1alpha1.MemoryStoreSpec{Size: *quantity("0")} },
+			want: []string{"spec.jetstream.memoryStore.size", "memoryStore.size must be positive"}},
+		{name: "allowed-namespaces-duplicate",
+			edit: func(s *spec) { s.JetStream.AllowedNamespaces = []string{"team-a", "team-b", "team-a"} },
+			want: []string{"spec.jetstream.allowedNamespaces[2]", `Duplicate value: "team-a"`}},
+
+		// Pod template.
+		{name: "podtemplate-label-app-name",
+			edit: func(s *spec) { s.PodTemplate.Labels = map[string]string{"app.kubernetes.io/name": "mine"} },
+			want: []string{"spec.podTemplate", "podTemplate.labels may not set app.kubernetes.io/ labels"}},
+		{name: "podtemplate-label-app-instance",
+			edit: func(s *spec) {
+				s.PodTemplate.Labels = map[string]string{"team": "a", "app.kubernetes.io/instance": "x"}
+			},
+			want: []string{"podTemplate.labels may not set app.kubernetes.io/ labels"}},
+
+		// spec.config: the ValidatingAdmissionPolicy.
+		{name: "config-port",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"port": rawJSON("4333")} },
+			want: []string{"ValidatingAdmissionPolicy 'kubenats-natscluster-config-keys'",
+				"spec.config.port is owned by the operator: use the dedicated spec field"}},
+		{name: "config-jetstream-mixed-case",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"JetStream": rawJSON(`{"max_mem":"1G"}`)} },
+			want: []string{"spec.config.JetStream is owned by the operator"}},
+		{name: "config-authorization-beside-an-allowed-key",
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{
+					"max_payload":   rawJSON("1048576"),
+					"authorization": rawJSON(`{"token":"t"}`),
+				}
+			},
+			want: []string{"spec.config.authorization is owned by the operator"}},
+		{name: "config-alias-monitor-port",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"Monitor_Port": rawJSON("8222")} },
+			want: []string{"spec.config.Monitor_Port is owned by the operator"}},
+		{name: "config-too-many-keys",
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{}
+				for i := range 65 {
+					s.Config[fmt.Sprintf("x_%02d", i)] = rawJSON("1")
+				}
+			},
+			want: []string{"spec.config", "must have at most 64 items"}},
+
+		// Metadata.
+		{name: "name-53-characters",
+			objName: "n" + strings.Repeat("a", 52),
+			want:    []string{"name may be at most 52 characters"}},
+	}
+	if len(cases) < 24 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	seen := map[string]bool{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := tc.name
+			if tc.objName != "" {
+				name = tc.objName
+			}
+			if seen[name] {
+				t.Fatalf("object name %q used twice", name)
+			}
+			seen[name] = true
+			var edits []func(*spec)
+			if tc.edit != nil {
+				edits = append(edits, tc.edit)
+			}
+			c := natsCluster(ns, name, edits...)
+			err := k8s.Create(ctx(t), c)
+			if err == nil {
+				// Leave nothing behind for the operator to reconcile.
+				_ = k8s.Delete(ctx(t), c)
+			}
+			assertInvalid(t, err, tc.want...)
+		})
+	}
+}
+
+func TestValidationRejectsInvalidUpdates(t *testing.T) {
+	ns := namespace(t)
+	type spec = v1alpha1.NatsClusterSpec
+	cases := []struct {
+		name   string
+		create func(*spec)
+		update func(*spec)
+		want   []string // nil: the update must be accepted
+	}{
+		// fileStore.size may grow but not shrink.
+		{name: "filestore-shrink",
+			create: func(s *spec) { s.JetStream.FileStore.Size = quantity("10Gi") },
+			update: func(s *spec) { s.JetStream.FileStore.Size = quantity("5Gi") },
+			want:   []string{"spec.jetstream.fileStore", "fileStore.size may grow but not shrink"}},
+		{name: "filestore-shrink-from-default",
+			update: func(s *spec) { s.JetStream.FileStore.Size = quantity("9Gi") },
+			want:   []string{"fileStore.size may grow but not shrink"}},
+		{name: "filestore-shrink-in-other-units",
+			create: func(s *spec) { s.JetStream.FileStore.Size = quantity("1Gi") },
+			update: func(s *spec) { s.JetStream.FileStore.Size = quantity("1000M") }, // 1e9 < 2^30
+			want:   []string{"fileStore.size may grow but not shrink"}},
+		{name: "filestore-grow",
+			create: func(s *spec) { s.JetStream.FileStore.Size = quantity("10Gi") },
+			update: func(s *spec) { s.JetStream.FileStore.Size = quantity("20Gi") }},
+		{name: "filestore-same-size-in-other-units",
+			create: func(s *spec) { s.JetStream.FileStore.Size = quantity("1Gi") },
+			update: func(s *spec) { s.JetStream.FileStore.Size = quantity("1024Mi") }},
+
+		// fileStore.storageClassName is immutable.
+		{name: "storageclass-change",
+			create: func(s *spec) { s.JetStream.FileStore.StorageClassName = ptr.To("a") },
+			update: func(s *spec) { s.JetStream.FileStore.StorageClassName = ptr.To("b") },
+			want:   []string{"spec.jetstream.fileStore", "fileStore.storageClassName is immutable"}},
+		{name: "storageclass-unset",
+			create: func(s *spec) { s.JetStream.FileStore.StorageClassName = ptr.To("a") },
+			update: func(s *spec) { s.JetStream.FileStore.StorageClassName = nil },
+			want:   []string{"fileStore.storageClassName is immutable"}},
+		{name: "storageclass-set-later",
+			update: func(s *spec) { s.JetStream.FileStore.StorageClassName = ptr.To("a") },
+			want:   []string{"fileStore.storageClassName is immutable"}},
+		{name: "storageclass-unchanged-while-size-grows",
+			create: func(s *spec) { s.JetStream.FileStore.StorageClassName = ptr.To("a") },
+			update: func(s *spec) { s.JetStream.FileStore.Size = quantity("11Gi") }},
+
+		// Replicas.
+		{name: "replicas-3-to-1-jetstream",
+			create: func(s *spec) { s.Replicas = ptr.To[int32](3) },
+			update: func(s *spec) { s.Replicas = ptr.To[int32](1) },
+			want:   []string{"a JetStream cluster cannot shrink to a single server"}},
+		{name: "replicas-default-to-1-jetstream",
+			update: func(s *spec) { s.Replicas = ptr.To[int32](1) },
+			want:   []string{"a JetStream cluster cannot shrink to a single server"}},
+		{name: "replicas-3-to-2-jetstream",
+			create: func(s *spec) { s.Replicas = ptr.To[int32](3) },
+			update: func(s *spec) { s.Replicas = ptr.To[int32](2) },
+			want:   []string{"2 replicas cannot form a JetStream quorum"}},
+		{name: "replicas-3-to-5",
+			create: func(s *spec) { s.Replicas = ptr.To[int32](3) },
+			update: func(s *spec) { s.Replicas = ptr.To[int32](5) }},
+		{name: "replicas-5-to-3",
+			create: func(s *spec) { s.Replicas = ptr.To[int32](5) },
+			update: func(s *spec) { s.Replicas = ptr.To[int32](3) }},
+		{name: "replicas-1-to-3",
+			create: func(s *spec) { s.Replicas = ptr.To[int32](1) },
+			update: func(s *spec) { s.Replicas = ptr.To[int32](3) }},
+		{name: "replicas-3-to-1-without-jetstream",
+			create: func(s *spec) { s.Replicas = ptr.To[int32](3); s.JetStream.Enabled = ptr.To(false) },
+			update: func(s *spec) { s.Replicas = ptr.To[int32](1) }},
+		{name: "replicas-3-to-2-without-jetstream",
+			create: func(s *spec) { s.Replicas = ptr.To[int32](3); s.JetStream.Enabled = ptr.To(false) },
+			update: func(s *spec) { s.Replicas = ptr.To[int32](2) }},
+		{name: "replicas-2-without-jetstream",
+			update: func(s *spec) { s.Replicas = ptr.To[int32](2); s.JetStream.Enabled = ptr.To(false) }},
+
+		// spec.config is checked on update too.
+		{name: "config-max-payload",
+			update: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"max_payload": rawJSON("1048576")} }},
+		{name: "config-owned-key-added",
+			update: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"server_name": rawJSON(`"x"`)} },
+			want:   []string{"spec.config.server_name is owned by the operator"}},
+	}
+	seen := map[string]bool{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if seen[tc.name] {
+				t.Fatalf("object name %q used twice", tc.name)
+			}
+			seen[tc.name] = true
+			var edits []func(*spec)
+			if tc.create != nil {
+				edits = append(edits, tc.create)
+			}
+			c := natsCluster(ns, tc.name, edits...)
+			if err := k8s.Create(ctx(t), c); err != nil {
+				t.Fatalf("creating the valid starting point: %v", err)
+			}
+			t.Cleanup(func() { _ = k8s.Delete(context.Background(), c) })
+
+			// A merge patch carries no resourceVersion, so the operator's
+			// own writes (status, finalizers) cannot make it conflict.
+			before := c.DeepCopy()
+			tc.update(&c.Spec)
+			err := k8s.Patch(ctx(t), c, client.MergeFrom(before))
+			if tc.want == nil {
+				if err != nil {
+					t.Errorf("update refused, want it accepted: %v", err)
+				}
+				return
+			}
+			assertInvalid(t, err, tc.want...)
+		})
+	}
+}
+
+// TestValidationAcceptsValidSpecs holds valid specs that a rule could
+// mistake for invalid ones. They are sent as unstructured JSON, since the
+// typed client always writes a Quantity as a string (while the schema,
+// x-kubernetes-int-or-string, also lets a user write a plain integer) and
+// always writes a spec (while a manifest may have none).
+func TestValidationAcceptsValidSpecs(t *testing.T) {
+	ns := namespace(t)
+	cases := []struct {
+		name    string
+		objName string
+		spec    map[string]any // nil: no spec key at all
+	}{
+		{name: "filestore-size-string", spec: map[string]any{
+			"jetstream": map[string]any{"fileStore": map[string]any{"size": "1Gi"}}}},
+		{name: "filestore-size-integer", spec: map[string]any{
+			"jetstream": map[string]any{"fileStore": map[string]any{"size": int64(10737418240)}}}},
+		{name: "memorystore-size-string", spec: map[string]any{
+			"jetstream": map[string]any{"memoryStore": map[string]any{"size": "1Gi"}}}},
+		{name: "memorystore-size-integer", spec: map[string]any{
+			"jetstream": map[string]any{"memoryStore": map[string]any{"size": int64(1073741824)}}}},
+		{name: "name-52-characters", objName: "n" + strings.Repeat("a", 51), spec: map[string]any{}},
+		{name: "no-spec-key"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			name := tc.name
+			if tc.objName != "" {
+				name = tc.objName
+			}
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": v1alpha1.GroupVersion.String(),
+				"kind":       "NatsCluster",
+				"metadata":   map[string]any{"namespace": ns, "name": name},
+			}}
+			if tc.spec != nil {
+				u.Object["spec"] = tc.spec
+			}
+			if err := k8s.Create(ctx(t), u); err != nil {
+				t.Errorf("valid object %s refused: %v", asJSON(t, u.Object), err)
+				return
+			}
+			_ = k8s.Delete(ctx(t), u)
+		})
+	}
+}
