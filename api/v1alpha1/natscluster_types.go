@@ -85,12 +85,14 @@ type ServiceSpec struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 
 	// LoadBalancerClass of the client Service (type LoadBalancer only).
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	LoadBalancerClass *string `json:"loadBalancerClass,omitempty"`
 
 	// LoadBalancerSourceRanges restricts who may reach a LoadBalancer.
-	// +kubebuilder:validation:items:Pattern=`^[0-9a-fA-F.:]+/[0-9]{1,3}$`
+	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.all(r, isCIDR(r))",message="loadBalancerSourceRanges must be CIDRs such as 203.0.113.0/24"
 	// +kubebuilder:validation:MaxItems=64
 	// +listType=atomic
 	// +optional
@@ -183,6 +185,7 @@ type JetStreamSpec struct {
 	// other namespaces. "*" allows every namespace.
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`
 	// +listType=set
 	// +optional
 	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
@@ -201,13 +204,13 @@ const (
 
 // FileStoreSpec is JetStream's file store.
 //
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.size) || !has(self.size) || quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0",message="fileStore.size may grow but not shrink"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.size) || !has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0",message="fileStore.size may grow but not shrink"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="fileStore.storageClassName is immutable"
 type FileStoreSpec struct {
 	// Size of each server's claim, also JetStream's max_file_store.
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
@@ -227,7 +230,7 @@ type FileStoreSpec struct {
 type MemoryStoreSpec struct {
 	// Size is JetStream's max_memory_store.
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="quantity(self).isGreaterThan(quantity('0'))",message="memoryStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memoryStore.size must be positive"
 	Size resource.Quantity `json:"size"`
 }
 
@@ -349,6 +352,7 @@ type NatsCluster struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// +kubebuilder:default={}
 	Spec   NatsClusterSpec   `json:"spec,omitempty"`
 	Status NatsClusterStatus `json:"status,omitempty"`
 }

@@ -61,7 +61,7 @@ func policy() *admissionv1.ValidatingAdmissionPolicy {
 			}}},
 			Variables: []admissionv1.Variable{{
 				Name:       "owned",
-				Expression: "!has(object.spec.config) ? [] : object.spec.config.filter(k, k.lowerAscii() in " + owned + ")",
+				Expression: "!has(object.spec) || !has(object.spec.config) ? [] : object.spec.config.filter(k, k.lowerAscii() in " + owned + ")",
 			}},
 			Validations: []admissionv1.Validation{{
 				Expression: "size(variables.owned) == 0",

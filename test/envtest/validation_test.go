@@ -2,6 +2,7 @@ package envtest_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -18,9 +19,9 @@ import (
 
 // The API server answers every refusal below with 422 Unprocessable Entity,
 // reason Invalid: the OpenAPI schema and the CEL rules of the CRD do, and so
-// does the ValidatingAdmissionPolicy, since it declares reason: Invalid
-// (without it, a policy refuses with the same reason; Forbidden would need to
-// be asked for).
+// does the ValidatingAdmissionPolicy, since its validation declares reason:
+// Invalid. (The policy's text still reads `... is forbidden:
+// ValidatingAdmissionPolicy ... denied request`, but IsForbidden is false.)
 
 // quantity is a *resource.Quantity of a literal.
 func quantity(s string) *resource.Quantity {
@@ -51,7 +52,8 @@ func assertInvalid(t *testing.T, err error, want ...string) {
 }
 
 func statusCode(err error) int32 {
-	if s, ok := err.(apierrors.APIStatus); ok {
+	var s apierrors.APIStatus
+	if errors.As(err, &s) {
 		return s.Status().Code
 	}
 	return 0
@@ -116,7 +118,22 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 				s.Service.Type = "LoadBalancer"
 				s.Service.LoadBalancerSourceRanges = []string{"10.0.0.0"}
 			},
-			want: []string{"spec.service.loadBalancerSourceRanges[0]", "should match"}},
+			want: []string{"spec.service.loadBalancerSourceRanges", "must be CIDRs"}},
+		{name: "lb-source-range-out-of-range",
+			edit: func(s *spec) {
+				s.Service.Type = "LoadBalancer"
+				s.Service.LoadBalancerSourceRanges = []string{"999.1.1.1/999"}
+			},
+			want: []string{"spec.service.loadBalancerSourceRanges", "must be CIDRs"}},
+		{name: "lb-class-empty",
+			edit: func(s *spec) {
+				s.Service.Type = "LoadBalancer"
+				s.Service.LoadBalancerClass = ptr.To("")
+			},
+			want: []string{"spec.service.loadBalancerClass"}},
+		{name: "allowed-namespace-not-a-name",
+			edit: func(s *spec) { s.JetStream.AllowedNamespaces = []string{"Bad_NS!"} },
+			want: []string{"spec.jetstream.allowedNamespaces[0]"}},
 		{name: "lb-class-with-nodeport",
 			edit: func(s *spec) { s.Service.Type = "NodePort"; s.Service.LoadBalancerClass = ptr.To("example.com/lb") },
 			want: []string{"loadBalancerClass needs type LoadBalancer"}},
