@@ -71,6 +71,13 @@ func renderFile(name string, out io.Writer) error {
 }
 
 func renderDocument(doc []byte, out io.Writer) error {
+	var fields map[string]any
+	if err := yaml.Unmarshal(doc, &fields); err != nil {
+		return err
+	}
+	if len(fields) == 0 {
+		return nil // only comments or separators, as kubectl accepts them
+	}
 	var c v1alpha1.NatsCluster
 	if err := yaml.UnmarshalStrict(doc, &c); err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math/big"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsconf"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -88,7 +88,7 @@ func (r *NatsClusterReconciler) userSecretValue(ctx context.Context, c *v1alpha1
 		return "", "", nil, err
 	}
 	value = string(s.Data[ref.Key])
-	if msg := credentialProblem(c.Spec.Auth.Mode, value); msg != "" {
+	if msg := credentialProblem(value); msg != "" {
 		return "", "", &status.Blocker{Reason: v1alpha1.ReasonSecretInvalid, Fatal: true,
 			Message: fmt.Sprintf("key %q of Secret %q: %s", ref.Key, ref.Name, msg)}, nil
 	}
@@ -96,29 +96,13 @@ func (r *NatsClusterReconciler) userSecretValue(ctx context.Context, c *v1alpha1
 }
 
 // credentialProblem says why nats-server would misread a credential, or "".
-// nats.conf reads it from an environment variable and parses the value as
-// config syntax: a number stays a number and a token never matches.
-func credentialProblem(mode v1alpha1.AuthMode, value string) string {
-	switch {
-	case value == "":
-		return "the key is missing or empty"
-	case mode == v1alpha1.AuthToken && looksNumeric(value):
-		return "nats-server reads this token as a number; use one that starts with a letter"
-	}
-	for _, r := range value {
-		if r < '!' || r > '~' || r == '"' || r == '\\' || r == '\'' || r == '$' || r == '#' || r == '{' || r == '[' {
-			return "use printable ASCII without spaces, quotes, backslashes, $, #, { or ["
-		}
+// nats.conf reads it from an environment variable, whose value the server
+// parses as config.
+func credentialProblem(value string) string {
+	if err := natsconf.CheckEnvString(value); err != nil {
+		return err.Error()
 	}
 	return ""
-}
-
-func looksNumeric(s string) bool {
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return true
-	}
-	first := s[0]
-	return first >= '0' && first <= '9' || first == '-' || first == '+' || first == '.'
 }
 
 // newSecretValue is 32 letters and digits, the first a letter: nats-server

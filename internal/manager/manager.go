@@ -4,6 +4,7 @@
 package manager
 
 import (
+	"github.com/nats-io/nats.go"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -35,6 +37,12 @@ type Options struct {
 	// LeaderElectionNamespace is where the lease lives when running outside
 	// a cluster.
 	LeaderElectionNamespace string
+	// JetStreamWorkers is how many JetStream resources of each kind are
+	// reconciled in parallel.
+	JetStreamWorkers int
+	// Dialer, when set, replaces TCP dialing to NATS: tests use it to
+	// resolve cluster DNS names that exist only inside a real cluster.
+	Dialer nats.CustomDialer
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -75,6 +83,23 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Versions:  controller.NewVersionProbe(2 * time.Second),
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute}
+	if err := mgr.Add(pool); err != nil {
+		return nil, err
+	}
+	base := &controller.JetStreamBase{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Pool:      pool,
+		Recorder:  mgr.GetEventRecorder("kubenats"),
+	}
+	workers := o.JetStreamWorkers
+	if workers <= 0 {
+		workers = 16
+	}
+	if err := setupJetStream(mgr, base, workers); err != nil {
 		return nil, err
 	}
 	return mgr, nil

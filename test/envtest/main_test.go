@@ -20,6 +20,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/manager"
 )
 
@@ -56,7 +57,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := manager.New(cfg, manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0"})
+	mgr, err := manager.New(cfg, manager.Options{
+		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
+		Dialer: jetstream.DialerFunc(testDialer),
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -127,7 +127,7 @@ func TestNumericTokenIsRefusedWithAReason(t *testing.T) {
 	})
 	create(t, c)
 	c = readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonSecretInvalid)
-	if msg := c.Status.Conditions[0].Message; !strings.Contains(msg, "as a number") || strings.Contains(msg, "0123456789") {
+	if msg := c.Status.Conditions[0].Message; !strings.Contains(msg, "not a string") || strings.Contains(msg, "0123456789") {
 		t.Fatalf("message %q should explain the number problem without quoting the token", msg)
 	}
 }

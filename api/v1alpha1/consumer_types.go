@@ -1,0 +1,139 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// ConsumerSpec is a durable JetStream consumer, pull or push (with
+// deliverSubject).
+//
+// +kubebuilder:validation:XValidation:rule="self.streamName == oldSelf.streamName",message="streamName is immutable"
+// +kubebuilder:validation:XValidation:rule="self.durableName == oldSelf.durableName",message="durableName is immutable: a renamed consumer is a new consumer"
+// +kubebuilder:validation:XValidation:rule="self.deliverPolicy == oldSelf.deliverPolicy",message="deliverPolicy cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="self.ackPolicy == oldSelf.ackPolicy",message="ackPolicy cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="has(self.deliverSubject) == has(oldSelf.deliverSubject)",message="a consumer cannot switch between pull and push"
+// +kubebuilder:validation:XValidation:rule="!has(self.filterSubject) || !has(self.filterSubjects)",message="set filterSubject or filterSubjects, not both"
+// +kubebuilder:validation:XValidation:rule="self.deliverPolicy != 'byStartSequence' || has(self.optStartSeq)",message="deliverPolicy byStartSequence needs optStartSeq"
+// +kubebuilder:validation:XValidation:rule="self.deliverPolicy != 'byStartTime' || has(self.optStartTime)",message="deliverPolicy byStartTime needs optStartTime"
+// +kubebuilder:validation:XValidation:rule="!has(self.deliverGroup) || has(self.deliverSubject)",message="deliverGroup needs deliverSubject (push)"
+// +kubebuilder:validation:XValidation:rule="!has(self.flowControl) || !self.flowControl || has(self.heartbeatInterval)",message="flowControl needs heartbeatInterval"
+type ConsumerSpec struct {
+	Target    `json:",inline"`
+	Lifecycle `json:",inline"`
+
+	// StreamName is the stream on the server (its spec.name).
+	// +kubebuilder:validation:MinLength=1
+	StreamName string `json:"streamName"`
+	// +kubebuilder:validation:Pattern=`^[^.*>\s/\\]+$`
+	// +kubebuilder:validation:MaxLength=255
+	DurableName string `json:"durableName"`
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +kubebuilder:validation:Enum=all;last;new;byStartSequence;byStartTime;lastPerSubject
+	// +kubebuilder:default=all
+	// +optional
+	DeliverPolicy string `json:"deliverPolicy,omitempty"`
+	// +optional
+	OptStartSeq uint64 `json:"optStartSeq,omitempty"`
+	// +optional
+	OptStartTime *metav1.Time `json:"optStartTime,omitempty"`
+	// AckPolicy is explicit (the default), all or none.
+	// +kubebuilder:validation:Enum=none;all;explicit
+	// +kubebuilder:default=explicit
+	// +optional
+	AckPolicy string `json:"ackPolicy,omitempty"`
+	// +kubebuilder:default="30s"
+	// +optional
+	AckWait Duration `json:"ackWait,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxDeliver int `json:"maxDeliver,omitempty"`
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=64
+	// +optional
+	Backoff []Duration `json:"backoff,omitempty"`
+	// +optional
+	FilterSubject string `json:"filterSubject,omitempty"`
+	// +listType=atomic
+	// +optional
+	FilterSubjects []string `json:"filterSubjects,omitempty"`
+	// +kubebuilder:validation:Enum=instant;original
+	// +kubebuilder:default=instant
+	// +optional
+	ReplayPolicy string `json:"replayPolicy,omitempty"`
+	// +optional
+	RateLimitBps uint64 `json:"rateLimitBps,omitempty"`
+	// SampleFreq is a percentage such as "100%".
+	// +kubebuilder:validation:Pattern=`^[0-9]{1,3}%?$`
+	// +optional
+	SampleFreq string `json:"sampleFreq,omitempty"`
+	// +optional
+	MaxWaiting int `json:"maxWaiting,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxAckPending int `json:"maxAckPending,omitempty"`
+	// +optional
+	HeadersOnly bool `json:"headersOnly,omitempty"`
+	// +optional
+	MaxRequestBatch int `json:"maxRequestBatch,omitempty"`
+	// +optional
+	MaxRequestExpires Duration `json:"maxRequestExpires,omitempty"`
+	// +optional
+	MaxRequestMaxBytes int `json:"maxRequestMaxBytes,omitempty"`
+	// +optional
+	InactiveThreshold Duration `json:"inactiveThreshold,omitempty"`
+	// Replicas; 0 inherits the stream's.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=5
+	// +optional
+	Replicas int `json:"replicas,omitempty"`
+	// +optional
+	MemStorage bool `json:"memStorage,omitempty"`
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// PriorityPolicy is none, overflow, pinned_client or prioritized.
+	// +kubebuilder:validation:Enum=none;overflow;pinned_client;prioritized
+	// +optional
+	PriorityPolicy string `json:"priorityPolicy,omitempty"`
+	// +optional
+	PriorityTimeout Duration `json:"priorityTimeout,omitempty"`
+	// +listType=atomic
+	// +optional
+	PriorityGroups []string `json:"priorityGroups,omitempty"`
+	// DeliverSubject makes this a push consumer.
+	// +optional
+	DeliverSubject string `json:"deliverSubject,omitempty"`
+	// +optional
+	DeliverGroup string `json:"deliverGroup,omitempty"`
+	// +optional
+	FlowControl bool `json:"flowControl,omitempty"`
+	// +optional
+	HeartbeatInterval Duration `json:"heartbeatInterval,omitempty"`
+}
+
+// Consumer is a durable JetStream consumer kept equal to its spec.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=nats
+// +kubebuilder:printcolumn:name="Stream",type=string,JSONPath=`.spec.streamName`
+// +kubebuilder:printcolumn:name="Consumer",type=string,JSONPath=`.spec.durableName`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Consumer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ConsumerSpec    `json:"spec"`
+	Status JetStreamStatus `json:"status,omitempty"`
+}
+
+// ConsumerList is a list of Consumers.
+//
+// +kubebuilder:object:root=true
+type ConsumerList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Consumer `json:"items"`
+}
+
+func init() { SchemeBuilder.Register(&Consumer{}, &ConsumerList{}) }

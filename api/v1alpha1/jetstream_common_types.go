@@ -1,0 +1,163 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Target names the NATS system a JetStream resource lives in: a NatsCluster
+// that kubenats runs, or any NATS system by its address.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.cluster) != has(self.connection)",message="set exactly one of cluster or connection"
+type Target struct {
+	// Cluster is a NatsCluster managed by kubenats. One in another namespace
+	// must list this resource's namespace in spec.jetstream.allowedNamespaces.
+	// +optional
+	Cluster *ClusterRef `json:"cluster,omitempty"`
+	// Connection reaches a NATS system kubenats does not run.
+	// +optional
+	Connection *Connection `json:"connection,omitempty"`
+}
+
+// ClusterRef names a NatsCluster.
+type ClusterRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=52
+	Name string `json:"name"`
+	// Namespace of the NatsCluster; unset means the resource's own.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Connection reaches a NATS system by its address. Credentials are
+// references to Secrets, never inline.
+type Connection struct {
+	// Servers are NATS URLs, without credentials in them.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Pattern=`^(nats|tls|ws|wss)://[^\s@]+$`
+	// +listType=atomic
+	Servers []string `json:"servers"`
+	// CredentialsSecretRef names a Secret in the resource's namespace holding
+	// one of: `creds` (a creds file), `nkey` (an nkey seed), `token`, or
+	// `user` and `password`.
+	// +optional
+	CredentialsSecretRef *LocalRef `json:"credentialsSecretRef,omitempty"`
+	// TLSSecretRef names a Secret with `ca.crt`, and optionally `tls.crt` and
+	// `tls.key` for a client certificate.
+	// +optional
+	TLSSecretRef *LocalRef `json:"tlsSecretRef,omitempty"`
+	// JSDomain is the JetStream domain to address.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]{1,64}$`
+	// +optional
+	JSDomain string `json:"jsDomain,omitempty"`
+}
+
+// LocalRef names an object in the same namespace.
+type LocalRef struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// Lifecycle are the options every JetStream resource shares.
+type Lifecycle struct {
+	// PreventDelete leaves the server object in place when the resource is
+	// deleted.
+	// +optional
+	PreventDelete bool `json:"preventDelete,omitempty"`
+	// PreventUpdate only observes: drift is reported, nothing is written.
+	// +optional
+	PreventUpdate bool `json:"preventUpdate,omitempty"`
+	// AdoptExisting takes over a server object of the same name that kubenats
+	// did not create. Off by default: such an object is refused.
+	// +optional
+	AdoptExisting bool `json:"adoptExisting,omitempty"`
+}
+
+// Duration is a Go duration string such as 30s, 5m or 1h30m.
+// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+// +kubebuilder:validation:MaxLength=64
+type Duration string
+
+// StorageType is where JetStream keeps messages.
+// +kubebuilder:validation:Enum=file;memory
+type StorageType string
+
+// Placement pins the replicas to a cluster or tagged servers.
+type Placement struct {
+	// +optional
+	Cluster string `json:"cluster,omitempty"`
+	// +listType=atomic
+	// +optional
+	Tags []string `json:"tags,omitempty"`
+}
+
+// SubjectTransform maps subjects from source to dest.
+type SubjectTransform struct {
+	Source string `json:"source"`
+	Dest   string `json:"dest"`
+}
+
+// Republish republishes stored messages to another subject.
+type Republish struct {
+	Source      string `json:"source,omitempty"`
+	Destination string `json:"destination"`
+	// +optional
+	HeadersOnly bool `json:"headersOnly,omitempty"`
+}
+
+// StreamSource is a stream this stream mirrors or sources from.
+type StreamSource struct {
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
+	// +optional
+	OptStartSeq uint64 `json:"optStartSeq,omitempty"`
+	// OptStartTime is an RFC 3339 time.
+	// +optional
+	OptStartTime *metav1.Time `json:"optStartTime,omitempty"`
+	// +optional
+	FilterSubject string `json:"filterSubject,omitempty"`
+	// +listType=atomic
+	// +optional
+	SubjectTransforms []SubjectTransform `json:"subjectTransforms,omitempty"`
+	// ExternalAPIPrefix and ExternalDeliverPrefix reach a stream in another
+	// account or domain.
+	// +optional
+	ExternalAPIPrefix string `json:"externalApiPrefix,omitempty"`
+	// +optional
+	ExternalDeliverPrefix string `json:"externalDeliverPrefix,omitempty"`
+}
+
+// JetStreamStatus is the status every JetStream resource shares. Nothing in
+// it changes while the system is idle: no counters.
+type JetStreamStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions, Ready first.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// ServerConfigHash is a hash of the server's configuration as the
+	// operator last wrote it: a different hash on the server is drift.
+	// +optional
+	ServerConfigHash string `json:"serverConfigHash,omitempty"`
+	// Cluster is the Raft group's view: leader and replicas.
+	// +optional
+	Cluster *RaftGroupStatus `json:"cluster,omitempty"`
+}
+
+// RaftGroupStatus is who leads a stream's replicas and whether they keep up.
+type RaftGroupStatus struct {
+	// +optional
+	Leader string `json:"leader,omitempty"`
+	// +listType=atomic
+	// +optional
+	Replicas []ReplicaStatus `json:"replicas,omitempty"`
+}
+
+// ReplicaStatus is one follower's health.
+type ReplicaStatus struct {
+	Name    string `json:"name"`
+	Current bool   `json:"current"`
+	Offline bool   `json:"offline,omitempty"`
+}

@@ -1,0 +1,82 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// KeyValueSpec is a JetStream key-value bucket.
+//
+// +kubebuilder:validation:XValidation:rule="self.bucket == oldSelf.bucket",message="bucket is immutable: a renamed bucket is a new bucket"
+// +kubebuilder:validation:XValidation:rule="self.storage == oldSelf.storage",message="storage cannot change on the server"
+type KeyValueSpec struct {
+	Target    `json:",inline"`
+	Lifecycle `json:",inline"`
+
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_-]+$`
+	// +kubebuilder:validation:MaxLength=255
+	Bucket string `json:"bucket"`
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxValueSize int32 `json:"maxValueSize,omitempty"`
+	// History is how many values per key are kept.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	// +kubebuilder:default=1
+	// +optional
+	History uint8 `json:"history,omitempty"`
+	// +optional
+	TTL Duration `json:"ttl,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// +kubebuilder:default=file
+	// +optional
+	Storage StorageType `json:"storage,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=1
+	// +optional
+	Replicas int `json:"replicas,omitempty"`
+	// +optional
+	Placement *Placement `json:"placement,omitempty"`
+	// +optional
+	Republish *Republish `json:"republish,omitempty"`
+	// +optional
+	Mirror *StreamSource `json:"mirror,omitempty"`
+	// +listType=atomic
+	// +optional
+	Sources []StreamSource `json:"sources,omitempty"`
+	// +optional
+	Compression bool `json:"compression,omitempty"`
+	// +optional
+	LimitMarkerTTL Duration `json:"limitMarkerTtl,omitempty"`
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// KeyValue is a JetStream key-value bucket kept equal to its spec.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=kv,categories=nats
+// +kubebuilder:printcolumn:name="Bucket",type=string,JSONPath=`.spec.bucket`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type KeyValue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   KeyValueSpec    `json:"spec"`
+	Status JetStreamStatus `json:"status,omitempty"`
+}
+
+// KeyValueList is a list of KeyValues.
+//
+// +kubebuilder:object:root=true
+type KeyValueList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []KeyValue `json:"items"`
+}
+
+func init() { SchemeBuilder.Register(&KeyValue{}, &KeyValueList{}) }

@@ -1,0 +1,64 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// ObjectStoreSpec is a JetStream object store bucket.
+//
+// +kubebuilder:validation:XValidation:rule="self.bucket == oldSelf.bucket",message="bucket is immutable: a renamed bucket is a new bucket"
+// +kubebuilder:validation:XValidation:rule="self.storage == oldSelf.storage",message="storage cannot change on the server"
+type ObjectStoreSpec struct {
+	Target    `json:",inline"`
+	Lifecycle `json:",inline"`
+
+	// +kubebuilder:validation:Pattern=`^[a-zA-Z0-9_-]+$`
+	// +kubebuilder:validation:MaxLength=255
+	Bucket string `json:"bucket"`
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +optional
+	TTL Duration `json:"ttl,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// +kubebuilder:default=file
+	// +optional
+	Storage StorageType `json:"storage,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=1
+	// +optional
+	Replicas int `json:"replicas,omitempty"`
+	// +optional
+	Placement *Placement `json:"placement,omitempty"`
+	// +optional
+	Compression bool `json:"compression,omitempty"`
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// ObjectStore is a JetStream object store kept equal to its spec.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=nats
+// +kubebuilder:printcolumn:name="Bucket",type=string,JSONPath=`.spec.bucket`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ObjectStore struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ObjectStoreSpec `json:"spec"`
+	Status JetStreamStatus `json:"status,omitempty"`
+}
+
+// ObjectStoreList is a list of ObjectStores.
+//
+// +kubebuilder:object:root=true
+type ObjectStoreList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ObjectStore `json:"items"`
+}
+
+func init() { SchemeBuilder.Register(&ObjectStore{}, &ObjectStoreList{}) }

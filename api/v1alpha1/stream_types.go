@@ -1,0 +1,166 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// StreamSpec is a JetStream stream. Field names follow NACK's where the
+// meaning is the same, so moving from NACK is a change of apiVersion and
+// connection fields.
+//
+// +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name",message="name is immutable: a renamed stream is a new stream"
+// +kubebuilder:validation:XValidation:rule="self.storage == oldSelf.storage",message="storage cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="self.retention == oldSelf.retention || (self.retention != 'workqueue' && oldSelf.retention != 'workqueue')",message="retention cannot change to or from workqueue"
+// +kubebuilder:validation:XValidation:rule="has(self.mirror) == has(oldSelf.mirror) && (!has(self.mirror) || self.mirror.name == oldSelf.mirror.name)",message="mirror cannot be added, removed or pointed elsewhere"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.sealed) || !oldSelf.sealed || (has(self.sealed) && self.sealed)",message="a sealed stream cannot be unsealed"
+// +kubebuilder:validation:XValidation:rule="!has(self.mirror) || (!has(self.subjects) && !has(self.sources))",message="a mirror has no subjects and no sources"
+// +kubebuilder:validation:XValidation:rule="!has(self.firstSequence) || !has(oldSelf.firstSequence) || self.firstSequence == oldSelf.firstSequence",message="firstSequence is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.denyDelete) || !oldSelf.denyDelete || (has(self.denyDelete) && self.denyDelete)",message="denyDelete cannot be turned off on the server"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.denyPurge) || !oldSelf.denyPurge || (has(self.denyPurge) && self.denyPurge)",message="denyPurge cannot be turned off on the server"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.allowMsgTtl) || !oldSelf.allowMsgTtl || (has(self.allowMsgTtl) && self.allowMsgTtl)",message="allowMsgTtl cannot be turned off on the server"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.allowMsgSchedules) || !oldSelf.allowMsgSchedules || (has(self.allowMsgSchedules) && self.allowMsgSchedules)",message="allowMsgSchedules cannot be turned off on the server"
+// +kubebuilder:validation:XValidation:rule="has(self.allowMsgCounter) == has(oldSelf.allowMsgCounter) && (!has(self.allowMsgCounter) || self.allowMsgCounter == oldSelf.allowMsgCounter)",message="allowMsgCounter cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="(has(self.persistMode) ? self.persistMode : 'default') == (has(oldSelf.persistMode) ? oldSelf.persistMode : 'default')",message="persistMode cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="!has(self.discardPerSubject) || !self.discardPerSubject || (self.discard == 'new' && has(self.maxMsgsPerSubject) && self.maxMsgsPerSubject > 0)",message="discardPerSubject needs discard new and maxMsgsPerSubject above 0"
+type StreamSpec struct {
+	Target    `json:",inline"`
+	Lifecycle `json:",inline"`
+
+	// Name of the stream on the server.
+	// +kubebuilder:validation:Pattern=`^[^.*>\s/\\]+$`
+	// +kubebuilder:validation:MaxLength=255
+	Name string `json:"name"`
+	// +optional
+	Description string `json:"description,omitempty"`
+	// +listType=atomic
+	// +optional
+	Subjects []string `json:"subjects,omitempty"`
+	// +kubebuilder:validation:Enum=limits;interest;workqueue
+	// +kubebuilder:default=limits
+	// +optional
+	Retention string `json:"retention,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxConsumers int `json:"maxConsumers,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxMsgs int64 `json:"maxMsgs,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// +kubebuilder:validation:Enum=old;new
+	// +kubebuilder:default=old
+	// +optional
+	Discard string `json:"discard,omitempty"`
+	// +optional
+	DiscardPerSubject bool `json:"discardPerSubject,omitempty"`
+	// +optional
+	MaxAge Duration `json:"maxAge,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxMsgsPerSubject int64 `json:"maxMsgsPerSubject,omitempty"`
+	// +kubebuilder:validation:Minimum=-1
+	// +optional
+	MaxMsgSize int32 `json:"maxMsgSize,omitempty"`
+	// Storage is file (the default, it survives restarts) or memory.
+	// +kubebuilder:default=file
+	// +optional
+	Storage StorageType `json:"storage,omitempty"`
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	// +kubebuilder:default=1
+	// +optional
+	Replicas int `json:"replicas,omitempty"`
+	// +optional
+	NoAck bool `json:"noAck,omitempty"`
+	// DuplicateWindow bounds message-ID deduplication.
+	// +kubebuilder:default="2m"
+	// +optional
+	DuplicateWindow Duration `json:"duplicateWindow,omitempty"`
+	// +optional
+	Placement *Placement `json:"placement,omitempty"`
+	// +optional
+	Mirror *StreamSource `json:"mirror,omitempty"`
+	// +listType=atomic
+	// +optional
+	Sources []StreamSource `json:"sources,omitempty"`
+	// +optional
+	Sealed bool `json:"sealed,omitempty"`
+	// +optional
+	DenyDelete bool `json:"denyDelete,omitempty"`
+	// +optional
+	DenyPurge bool `json:"denyPurge,omitempty"`
+	// +optional
+	AllowRollup bool `json:"allowRollup,omitempty"`
+	// +kubebuilder:validation:Enum=none;s2
+	// +kubebuilder:default=none
+	// +optional
+	Compression string `json:"compression,omitempty"`
+	// +optional
+	FirstSequence uint64 `json:"firstSequence,omitempty"`
+	// +optional
+	SubjectTransform *SubjectTransform `json:"subjectTransform,omitempty"`
+	// +optional
+	Republish *Republish `json:"republish,omitempty"`
+	// +optional
+	AllowDirect bool `json:"allowDirect,omitempty"`
+	// +optional
+	MirrorDirect bool `json:"mirrorDirect,omitempty"`
+	// +optional
+	ConsumerLimits *ConsumerLimits `json:"consumerLimits,omitempty"`
+	// Metadata on the server object. Keys starting with io.kubenats. are
+	// the operator's.
+	// +optional
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// AllowMsgTTL lets publishers set a per-message TTL.
+	// +optional
+	AllowMsgTTL bool `json:"allowMsgTtl,omitempty"`
+	// +optional
+	SubjectDeleteMarkerTTL Duration `json:"subjectDeleteMarkerTtl,omitempty"`
+	// +optional
+	AllowMsgCounter bool `json:"allowMsgCounter,omitempty"`
+	// +optional
+	AllowAtomicPublish bool `json:"allowAtomicPublish,omitempty"`
+	// +optional
+	AllowMsgSchedules bool `json:"allowMsgSchedules,omitempty"`
+	// +optional
+	AllowBatchPublish bool `json:"allowBatchPublish,omitempty"`
+	// PersistMode is default or async.
+	// +kubebuilder:validation:Enum=default;async
+	// +optional
+	PersistMode string `json:"persistMode,omitempty"`
+}
+
+// ConsumerLimits are defaults and caps for the stream's consumers.
+type ConsumerLimits struct {
+	// +optional
+	InactiveThreshold Duration `json:"inactiveThreshold,omitempty"`
+	// +optional
+	MaxAckPending int `json:"maxAckPending,omitempty"`
+}
+
+// Stream is a JetStream stream kept equal to its spec on the server.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=nats
+// +kubebuilder:printcolumn:name="Stream",type=string,JSONPath=`.spec.name`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Stream struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   StreamSpec      `json:"spec"`
+	Status JetStreamStatus `json:"status,omitempty"`
+}
+
+// StreamList is a list of Streams.
+//
+// +kubebuilder:object:root=true
+type StreamList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Stream `json:"items"`
+}
+
+func init() { SchemeBuilder.Register(&Stream{}, &StreamList{}) }

@@ -1,0 +1,108 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
+)
+
+// jetStreamFinalizer removes the server object before the resource goes.
+const jetStreamFinalizer = "kubenats.io/jetstream"
+
+// resync is how often a settled resource is compared with the server even
+// without an advisory: the safety net under advisory-driven drift detection.
+const resync = 10 * time.Minute
+
+// JetStreamBase is what the four JetStream reconcilers share.
+type JetStreamBase struct {
+	client.Client
+	// APIReader reads the user's Secrets, which the caches do not hold.
+	APIReader client.Reader
+	Pool      *jetstream.Pool
+	Recorder  recorder.EventRecorder
+}
+
+// NewBackoff is the retry schedule of waiting JetStream resources.
+func NewBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
+	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](250*time.Millisecond, time.Minute)
+}
+
+// JetStreamReconciler keeps one JetStream kind's server objects equal to
+// their resources.
+type JetStreamReconciler[T v1alpha1.JetStreamObject, C any] struct {
+	*JetStreamBase
+	Kind jetstream.Kind[T, C]
+	// Backoff spaces retries of a waiting resource, up to about a minute,
+	// forever: NATS that is not up yet is no reason to give up.
+	Backoff workqueue.TypedRateLimiter[reconcile.Request]
+}
+
+// Reconcile runs one pass for one resource and writes its status once.
+func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	obj := r.Kind.New()
+	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Pool.Release(r.user(req.Namespace, req.Name))
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.finalize(ctx, req, obj)
+	}
+	if !controllerutil.ContainsFinalizer(obj, jetStreamFinalizer) {
+		patch := client.MergeFrom(obj.DeepCopyObject().(T))
+		controllerutil.AddFinalizer(obj, jetStreamFinalizer)
+		if err := r.Patch(ctx, obj, patch); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+
+	prev := obj.GetJetStreamStatus().DeepCopy()
+	out := r.sync(ctx, obj)
+	next := jetStreamStatus(obj, prev, out)
+	r.announceJetStream(obj, out)
+	if !equality.Semantic.DeepEqual(*prev, next) {
+		*obj.GetJetStreamStatus() = next
+		if err := r.Status().Update(ctx, obj); apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		} else if err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	return r.schedule(req, out), nil
+}
+
+// schedule is when the resource is looked at again: soon with backoff
+// while it waits, at the resync period once settled.
+func (r *JetStreamReconciler[T, C]) schedule(req ctrl.Request, out outcome) ctrl.Result {
+	switch {
+	case out.retry:
+		return ctrl.Result{RequeueAfter: r.Backoff.When(req)}
+	case out.ready:
+		r.Backoff.Forget(req)
+		return ctrl.Result{RequeueAfter: resync}
+	}
+	r.Backoff.Forget(req)
+	return ctrl.Result{} // needs the user: a spec change wakes it
+}
+
+// user is the resource's name in the pool.
+func (r *JetStreamReconciler[T, C]) user(ns, name string) jetstream.User {
+	return jetstream.User(r.Kind.Name() + "/" + ns + "/" + name)
+}
+
+// owner is the mark kubenats leaves in the server object's metadata.
+func (r *JetStreamReconciler[T, C]) owner(obj T) string {
+	return r.Kind.Name() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+}

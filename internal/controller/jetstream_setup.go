@@ -1,0 +1,73 @@
+package controller
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// clusterRefIndex indexes JetStream resources by the NatsCluster they name,
+// so that a cluster becoming available wakes the resources waiting for it.
+const clusterRefIndex = "kubenats.io/cluster"
+
+// SetupWithManager registers the reconciler for its kind with workers
+// parallel reconciles. wake receives the resources an advisory says changed
+// on the server.
+func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers int, wake <-chan event.TypedGenericEvent[T]) error {
+	obj := r.Kind.New()
+	err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, clusterRefIndex, func(o client.Object) []string {
+		t := o.(v1alpha1.JetStreamObject).GetTarget()
+		if t.Cluster == nil {
+			return nil
+		}
+		ns := t.Cluster.Namespace
+		if ns == "" {
+			ns = o.GetNamespace()
+		}
+		return []string{ns + "/" + t.Cluster.Name}
+	})
+	if err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(r.Kind.Name()).
+		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
+		WatchesRawSource(source.Channel(wake, &handler.TypedEnqueueRequestForObject[T]{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		Complete(r)
+}
+
+// referencing lists the resources that name a NatsCluster.
+func (r *JetStreamReconciler[T, C]) referencing(ctx context.Context, c client.Object) []reconcile.Request {
+	list := r.Kind.NewList()
+	if err := r.List(ctx, list, client.MatchingFields{clusterRefIndex: c.GetNamespace() + "/" + c.GetName()}); err != nil {
+		return nil
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(items))
+	for _, item := range items {
+		o := item.(client.Object)
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
+	}
+	return reqs
+}
+
+// +kubebuilder:rbac:groups=kubenats.io,resources=streams;consumers;keyvalues;objectstores,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=kubenats.io,resources=streams/status;consumers/status;keyvalues/status;objectstores/status,verbs=update
+// +kubebuilder:rbac:groups=kubenats.io,resources=streams/finalizers;consumers/finalizers;keyvalues/finalizers;objectstores/finalizers,verbs=update

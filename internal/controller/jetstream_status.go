@@ -1,0 +1,23 @@
+package controller
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// jetStreamStatus is the status a pass leads to. What the pass did not
+// observe (an unreachable server) keeps its last known value.
+func jetStreamStatus(obj v1alpha1.JetStreamObject, prev *v1alpha1.JetStreamStatus, out outcome) v1alpha1.JetStreamStatus {
+	next := *prev.DeepCopy()
+	next.Conditions = status.JetStreamConditions(prev.Conditions, obj.GetGeneration(), metav1.Now(), out.ready, out.reason, out.message)
+	if out.observed != nil {
+		next.ServerConfigHash = out.observed.Hash
+		next.Cluster = out.observed.Cluster
+	}
+	if out.ready {
+		next.ObservedGeneration = obj.GetGeneration()
+	}
+	return next
+}

@@ -1,0 +1,161 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/internal/jetstream"
+)
+
+// Reasons of a JetStream resource's Ready condition and events.
+const (
+	reasonSynced         = "Synced"
+	reasonCreated        = "Created"
+	reasonUpdated        = "Updated"
+	reasonRecreated      = "Recreated"
+	reasonDriftCorrected = "DriftCorrected"
+	reasonAdopted        = "Adopted"
+	reasonDrifted        = "Drifted"
+	reasonAlreadyExists  = "AlreadyExists"
+	reasonStreamNotFound = "StreamNotFound"
+	reasonServerError    = "ServerError"
+	reasonInvalidSpec    = "InvalidSpec"
+	reasonNotFound       = "NotFound"
+)
+
+// outcome is what one pass found and did.
+type outcome struct {
+	ready           bool
+	reason, message string
+	// event is an action worth telling (created, drift corrected, ...).
+	event string
+	// retry: the resource waits for something that comes by itself.
+	retry    bool
+	observed *jetstream.Observed
+}
+
+// sync brings the server object to the spec, or says why it cannot.
+func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
+	spec, problem, err := r.resolveTarget(ctx, obj)
+	if err != nil {
+		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+	}
+	if problem != nil {
+		return outcome{reason: problem.reason, message: problem.message, retry: problem.reason != reasonNotAllowed}
+	}
+	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Stream(obj), spec)
+	if err != nil {
+		return outcome{reason: reasonConnectionFailed, message: "cannot reach " + spec.System + ": " + err.Error(), retry: true}
+	}
+	desired, err := r.Kind.Desired(obj, r.owner(obj))
+	if err != nil {
+		return outcome{reason: reasonInvalidSpec, message: err.Error()}
+	}
+	lc := obj.GetLifecycle()
+	st := obj.GetJetStreamStatus()
+	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
+	switch {
+	case errors.Is(err, jetstream.ErrStreamNotFound):
+		return outcome{reason: reasonStreamNotFound, message: fmt.Sprintf("stream %q does not exist yet", r.Kind.Stream(obj)), retry: true}
+	case errors.Is(err, jetstream.ErrNotFound) && lc.PreventUpdate:
+		return outcome{reason: reasonNotFound, message: "the object does not exist on the server and preventUpdate forbids creating it"}
+	case errors.Is(err, jetstream.ErrNotFound):
+		created, err := r.Kind.Create(ctx, conn.JS, obj, desired)
+		if err != nil {
+			return serverFailure(err)
+		}
+		event := reasonCreated
+		if st.ServerConfigHash != "" {
+			event = reasonRecreated // it was there, and someone deleted it
+		}
+		return synced(created, event)
+	case err != nil:
+		return serverFailure(err)
+	}
+
+	event := ""
+	switch {
+	case observed.Owner == r.owner(obj):
+	case !lc.AdoptExisting:
+		return outcome{reason: reasonAlreadyExists, message: fmt.Sprintf(
+			"%s %q exists on the server and kubenats did not create it: set adoptExisting to take it over", r.Kind.Name(), r.serverName(obj))}
+	case lc.PreventUpdate:
+		return outcome{reason: reasonAlreadyExists, message: "adopting needs a write, which preventUpdate forbids"}
+	default:
+		event = reasonAdopted
+	}
+	inSync := event == "" && st.ServerConfigHash == observed.Hash && st.ObservedGeneration == obj.GetGeneration()
+	if lc.PreventUpdate {
+		if st.ServerConfigHash != "" && st.ServerConfigHash != observed.Hash {
+			return outcome{reason: reasonDrifted, message: "the server object changed and preventUpdate forbids restoring it", observed: &observed}
+		}
+		return synced(observed, "")
+	}
+	if inSync {
+		return synced(observed, "")
+	}
+	updated, err := r.Kind.Update(ctx, conn.JS, obj, desired)
+	if err != nil {
+		return serverFailure(err)
+	}
+	if event == "" {
+		event = reasonUpdated
+		if st.ObservedGeneration == obj.GetGeneration() && st.ServerConfigHash != "" {
+			event = reasonDriftCorrected // the spec did not change: the server did
+		}
+	}
+	return synced(updated, event)
+}
+
+func synced(o jetstream.Observed, event string) outcome {
+	return outcome{ready: true, reason: reasonSynced, message: "the server object matches the spec", event: event, observed: &o}
+}
+
+// serverFailure reports what the server said, with its error code, and
+// retries only what may pass by itself.
+func serverFailure(err error) outcome {
+	var apiErr *js.APIError
+	if errors.As(err, &apiErr) {
+		return outcome{reason: reasonServerError, message: fmt.Sprintf("the server refused: %s (error code %d)", apiErr.Description, apiErr.ErrorCode)}
+	}
+	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) {
+		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+	}
+	return outcome{reason: reasonServerError, message: err.Error(), retry: true}
+}
+
+// serverName names the server object in messages.
+func (r *JetStreamReconciler[T, C]) serverName(obj T) string {
+	return r.Kind.Stream(obj)
+}
+
+// announceJetStream records an event for what the pass did.
+func (r *JetStreamReconciler[T, C]) announceJetStream(obj T, out outcome) {
+	if out.event == "" {
+		return
+	}
+	kind := corev1.EventTypeNormal
+	if out.event == reasonDriftCorrected || out.event == reasonRecreated {
+		kind = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(obj, nil, kind, out.event, "Sync", "%s %s on the server", r.Kind.Name(), lowerEvent(out.event))
+}
+
+func lowerEvent(e string) string {
+	switch e {
+	case reasonCreated:
+		return "created"
+	case reasonRecreated:
+		return "recreated after it was deleted on the server"
+	case reasonDriftCorrected:
+		return "restored after it was changed on the server"
+	case reasonAdopted:
+		return "adopted"
+	}
+	return "updated"
+}

@@ -1,0 +1,118 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// Reasons a JetStream resource waits or fails on its target.
+const (
+	reasonClusterNotFound  = "ClusterNotFound"
+	reasonClusterNotReady  = "ClusterNotReady"
+	reasonNotAllowed       = "NotAllowed"
+	reasonSecretNotFound   = "SecretNotFound"
+	reasonConnectionFailed = "ConnectionFailed"
+)
+
+// targetProblem is why a target cannot be used now. gone is true when it
+// will not come back by itself (deleted), which releases a finalizer.
+type targetProblem struct {
+	reason, message string
+	gone            bool
+}
+
+// resolveTarget turns a resource's target into what dialing needs.
+func (r *JetStreamBase) resolveTarget(ctx context.Context, obj v1alpha1.JetStreamObject) (jetstream.ConnSpec, *targetProblem, error) {
+	t := obj.GetTarget()
+	if t.Cluster != nil {
+		return r.clusterConn(ctx, obj.GetNamespace(), *t.Cluster)
+	}
+	if t.Connection != nil {
+		return r.externalConn(ctx, obj.GetNamespace(), *t.Connection)
+	}
+	return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotFound, message: "no target: set cluster or connection"}, nil
+}
+
+// clusterConn dials a NatsCluster kubenats runs, with the credentials in its
+// client Secret.
+func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1.ClusterRef) (jetstream.ConnSpec, *targetProblem, error) {
+	if ref.Namespace == "" {
+		ref.Namespace = ns
+	}
+	var c v1alpha1.NatsCluster
+	err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &c)
+	if apierrors.IsNotFound(err) || (err == nil && !c.DeletionTimestamp.IsZero()) {
+		return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotFound, gone: true,
+			message: fmt.Sprintf("NatsCluster %s/%s does not exist", ref.Namespace, ref.Name)}, nil
+	}
+	if err != nil {
+		return jetstream.ConnSpec{}, nil, err
+	}
+	if ref.Namespace != ns && !namespaceAllowed(c.Spec.JetStream.AllowedNamespaces, ns) {
+		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, message: fmt.Sprintf(
+			"NatsCluster %s/%s does not list namespace %q in spec.jetstream.allowedNamespaces", ref.Namespace, ref.Name, ns)}, nil
+	}
+	if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable) || c.Status.CredentialsSecretRef == nil {
+		return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
+			"NatsCluster %s/%s is not available yet", ref.Namespace, ref.Name)}, nil
+	}
+	var s corev1.Secret
+	key := client.ObjectKey{Namespace: ref.Namespace, Name: c.Status.CredentialsSecretRef.Name}
+	if err := r.Get(ctx, key, &s); err != nil {
+		return jetstream.ConnSpec{}, nil, err
+	}
+	return jetstream.ConnSpec{
+		System:   "natscluster/" + ref.Namespace + "/" + ref.Name,
+		Servers:  []string{c.Status.Endpoint.Internal},
+		Domain:   c.Spec.JetStream.Domain,
+		User:     string(s.Data[render.CredentialsUserKey]),
+		Password: string(s.Data[render.CredentialsPasswordKey]),
+		Token:    string(s.Data[render.CredentialsTokenKey]),
+	}, nil, nil
+}
+
+func namespaceAllowed(allowed []string, ns string) bool {
+	return slices.Contains(allowed, ns) || slices.Contains(allowed, "*")
+}
+
+// externalConn dials a NATS system by address, with credentials from the
+// user's Secrets, read past the cache (it holds only kubenats' Secrets).
+func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
+	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain}
+	if ref := conn.CredentialsSecretRef; ref != nil {
+		data, problem, err := r.secretData(ctx, ns, ref.Name)
+		if problem != nil || err != nil {
+			return spec, problem, err
+		}
+		spec.Creds, spec.NKeySeed = data["creds"], data["nkey"]
+		spec.Token = string(data["token"])
+		spec.User, spec.Password = string(data["user"]), string(data["password"])
+	}
+	if ref := conn.TLSSecretRef; ref != nil {
+		data, problem, err := r.secretData(ctx, ns, ref.Name)
+		if problem != nil || err != nil {
+			return spec, problem, err
+		}
+		spec.CA, spec.Cert, spec.PrivateKey = data["ca.crt"], data["tls.crt"], data["tls.key"]
+	}
+	return spec, nil, nil
+}
+
+func (r *JetStreamBase) secretData(ctx context.Context, ns, name string) (map[string][]byte, *targetProblem, error) {
+	var s corev1.Secret
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s)
+	if apierrors.IsNotFound(err) {
+		return nil, &targetProblem{reason: reasonSecretNotFound, gone: true, message: fmt.Sprintf("Secret %q does not exist", name)}, nil
+	}
+	return s.Data, nil, err
+}

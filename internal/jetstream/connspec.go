@@ -1,0 +1,108 @@
+package jetstream
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/nats-io/nats.go"
+)
+
+// ConnSpec is everything needed to dial one NATS system as one identity.
+// Two resources with equal specs share a connection; a rotated credential
+// is a different spec, so the next reconcile moves to a fresh connection.
+type ConnSpec struct {
+	// System names the NATS system, for logs and metrics (never secret).
+	System  string
+	Servers []string
+	Domain  string
+
+	User, Password, Token string
+	Creds                 []byte // a creds file (JWT and nkey seed)
+	NKeySeed              []byte
+	CA, Cert, PrivateKey  []byte // PEM
+}
+
+// Key identifies the spec by content. It is a hash: the pool's map keys
+// never hold a credential.
+func (s ConnSpec) Key() string {
+	h := sha256.New()
+	for _, part := range [][]byte{
+		[]byte(s.System), []byte(strings.Join(s.Servers, ",")), []byte(s.Domain),
+		[]byte(s.User), []byte(s.Password), []byte(s.Token), s.Creds, s.NKeySeed, s.CA, s.Cert, s.PrivateKey,
+	} {
+		h.Write([]byte{byte(len(part) >> 8), byte(len(part))})
+		h.Write(part)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// options turns the spec into nats.go options.
+func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
+	opts := []nats.Option{
+		nats.Name("kubenats"),
+		nats.MaxReconnects(-1),
+		// A reconnect storm from a thousand resources would hurt the
+		// servers more than a slower recovery.
+		nats.ReconnectJitter(100e6, 1e9),
+	}
+	if dialer != nil {
+		opts = append(opts, nats.SetCustomDialer(dialer))
+	}
+	switch {
+	case len(s.Creds) > 0:
+		opt, err := credsOption(s.Creds)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, opt)
+	case len(s.NKeySeed) > 0:
+		opt, err := nkeyOption(s.NKeySeed)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, opt)
+	case s.Token != "":
+		opts = append(opts, nats.Token(s.Token))
+	case s.User != "":
+		opts = append(opts, nats.UserInfo(s.User, s.Password))
+	}
+	if len(s.CA) > 0 || len(s.Cert) > 0 {
+		cfg, err := s.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.Secure(cfg))
+	}
+	return opts, nil
+}
+
+func (s ConnSpec) tlsConfig() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if len(s.CA) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(s.CA) {
+			return nil, errors.New("ca.crt holds no PEM certificate")
+		}
+		cfg.RootCAs = pool
+	}
+	if len(s.Cert) > 0 {
+		pair, err := tls.X509KeyPair(s.Cert, s.PrivateKey)
+		if err != nil {
+			return nil, errors.New("tls.crt and tls.key do not form a key pair")
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// DialerFunc adapts a function to nats.CustomDialer; tests use it to resolve
+// cluster DNS names that only exist inside a real cluster.
+type DialerFunc func(network, address string) (net.Conn, error)
+
+// Dial implements nats.CustomDialer.
+func (f DialerFunc) Dial(network, address string) (net.Conn, error) { return f(network, address) }

@@ -1,0 +1,67 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+
+	js "github.com/nats-io/nats.go/jetstream"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// StreamKind is the Stream kind.
+type StreamKind struct{}
+
+var _ Kind[*v1alpha1.Stream, js.StreamConfig] = StreamKind{}
+
+func (StreamKind) Name() string                     { return "Stream" }
+func (StreamKind) NewList() client.ObjectList       { return &v1alpha1.StreamList{} }
+func (StreamKind) New() *v1alpha1.Stream            { return &v1alpha1.Stream{} }
+func (StreamKind) Stream(s *v1alpha1.Stream) string { return s.Spec.Name }
+
+func (StreamKind) Desired(s *v1alpha1.Stream, owner string) (js.StreamConfig, error) {
+	cfg, err := StreamConfig(&s.Spec)
+	cfg.Metadata = withOwner(cfg.Metadata, owner)
+	return cfg, err
+}
+
+func (StreamKind) Observe(ctx context.Context, j js.JetStream, s *v1alpha1.Stream) (Observed, error) {
+	st, err := j.Stream(ctx, s.Spec.Name)
+	if errors.Is(err, js.ErrStreamNotFound) {
+		return Observed{}, ErrNotFound
+	}
+	if err != nil {
+		return Observed{}, err
+	}
+	return observedStream(st.CachedInfo()), nil
+}
+
+func (StreamKind) Create(ctx context.Context, j js.JetStream, _ *v1alpha1.Stream, cfg js.StreamConfig) (Observed, error) {
+	st, err := j.CreateStream(ctx, cfg)
+	if err != nil {
+		return Observed{}, err
+	}
+	return observedStream(st.CachedInfo()), nil
+}
+
+func (StreamKind) Update(ctx context.Context, j js.JetStream, _ *v1alpha1.Stream, cfg js.StreamConfig) (Observed, error) {
+	st, err := j.UpdateStream(ctx, cfg)
+	if err != nil {
+		return Observed{}, err
+	}
+	return observedStream(st.CachedInfo()), nil
+}
+
+func (StreamKind) Delete(ctx context.Context, j js.JetStream, s *v1alpha1.Stream) error {
+	err := j.DeleteStream(ctx, s.Spec.Name)
+	if errors.Is(err, js.ErrStreamNotFound) {
+		return nil
+	}
+	return err
+}
+
+func observedStream(info *js.StreamInfo) Observed {
+	return Observed{Hash: hashConfig(info.Config), Owner: info.Config.Metadata[OwnerKey], Cluster: raftGroup(info.Cluster)}
+}

@@ -1,0 +1,197 @@
+package jetstream
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// Pool holds one connection per NATS system and identity, shared by every
+// resource of every kind. A connection lives while some resource uses it and
+// is closed after IdleTimeout without users.
+type Pool struct {
+	// Dialer replaces TCP dialing when set (tests resolve cluster names).
+	Dialer nats.CustomDialer
+	// OnChange is called with the user of every resource whose server
+	// object an advisory says changed. It must not block.
+	OnChange func(user User)
+	// IdleTimeout is how long a connection without users stays open.
+	IdleTimeout time.Duration
+
+	mu    sync.Mutex
+	conns map[string]*Conn
+	users map[User]use
+}
+
+// User identifies a resource using the pool: kind/namespace/name.
+type User string
+
+// use is what a user uses: a connection, and the stream its server object
+// belongs to (advisories name streams).
+type use struct {
+	key    string
+	stream string
+}
+
+// Conn is a pooled connection.
+type Conn struct {
+	NC *nats.Conn
+	JS js.JetStream
+
+	key       string
+	users     int
+	idleSince time.Time
+	ready     chan struct{} // closed once dialing ended
+	err       error
+}
+
+// Acquire returns the connection for spec, dialing it on first use, and
+// records that user's server object lives in stream on it. A user moving to
+// another spec (rotated credentials) leaves its old connection.
+func (p *Pool) Acquire(ctx context.Context, user User, stream string, spec ConnSpec) (*Conn, error) {
+	key := spec.Key()
+	p.mu.Lock()
+	if p.conns == nil {
+		p.conns, p.users = map[string]*Conn{}, map[User]use{}
+	}
+	c, ok := p.conns[key]
+	if !ok {
+		c = &Conn{key: key, ready: make(chan struct{})}
+		p.conns[key] = c
+		go p.dial(c, spec)
+	}
+	p.moveUser(user, use{key: key, stream: stream})
+	p.mu.Unlock()
+
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if c.err != nil {
+		p.mu.Lock()
+		if p.conns[key] == c {
+			delete(p.conns, key) // the next Acquire dials again
+		}
+		p.mu.Unlock()
+		return nil, c.err
+	}
+	return c, nil
+}
+
+// Release forgets user, for a resource that is gone.
+func (p *Pool) Release(user User) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.moveUser(user, use{})
+}
+
+// moveUser points user at u (or nowhere) and keeps the counts. p.mu is held.
+func (p *Pool) moveUser(user User, u use) {
+	old, had := p.users[user]
+	if had && old.key == u.key {
+		p.users[user] = u
+		return
+	}
+	if had {
+		if c := p.conns[old.key]; c != nil {
+			c.users--
+			if c.users == 0 {
+				c.idleSince = time.Now()
+			}
+		}
+		delete(p.users, user)
+	}
+	if u.key != "" {
+		p.users[user] = u
+		p.conns[u.key].users++
+	}
+}
+
+func (p *Pool) dial(c *Conn, spec ConnSpec) {
+	defer close(c.ready)
+	opts, err := spec.options(p.Dialer)
+	if err != nil {
+		c.err = err
+		return
+	}
+	opts = append(opts, nats.Timeout(3*time.Second))
+	nc, err := nats.Connect(joinServers(spec.Servers), opts...)
+	if err != nil {
+		c.err = err
+		return
+	}
+	var jsc js.JetStream
+	if spec.Domain != "" {
+		jsc, err = js.NewWithDomain(nc, spec.Domain)
+	} else {
+		jsc, err = js.New(nc)
+	}
+	if err != nil {
+		nc.Close()
+		c.err = err
+		return
+	}
+	if _, err := nc.Subscribe(advisorySubjects, func(m *nats.Msg) { p.advisory(c.key, m.Subject) }); err != nil {
+		nc.Close()
+		c.err = err
+		return
+	}
+	c.NC, c.JS = nc, jsc
+}
+
+// Len is the number of open or opening connections.
+func (p *Pool) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.conns)
+}
+
+// Start closes idle connections until ctx ends, then closes all. It makes
+// the pool a manager Runnable.
+func (p *Pool) Start(ctx context.Context) error {
+	tick := time.NewTicker(p.IdleTimeout/2 + time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			p.closeIdle(time.Time{}, true)
+			return nil
+		case now := <-tick.C:
+			p.closeIdle(now.Add(-p.IdleTimeout), false)
+		}
+	}
+}
+
+// closeIdle closes connections idle since before cutoff, or all of them.
+func (p *Pool) closeIdle(cutoff time.Time, all bool) {
+	p.mu.Lock()
+	var doomed []*Conn
+	for key, c := range p.conns {
+		if all || (c.users == 0 && c.idleSince.Before(cutoff)) {
+			doomed = append(doomed, c)
+			delete(p.conns, key)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range doomed {
+		<-c.ready
+		if c.NC != nil {
+			c.NC.Close()
+		}
+	}
+}
+
+func joinServers(servers []string) string {
+	out := ""
+	for i, s := range servers {
+		if i > 0 {
+			out += ","
+		}
+		out += s
+	}
+	return out
+}

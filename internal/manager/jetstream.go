@@ -1,0 +1,64 @@
+package manager
+
+import (
+	"strings"
+	"time"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/internal/jetstream"
+)
+
+// wakeBuffer is how many advisory wake-ups a kind may have queued; beyond
+// it they are dropped, and the periodic resync still finds the drift.
+const wakeBuffer = 4096
+
+// adviceRecheck is when an advised resource is looked at a second time.
+const adviceRecheck = time.Second
+
+// setupJetStream registers the four JetStream kinds on one shared base and
+// routes the pool's advisory wake-ups to them.
+func setupJetStream(mgr ctrl.Manager, base *controller.JetStreamBase, workers int) error {
+	routes := map[string]func(ns, name string){}
+	base.Pool.OnChange = func(u jetstream.User) {
+		parts := strings.SplitN(string(u), "/", 3)
+		if len(parts) == 3 && routes[parts[0]] != nil {
+			routes[parts[0]](parts[1], parts[2])
+		}
+	}
+	if err := register(mgr, base, workers, routes, jetstream.StreamKind{}); err != nil {
+		return err
+	}
+	if err := register(mgr, base, workers, routes, jetstream.ConsumerKind{}); err != nil {
+		return err
+	}
+	if err := register(mgr, base, workers, routes, jetstream.KeyValueKind{}); err != nil {
+		return err
+	}
+	return register(mgr, base, workers, routes, jetstream.ObjectStoreKind{})
+}
+
+func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *controller.JetStreamBase, workers int,
+	routes map[string]func(ns, name string), kind jetstream.Kind[T, C]) error {
+	wake := make(chan event.TypedGenericEvent[T], wakeBuffer)
+	send := func(ns, name string) {
+		obj := kind.New()
+		obj.SetNamespace(ns)
+		obj.SetName(name)
+		select {
+		case wake <- event.TypedGenericEvent[T]{Object: obj}:
+		default:
+		}
+	}
+	routes[kind.Name()] = func(ns, name string) {
+		send(ns, name)
+		// nats-server sends a stream's delete advisory before the stream
+		// has left its account: look again once it surely has.
+		time.AfterFunc(adviceRecheck, func() { send(ns, name) })
+	}
+	r := &controller.JetStreamReconciler[T, C]{JetStreamBase: base, Kind: kind, Backoff: controller.NewBackoff()}
+	return r.SetupWithManager(mgr, workers, wake)
+}

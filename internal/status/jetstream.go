@@ -1,0 +1,15 @@
+package status
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// JetStreamConditions are a JetStream resource's conditions: Ready, with
+// the reason the pass found.
+func JetStreamConditions(prev []metav1.Condition, generation int64, now metav1.Time, ready bool, reason, message string) []metav1.Condition {
+	return conditions(prev, generation, now, Verdict{
+		Type: v1alpha1.ConditionReady, Status: boolStatus(ready), Reason: reason, Message: message,
+	})
+}

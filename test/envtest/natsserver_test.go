@@ -1,0 +1,92 @@
+package envtest_test
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// natsServer starts a real nats-server with JetStream in this process,
+// stopped when the test ends. port 0 picks a free one.
+func natsServer(t *testing.T, port int) *server.Server {
+	t.Helper()
+	if port == 0 {
+		port = freePort(t)
+	}
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// jsClient is a test's own JetStream client: the "someone else" who edits
+// and deletes server objects behind the operator's back.
+func jsClient(t *testing.T, s *server.Server) js.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	j, err := js.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// clusterDNS maps the host names a NatsCluster's endpoint uses to test
+// servers. The operator's dialer resolves through it, the way cluster DNS
+// would in a real cluster.
+var clusterDNS = struct {
+	sync.Mutex
+	hosts map[string]string
+}{hosts: map[string]string{}}
+
+func mapHost(t *testing.T, hostport, addr string) {
+	clusterDNS.Lock()
+	clusterDNS.hosts[hostport] = addr
+	clusterDNS.Unlock()
+	t.Cleanup(func() {
+		clusterDNS.Lock()
+		delete(clusterDNS.hosts, hostport)
+		clusterDNS.Unlock()
+	})
+}
+
+// testDialer dials mapped names at their test server, anything else as is.
+func testDialer(network, address string) (net.Conn, error) {
+	clusterDNS.Lock()
+	to, ok := clusterDNS.hosts[address]
+	clusterDNS.Unlock()
+	if ok {
+		address = to
+	}
+	return (&net.Dialer{Timeout: 2 * time.Second}).Dial(network, address)
+}
+
+func serverURL(s *server.Server) string { return fmt.Sprintf("nats://%s", s.Addr().String()) }
