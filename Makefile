@@ -46,7 +46,7 @@ test: test-bins ## Run every test: unit, envtest.
 
 .PHONY: bench
 bench: test-bins ## Run the benchmarks.
-	go test -run='^$$' -bench=. -benchmem ./...
+	go test -run='^$$' -bench=. -benchtime=1x -timeout=60m ./test/bench/
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0

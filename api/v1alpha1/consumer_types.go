@@ -15,6 +15,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="self.deliverPolicy != 'byStartTime' || has(self.optStartTime)",message="deliverPolicy byStartTime needs optStartTime"
 // +kubebuilder:validation:XValidation:rule="!has(self.deliverGroup) || has(self.deliverSubject)",message="deliverGroup needs deliverSubject (push)"
 // +kubebuilder:validation:XValidation:rule="!has(self.flowControl) || !self.flowControl || has(self.heartbeatInterval)",message="flowControl needs heartbeatInterval"
+// +kubebuilder:validation:XValidation:rule="self.replayPolicy == oldSelf.replayPolicy",message="replayPolicy cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="has(self.memStorage) == has(oldSelf.memStorage) && (!has(self.memStorage) || self.memStorage == oldSelf.memStorage)",message="memStorage cannot change on the server"
 type ConsumerSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`

@@ -6,6 +6,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 //
 // +kubebuilder:validation:XValidation:rule="self.bucket == oldSelf.bucket",message="bucket is immutable: a renamed bucket is a new bucket"
 // +kubebuilder:validation:XValidation:rule="self.storage == oldSelf.storage",message="storage cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.limitMarkerTtl) || has(self.limitMarkerTtl)",message="limitMarkerTtl cannot be cleared: it turned on the bucket's message TTLs for good"
 type KeyValueSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`

@@ -71,8 +71,9 @@ type StreamSpec struct {
 	Replicas int `json:"replicas,omitempty"`
 	// +optional
 	NoAck bool `json:"noAck,omitempty"`
-	// DuplicateWindow bounds message-ID deduplication.
-	// +kubebuilder:default="2m"
+	// DuplicateWindow bounds message-ID deduplication. Unset: 2m, or maxAge
+	// when that is shorter (the server's own rule; a fixed default would
+	// be refused next to a short maxAge).
 	// +optional
 	DuplicateWindow Duration `json:"duplicateWindow,omitempty"`
 	// +optional

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,12 +23,12 @@ func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Reque
 		return ctrl.Result{}, nil
 	}
 	if !obj.GetLifecycle().PreventDelete {
-		retry, err := r.deleteOnServer(ctx, obj)
+		blocked, err := r.deleteOnServer(ctx, obj)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if retry {
-			return ctrl.Result{RequeueAfter: r.Backoff.When(req)}, nil
+		if blocked != "" {
+			return ctrl.Result{RequeueAfter: r.Backoff.When(req)}, r.reportBlockedDeletion(ctx, obj, blocked)
 		}
 	}
 	r.Backoff.Forget(req)
@@ -35,36 +38,52 @@ func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Reque
 	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, obj, patch))
 }
 
-// deleteOnServer deletes the server object if it is kubenats'. retry is true
-// while the server cannot be reached but may come back.
-func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (retry bool, _ error) {
+// reportBlockedDeletion says in the Ready condition why a deleted resource
+// is still there, so that a Terminating resource does not look Synced.
+func (r *JetStreamReconciler[T, C]) reportBlockedDeletion(ctx context.Context, obj T, why string) error {
+	prev := obj.GetJetStreamStatus().DeepCopy()
+	next := jetStreamStatus(obj, prev, outcome{reason: reasonDeletionBlocked, message: why})
+	if equality.Semantic.DeepEqual(*prev, next) {
+		return nil
+	}
+	*obj.GetJetStreamStatus() = next
+	err := r.Status().Update(ctx, obj)
+	if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+		return nil // the next pass reports it
+	}
+	return err
+}
+
+// deleteOnServer deletes the server object if it is kubenats'. blocked says
+// why it cannot now, while the server cannot be reached but may come back.
+func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (blocked string, _ error) {
 	spec, problem, err := r.resolveTarget(ctx, obj)
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	if problem != nil {
 		if problem.gone {
 			r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "FinalizerReleased", "Delete",
 				"%s; the server object, if any, was left in place", problem.message)
-			return false, nil
+			return "", nil
 		}
-		return true, nil
+		return "waiting to delete the server object: " + problem.message, nil
 	}
 	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Stream(obj), spec)
 	if err != nil {
-		return true, nil
+		return "cannot reach " + spec.System + " to delete the server object: " + err.Error(), nil
 	}
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	switch {
 	case errors.Is(err, jetstream.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
-		return false, nil
+		return "", nil
 	case err != nil:
-		return true, nil
+		return "cannot delete the server object: " + err.Error(), nil
 	case observed.Owner != r.owner(obj):
-		return false, nil // someone else's: never deleted
+		return "", nil // someone else's: never deleted
 	}
 	if err := r.Kind.Delete(ctx, conn.JS, obj); err != nil {
-		return true, nil
+		return "cannot delete the server object: " + err.Error(), nil
 	}
-	return false, nil
+	return "", nil
 }

@@ -72,7 +72,11 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 	out := r.sync(ctx, obj)
 	next := jetStreamStatus(obj, prev, out)
 	r.announceJetStream(obj, out)
-	if !equality.Semantic.DeepEqual(*prev, next) {
+	// A brand-new resource that must wait (its stream is a moment behind)
+	// gets one quick retry before its status says so: one API write less
+	// for every consumer created together with its stream.
+	quiet := out.retry && len(prev.Conditions) == 0 && r.Backoff.NumRequeues(req) == 0
+	if !quiet && !equality.Semantic.DeepEqual(*prev, next) {
 		*obj.GetJetStreamStatus() = next
 		if err := r.Status().Update(ctx, obj); apierrors.IsConflict(err) {
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil

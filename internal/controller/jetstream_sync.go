@@ -14,18 +14,19 @@ import (
 
 // Reasons of a JetStream resource's Ready condition and events.
 const (
-	reasonSynced         = "Synced"
-	reasonCreated        = "Created"
-	reasonUpdated        = "Updated"
-	reasonRecreated      = "Recreated"
-	reasonDriftCorrected = "DriftCorrected"
-	reasonAdopted        = "Adopted"
-	reasonDrifted        = "Drifted"
-	reasonAlreadyExists  = "AlreadyExists"
-	reasonStreamNotFound = "StreamNotFound"
-	reasonServerError    = "ServerError"
-	reasonInvalidSpec    = "InvalidSpec"
-	reasonNotFound       = "NotFound"
+	reasonSynced          = "Synced"
+	reasonCreated         = "Created"
+	reasonUpdated         = "Updated"
+	reasonRecreated       = "Recreated"
+	reasonDriftCorrected  = "DriftCorrected"
+	reasonAdopted         = "Adopted"
+	reasonDrifted         = "Drifted"
+	reasonAlreadyExists   = "AlreadyExists"
+	reasonStreamNotFound  = "StreamNotFound"
+	reasonServerError     = "ServerError"
+	reasonInvalidSpec     = "InvalidSpec"
+	reasonNotFound        = "NotFound"
+	reasonDeletionBlocked = "DeletionBlocked"
 )
 
 // outcome is what one pass found and did.
@@ -134,9 +135,12 @@ func (r *JetStreamReconciler[T, C]) serverName(obj T) string {
 	return r.Kind.Stream(obj)
 }
 
-// announceJetStream records an event for what the pass did.
+// announceJetStream records an event for what the pass did out of the
+// ordinary: drift corrected, an object recreated or adopted. Creating and
+// updating what the spec says is the normal course, told by the Ready
+// condition; an event for each would be one more API write per object.
 func (r *JetStreamReconciler[T, C]) announceJetStream(obj T, out outcome) {
-	if out.event == "" {
+	if out.event == "" || out.event == reasonCreated || out.event == reasonUpdated {
 		return
 	}
 	kind := corev1.EventTypeNormal

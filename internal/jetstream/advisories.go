@@ -18,7 +18,7 @@ func (p *Pool) advisory(key, subject string) {
 	p.mu.Lock()
 	var wake []User
 	for user, u := range p.users {
-		if u.key == key && u.stream == stream {
+		if u.conn.key == key && u.stream == stream {
 			wake = append(wake, user)
 		}
 	}

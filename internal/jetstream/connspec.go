@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+	ctrl "sigs.k8s.io/controller-runtime"
 )
 
 // ConnSpec is everything needed to dial one NATS system as one identity.
@@ -49,6 +50,11 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 		// A reconnect storm from a thousand resources would hurt the
 		// servers more than a slower recovery.
 		nats.ReconnectJitter(100e6, 1e9),
+		// Asynchronous errors (a refused reconnect, a slow consumer) go to
+		// the operator's log, not to standard error.
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			log.Info("NATS connection error", "system", s.System, "error", err.Error())
+		}),
 	}
 	if dialer != nil {
 		opts = append(opts, nats.SetCustomDialer(dialer))
@@ -99,6 +105,8 @@ func (s ConnSpec) tlsConfig() (*tls.Config, error) {
 	}
 	return cfg, nil
 }
+
+var log = ctrl.Log.WithName("nats")
 
 // DialerFunc adapts a function to nats.CustomDialer; tests use it to resolve
 // cluster DNS names that only exist inside a real cluster.

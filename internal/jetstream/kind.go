@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 
 	js "github.com/nats-io/nats.go/jetstream"
 
@@ -58,7 +59,9 @@ type Kind[T v1alpha1.JetStreamObject, C any] interface {
 	Delete(ctx context.Context, j js.JetStream, obj T) error
 }
 
-// hashConfig hashes a server configuration by its JSON form.
+// hashConfig hashes a server configuration by its JSON form. Callers leave
+// out the metadata the server stamps itself (_nats.ver changes with every
+// server upgrade, which is not drift).
 func hashConfig(cfg any) string {
 	b, err := json.Marshal(cfg)
 	if err != nil {
@@ -90,4 +93,19 @@ func raftGroup(ci *js.ClusterInfo) *v1alpha1.RaftGroupStatus {
 		g.Replicas = append(g.Replicas, v1alpha1.ReplicaStatus{Name: p.Name, Current: p.Current, Offline: p.Offline})
 	}
 	return g
+}
+
+// withoutServerMetadata drops the _nats.* keys the server adds; nil when
+// nothing else is left.
+func withoutServerMetadata(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if !strings.HasPrefix(k, "_nats.") {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }

@@ -68,5 +68,7 @@ func (ConsumerKind) Delete(ctx context.Context, j js.JetStream, c *v1alpha1.Cons
 }
 
 func observedConsumer(info *js.ConsumerInfo) Observed {
-	return Observed{Hash: hashConfig(info.Config), Owner: info.Config.Metadata[OwnerKey], Cluster: raftGroup(info.Cluster)}
+	cfg := info.Config
+	cfg.Metadata = withoutServerMetadata(cfg.Metadata)
+	return Observed{Hash: hashConfig(cfg), Owner: cfg.Metadata[OwnerKey], Cluster: raftGroup(info.Cluster)}
 }

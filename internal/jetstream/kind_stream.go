@@ -63,5 +63,7 @@ func (StreamKind) Delete(ctx context.Context, j js.JetStream, s *v1alpha1.Stream
 }
 
 func observedStream(info *js.StreamInfo) Observed {
-	return Observed{Hash: hashConfig(info.Config), Owner: info.Config.Metadata[OwnerKey], Cluster: raftGroup(info.Cluster)}
+	cfg := info.Config
+	cfg.Metadata = withoutServerMetadata(cfg.Metadata)
+	return Observed{Hash: hashConfig(cfg), Owner: cfg.Metadata[OwnerKey], Cluster: raftGroup(info.Cluster)}
 }

@@ -32,7 +32,7 @@ type User string
 // use is what a user uses: a connection, and the stream its server object
 // belongs to (advisories name streams).
 type use struct {
-	key    string
+	conn   *Conn
 	stream string
 }
 
@@ -58,12 +58,18 @@ func (p *Pool) Acquire(ctx context.Context, user User, stream string, spec ConnS
 		p.conns, p.users = map[string]*Conn{}, map[User]use{}
 	}
 	c, ok := p.conns[key]
+	if ok && c.closed() {
+		// nats.go gave up on it (say, after repeated authorization
+		// errors): dial anew rather than hand out a dead connection.
+		delete(p.conns, key)
+		ok = false
+	}
 	if !ok {
 		c = &Conn{key: key, ready: make(chan struct{})}
 		p.conns[key] = c
 		go p.dial(c, spec)
 	}
-	p.moveUser(user, use{key: key, stream: stream})
+	p.moveUser(user, use{conn: c, stream: stream})
 	p.mu.Unlock()
 
 	select {
@@ -89,25 +95,36 @@ func (p *Pool) Release(user User) {
 	p.moveUser(user, use{})
 }
 
-// moveUser points user at u (or nowhere) and keeps the counts. p.mu is held.
+// moveUser points user at u (or nowhere) and keeps the counts. Users are
+// counted per connection object, so a connection dialled anew after a
+// failure starts its count afresh. p.mu is held.
 func (p *Pool) moveUser(user User, u use) {
 	old, had := p.users[user]
-	if had && old.key == u.key {
+	if had && old.conn == u.conn {
 		p.users[user] = u
 		return
 	}
 	if had {
-		if c := p.conns[old.key]; c != nil {
-			c.users--
-			if c.users == 0 {
-				c.idleSince = time.Now()
-			}
+		old.conn.users--
+		if old.conn.users == 0 {
+			old.conn.idleSince = time.Now()
 		}
 		delete(p.users, user)
 	}
-	if u.key != "" {
+	if u.conn != nil {
 		p.users[user] = u
-		p.conns[u.key].users++
+		u.conn.users++
+	}
+}
+
+// closed reports whether the connection was dialled and has since been
+// closed for good. p.mu is held.
+func (c *Conn) closed() bool {
+	select {
+	case <-c.ready:
+		return c.NC != nil && c.NC.IsClosed()
+	default:
+		return false
 	}
 }
 

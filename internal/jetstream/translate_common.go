@@ -57,8 +57,9 @@ type enumName[T enumValue] struct {
 
 // enum is the spec spelling of a server enum. Spec -> server looks the
 // name up; server -> spec writes the first name listed for the value, so
-// list the canonical name before aliases (the empty string, which is the
-// CRD default, is an alias and comes last unless it is itself canonical).
+// list the canonical name before aliases. The empty string (unset) is an
+// alias of the CRD default and comes last; for a field without a CRD
+// default it is the canonical name of the zero value and comes first.
 type enum[T enumValue] struct {
 	field string
 	names []enumName[T]

@@ -215,25 +215,6 @@ func startJetStream(t *testing.T) js.JetStream {
 	return j
 }
 
-// serverMetadataPrefix marks the metadata the server adds to every stream
-// and consumer (_nats.req.level, _nats.ver, _nats.level).
-const serverMetadataPrefix = "_nats."
-
-// withoutServerMetadata drops the server's own metadata keys; nil when
-// nothing else is left.
-func withoutServerMetadata(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		if !strings.HasPrefix(k, serverMetadataPrefix) {
-			out[k] = v
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // hasServerMetadata checks the keys the server adds are there.
 func hasServerMetadata(t *testing.T, m map[string]string) {
 	t.Helper()

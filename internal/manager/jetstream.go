@@ -16,8 +16,8 @@ import (
 // it they are dropped, and the periodic resync still finds the drift.
 const wakeBuffer = 4096
 
-// adviceRecheck is when an advised resource is looked at a second time.
-const adviceRecheck = time.Second
+// adviceDelay is how long after an advisory its resources are looked at.
+const adviceDelay = 500 * time.Millisecond
 
 // setupJetStream registers the four JetStream kinds on one shared base and
 // routes the pool's advisory wake-ups to them.
@@ -53,11 +53,12 @@ func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *control
 		default:
 		}
 	}
+	// An advised resource is looked at a moment later, not at once: the
+	// server sends a stream's delete advisory before the stream has left
+	// its account, and the advisories of the operator's own writes arrive
+	// before its cache has seen the status it just wrote.
 	routes[kind.Name()] = func(ns, name string) {
-		send(ns, name)
-		// nats-server sends a stream's delete advisory before the stream
-		// has left its account: look again once it surely has.
-		time.AfterFunc(adviceRecheck, func() { send(ns, name) })
+		time.AfterFunc(adviceDelay, func() { send(ns, name) })
 	}
 	r := &controller.JetStreamReconciler[T, C]{JetStreamBase: base, Kind: kind, Backoff: controller.NewBackoff()}
 	return r.SetupWithManager(mgr, workers, wake)

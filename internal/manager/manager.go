@@ -40,6 +40,9 @@ type Options struct {
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
+	// PprofBindAddress serves net/http/pprof, for profiling; "" or "0"
+	// disables it.
+	PprofBindAddress string
 	// Dialer, when set, replaces TCP dialing to NATS: tests use it to
 	// resolve cluster DNS names that exist only inside a real cluster.
 	Dialer nats.CustomDialer
@@ -60,6 +63,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Scheme:                  scheme,
 		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
+		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kubenats.kubenats.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,

@@ -32,7 +32,6 @@ func TestStreamCreateUpdateDelete(t *testing.T) {
 	if err != nil || cfg.Description != "first" || cfg.Storage != js.FileStorage {
 		t.Fatalf("server stream = %+v, %v; want description first, file storage", cfg, err)
 	}
-	eventually(t, wait, func() error { return eventWithReason(t, ns, "Created") })
 
 	update(t, st, func(st *v1alpha1.Stream) { st.Spec.Description = "second"; st.Spec.MaxMsgs = 100 })
 	eventually(t, wait, func() error {

@@ -1,0 +1,413 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// The pool is tested against a real nats-server with JetStream, embedded in
+// the test process: the server's own client count is the truth about how
+// many connections the pool holds open.
+
+// poolServer starts a nats-server with JetStream on port (0: any free one),
+// stopped when the test ends.
+func poolServer(t *testing.T, port int) *server.Server {
+	t.Helper()
+	if port == 0 {
+		port = poolFreePort(t)
+	}
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
+	return s
+}
+
+// poolFreePort is a port nothing listens on (right after it returns).
+func poolFreePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// newTestPool is a pool whose connections are all closed when the test ends.
+func newTestPool(t *testing.T) *Pool {
+	p := &Pool{IdleTimeout: time.Minute}
+	t.Cleanup(func() { p.closeIdle(time.Time{}, true) })
+	return p
+}
+
+func specFor(s *server.Server) ConnSpec {
+	return ConnSpec{System: "test", Servers: []string{s.ClientURL()}}
+}
+
+// testCtx bounds every call of one test: a hang fails the test instead of
+// the whole run.
+func testCtx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// poll checks until check returns nil, failing the test with the last error
+// after 20s.
+func poll(t *testing.T, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within 20s: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// clients polls until the server counts want client connections.
+func clients(t *testing.T, s *server.Server, want int) {
+	t.Helper()
+	poll(t, func() error {
+		if n := s.NumClients(); n != want {
+			return fmt.Errorf("server has %d client connections, want %d", n, want)
+		}
+		return nil
+	})
+}
+
+func TestPoolSharesOneConnectionAmongConcurrentUsers(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	spec := specFor(s)
+	const users = 50
+	conns := make([]*Conn, users)
+	errs := make([]error, users)
+	var wg sync.WaitGroup
+	for i := range users {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conns[i], errs[i] = p.Acquire(testCtx(t), User(fmt.Sprintf("Stream/ns/s%d", i)), fmt.Sprintf("s%d", i), spec)
+		}()
+	}
+	wg.Wait()
+	for i := range users {
+		if errs[i] != nil {
+			t.Fatalf("user %d: %v", i, errs[i])
+		}
+		if conns[i] != conns[0] {
+			t.Fatalf("user %d got connection %p, user 0 got %p: want one shared", i, conns[i], conns[0])
+		}
+	}
+	if conns[0].NC == nil || !conns[0].NC.IsConnected() || conns[0].JS == nil {
+		t.Fatalf("shared connection not usable: %+v", conns[0])
+	}
+	if n := p.Len(); n != 1 {
+		t.Fatalf("pool holds %d connections, want 1", n)
+	}
+	if n := s.NumClients(); n != 1 {
+		t.Fatalf("server has %d client connections for %d users, want 1", n, users)
+	}
+	if c := conns[0]; c.users != users {
+		t.Fatalf("connection counts %d users, want %d", c.users, users)
+	}
+}
+
+func TestPoolIdleConnectionsAreClosed(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	one, two := specFor(s), specFor(s)
+	one.User, one.Password = "app", "one"
+	two.User, two.Password = "app", "two" // a server without auth takes any
+	a1, err := p.Acquire(testCtx(t), "Stream/ns/a1", "a", one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := p.Acquire(testCtx(t), "Stream/ns/a2", "a", one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Acquire(testCtx(t), "Stream/ns/b", "b", two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a1 != a2 || a1 == b {
+		t.Fatalf("same spec shares (%p, %p), another password does not (%p)", a1, a2, b)
+	}
+	if n := p.Len(); n != 2 {
+		t.Fatalf("pool holds %d connections, want 2", n)
+	}
+	clients(t, s, 2)
+
+	// Connections in use are never closed, however old.
+	p.closeIdle(time.Now().Add(time.Hour), false)
+	if n := p.Len(); n != 2 || a1.NC.IsClosed() || b.NC.IsClosed() {
+		t.Fatalf("closeIdle closed connections in use: len %d, a closed %v, b closed %v", n, a1.NC.IsClosed(), b.NC.IsClosed())
+	}
+
+	// One of two users leaving keeps the connection in use.
+	p.Release("Stream/ns/a1")
+	p.closeIdle(time.Now().Add(time.Second), false)
+	if n := p.Len(); n != 2 || a1.NC.IsClosed() {
+		t.Fatalf("closeIdle closed a connection one user still holds: len %d, closed %v", n, a1.NC.IsClosed())
+	}
+
+	// Idle, but not for long enough: kept.
+	p.Release("Stream/ns/a2")
+	p.Release("Stream/ns/b")
+	p.closeIdle(time.Now().Add(-time.Hour), false)
+	if n := p.Len(); n != 2 {
+		t.Fatalf("closeIdle closed connections idle for less than the timeout: len %d", n)
+	}
+
+	p.closeIdle(time.Now().Add(time.Second), false)
+	if n := p.Len(); n != 0 {
+		t.Fatalf("pool holds %d connections after closing the idle ones, want 0", n)
+	}
+	if !a1.NC.IsClosed() || !b.NC.IsClosed() {
+		t.Fatalf("idle connections not closed: a %v, b %v", a1.NC.Status(), b.NC.Status())
+	}
+	clients(t, s, 0)
+}
+
+func TestPoolUserMovingToANewSpecLeavesTheOldConnectionIdle(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	old, rotated := specFor(s), specFor(s)
+	old.Token, rotated.Token = "before", "after"
+	before, err := p.Acquire(testCtx(t), "Stream/ns/orders", "orders", old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := p.Acquire(testCtx(t), "Stream/ns/orders", "orders", rotated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before == after {
+		t.Fatal("a rotated credential reused the old connection")
+	}
+	if n := p.Len(); n != 2 {
+		t.Fatalf("pool holds %d connections, want 2 until the old one idles out", n)
+	}
+	clients(t, s, 2)
+	if before.users != 0 || after.users != 1 {
+		t.Fatalf("users: old connection %d, new %d; want 0 and 1", before.users, after.users)
+	}
+
+	p.closeIdle(time.Now().Add(time.Second), false)
+	if n := p.Len(); n != 1 {
+		t.Fatalf("pool holds %d connections, want the new one only", n)
+	}
+	if !before.NC.IsClosed() || after.NC.IsClosed() {
+		t.Fatalf("old connection closed %v (want true), new closed %v (want false)", before.NC.IsClosed(), after.NC.IsClosed())
+	}
+	clients(t, s, 1)
+	// The user is still served by the new connection.
+	again, err := p.Acquire(testCtx(t), "Stream/ns/orders", "orders", rotated)
+	if err != nil || again != after {
+		t.Fatalf("Acquire after the move = %p, %v; want the new connection %p", again, err, after)
+	}
+}
+
+func TestPoolDialFailureKeepsNoBrokenEntry(t *testing.T) {
+	port := poolFreePort(t)
+	p := newTestPool(t)
+	spec := ConnSpec{System: "test", Servers: []string{fmt.Sprintf("nats://127.0.0.1:%d", port)}}
+
+	// The dial fails by itself, long before this deadline: the error is
+	// the dial's, not the context's.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := p.Acquire(ctx, "Stream/ns/early", "early", spec)
+	if err == nil {
+		t.Fatalf("Acquire with nothing listening = %+v, want an error", c)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		t.Fatalf("Acquire waited for its context instead of failing: %v", err)
+	}
+	if !errors.Is(err, nats.ErrNoServers) {
+		t.Fatalf("Acquire error = %v, want nats: no servers available", err)
+	}
+	if n := p.Len(); n != 0 {
+		t.Fatalf("pool keeps %d entries after a failed dial, want 0", n)
+	}
+
+	s := poolServer(t, port)
+	c, err = p.Acquire(testCtx(t), "Stream/ns/late", "late", spec)
+	if err != nil {
+		t.Fatalf("Acquire once the server is up: %v", err)
+	}
+	if c.NC == nil || !c.NC.IsConnected() {
+		t.Fatalf("connection after the server came up is not connected: %+v", c)
+	}
+	if n := p.Len(); n != 1 {
+		t.Fatalf("pool holds %d connections, want 1", n)
+	}
+	clients(t, s, 1)
+}
+
+func TestPoolConnSpecKey(t *testing.T) {
+	base := ConnSpec{
+		System: "connection/ns", Servers: []string{"nats://a:4222", "nats://b:4222"}, Domain: "hub",
+		User: "app", Password: "0badc0de5ecre7", Token: "tok",
+		Creds: []byte("creds-file"), NKeySeed: []byte("SUAseed"),
+		CA: []byte("ca-pem"), Cert: []byte("cert-pem"), PrivateKey: []byte("key-pem"),
+	}
+	flip := func(b []byte) []byte {
+		out := append([]byte(nil), b...)
+		out[len(out)-1] ^= 1
+		return out
+	}
+	flipS := func(s string) string { return string(flip([]byte(s))) }
+	cases := []struct {
+		name string
+		edit func(*ConnSpec)
+	}{
+		{"system", func(s *ConnSpec) { s.System = flipS(s.System) }},
+		{"servers", func(s *ConnSpec) { s.Servers = []string{s.Servers[0], flipS(s.Servers[1])} }},
+		{"server order", func(s *ConnSpec) { s.Servers = []string{s.Servers[1], s.Servers[0]} }},
+		{"domain", func(s *ConnSpec) { s.Domain = flipS(s.Domain) }},
+		{"user", func(s *ConnSpec) { s.User = flipS(s.User) }},
+		{"password", func(s *ConnSpec) { s.Password = flipS(s.Password) }},
+		{"password first byte", func(s *ConnSpec) { s.Password = "1" + s.Password[1:] }},
+		{"token", func(s *ConnSpec) { s.Token = flipS(s.Token) }},
+		{"creds", func(s *ConnSpec) { s.Creds = flip(s.Creds) }},
+		{"nkey seed", func(s *ConnSpec) { s.NKeySeed = flip(s.NKeySeed) }},
+		{"ca", func(s *ConnSpec) { s.CA = flip(s.CA) }},
+		{"cert", func(s *ConnSpec) { s.Cert = flip(s.Cert) }},
+		{"private key", func(s *ConnSpec) { s.PrivateKey = flip(s.PrivateKey) }},
+		{"password emptied", func(s *ConnSpec) { s.Password = "" }},
+		// Fields are delimited: bytes moving from one to the next change
+		// the key.
+		{"user and password boundary", func(s *ConnSpec) { s.User, s.Password = s.User+s.Password[:1], s.Password[1:] }},
+		{"token moved to password", func(s *ConnSpec) { s.Password, s.Token = s.Password+s.Token, "" }},
+	}
+	k0 := base.Key()
+	if k0 != base.Key() {
+		t.Fatal("Key is not stable")
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := base
+			s.Servers = append([]string(nil), base.Servers...)
+			tc.edit(&s)
+			k := s.Key()
+			if k == k0 {
+				t.Fatalf("key unchanged (%s) after changing %s", k, tc.name)
+			}
+			for _, secret := range []string{s.Password, s.Token, string(s.Creds), string(s.NKeySeed), string(s.PrivateKey)} {
+				if secret != "" && strings.Contains(k, secret) {
+					t.Fatalf("key %q holds the credential %q", k, secret)
+				}
+			}
+		})
+	}
+	for _, secret := range []string{base.Password, base.Token, "0badc0de"} {
+		if strings.Contains(k0, secret) {
+			t.Fatalf("key %q holds credential text %q", k0, secret)
+		}
+	}
+}
+
+func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	var mu sync.Mutex
+	woken := map[User]int{}
+	p.OnChange = func(u User) {
+		mu.Lock()
+		woken[u]++
+		mu.Unlock()
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	mine, err := js.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"orders", "other"} {
+		if _, err := mine.CreateStream(testCtx(t), js.StreamConfig{Name: name, Subjects: []string{name + ".>"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	spec := specFor(s)
+	users := map[User]string{
+		"Stream/ns/orders":         "orders",
+		"Consumer/ns/orders-audit": "orders",
+		"Stream/ns/other":          "other",
+		"Stream/ns/sentinel":       "sentinel",
+	}
+	var c *Conn
+	for u, stream := range users {
+		if c, err = p.Acquire(testCtx(t), u, stream, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The advisory subscription is on the server before anything happens.
+	if err := c.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mine.DeleteStream(testCtx(t), "orders"); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if woken["Stream/ns/orders"] == 0 || woken["Consumer/ns/orders-audit"] == 0 {
+			return fmt.Errorf("woken %v, want both users of stream orders", woken)
+		}
+		return nil
+	})
+
+	// The server sends its advisories in order: once the sentinel stream's
+	// creation has woken its user, every advisory about orders has been
+	// handled, and the user of stream other must not have been woken.
+	if _, err := mine.CreateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Subjects: []string{"sentinel.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if woken["Stream/ns/sentinel"] == 0 {
+			return fmt.Errorf("woken %v, want Stream/ns/sentinel after its stream was created", woken)
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if n := woken["Stream/ns/other"]; n != 0 {
+		t.Fatalf("the user of stream other was woken %d times by advisories about orders and sentinel", n)
+	}
+	for u := range woken {
+		if _, ok := users[u]; !ok {
+			t.Fatalf("woke %q, which uses no stream here", u)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kubenats/kubenats/internal/manager"
+)
+
+// controlPlane starts kube-apiserver and etcd with kubenats' CRDs and
+// returns a client, its config, a kubeconfig file for the operator process,
+// and the repository root.
+func controlPlane(b *testing.B) (client.Client, *rest.Config, string, string) {
+	b.Helper()
+	root := repoRoot(b)
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s"),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = env.Stop() })
+	user, err := env.ControlPlane.AddUser(envtest.User{Name: "operator", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	fast := rest.CopyConfig(cfg)
+	fast.QPS, fast.Burst = -1, 0 // the creators must not be the bottleneck
+	k, err := client.New(fast, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return k, fast, path, root
+}
+
+// operatorBinary builds bin/kubenats, the binary users run.
+func operatorBinary(b *testing.B, root string) string {
+	b.Helper()
+	out := filepath.Join(root, "bin", "kubenats")
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/kubenats")
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, msg)
+	}
+	return out
+}
+
+func repoRoot(b *testing.B) string {
+	dir, _ := os.Getwd()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			b.Fatal("no go.mod above the test")
+		}
+		dir = parent
+	}
+}
