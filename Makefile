@@ -37,11 +37,12 @@ lint: ## go vet and gofmt.
 	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 .PHONY: test-bins
-test-bins: ## Build the Kubernetes control plane for the tests (first time ~15 min).
+test-bins: ## Build the Kubernetes control plane and nats-server binaries for the tests (first time ~17 min).
 	hack/build-k8s-bins.sh
+	hack/build-nats-servers.sh
 
 .PHONY: test
-test: test-bins ## Run every test: unit, envtest.
+test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end.
 	go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench

@@ -12,14 +12,18 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -89,6 +93,15 @@ func (r *NatsClusterReconciler) writeStatus(ctx context.Context, live *v1alpha1.
 	return r.Status().Update(ctx, live)
 }
 
+// podOwner maps a server pod to its NatsCluster by the instance label.
+func podOwner(_ context.Context, pod client.Object) []reconcile.Request {
+	name := pod.GetLabels()[render.LabelInstance]
+	if name == "" || pod.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}}}
+}
+
 // SetupWithManager registers the reconciler. Only spec changes of the
 // NatsCluster itself wake it (its own status writes do not); any change of a
 // child does.
@@ -101,5 +114,9 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&corev1.Service{}).
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
+		// Pods belong to the StatefulSet, not to the NatsCluster; they are
+		// watched for the version they report and for their readiness,
+		// which may reach the cache after the StatefulSet's status does.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podOwner)).
 		Complete(r)
 }

@@ -1,0 +1,141 @@
+// Package e2e_test runs the operator against a loopback cluster
+// (test/loopback): a real control plane with kube-controller-manager, and a
+// kubelet of our own that runs each server as a real nats-server process on
+// its own loopback address. A NatsCluster here forms a real JetStream
+// cluster, on one machine, with no container runtime.
+//
+// The cluster's directory (kubelet, controller manager, operator and
+// server logs) is kept when a test fails, or when KUBENATS_KEEP_LOOPBACK
+// is set; KUBENATS_TEST_LOG=1 turns the operator's debug logs on.
+//
+// One cluster and one operator serve the whole package (controller-runtime
+// allows one controller of a name per process); each test works in a
+// namespace of its own.
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"go.uber.org/zap/zapcore"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/loopback"
+)
+
+// cluster is the loopback cluster every test uses.
+var cluster *loopback.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	// The logger is set before anything logs (envtest does at start); its
+	// file exists only once the cluster's directory does.
+	logf.SetLogger(zap.New(zap.WriteTo(operatorLog), zap.Level(logLevel())))
+	// The kubelet runs the nats-server the image names; the script skips
+	// versions already built.
+	if err := loopback.BuildNatsServers("", os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	var err error
+	cluster, err = loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := 1
+	defer func() {
+		cluster.Stop()
+		if code == 0 && os.Getenv("KUBENATS_KEEP_LOOPBACK") == "" {
+			_ = os.RemoveAll(cluster.Dir)
+		} else {
+			fmt.Fprintf(os.Stderr, "loopback cluster logs kept in %s\n", cluster.Dir)
+		}
+	}()
+	stopOperator, err := startOperator()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code = m.Run()
+	if err := stopOperator(); err != nil {
+		fmt.Fprintln(os.Stderr, "operator:", err)
+		code = 1
+	}
+	return code
+}
+
+// startOperator runs the operator in this process, exactly as it ships
+// (manager.New), logging into the cluster's directory. Its NATS
+// connections resolve cluster DNS names through the loopback cluster.
+func startOperator() (stop func() error, _ error) {
+	logFile, err := os.Create(filepath.Join(cluster.Dir, "logs", "operator.log"))
+	if err != nil {
+		return nil, err
+	}
+	operatorLog.set(logFile)
+	mgr, err := manager.New(cluster.Config, manager.Options{
+		MetricsBindAddress:     "0",
+		HealthProbeBindAddress: "0",
+		Dialer:                 jetstream.DialerFunc(cluster.Dial),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	// Tests time how fast a cluster forms: the operator's caches are warm
+	// before the first one starts.
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, fmt.Errorf("the operator's caches did not sync: %v", <-done)
+	}
+	return func() error {
+		cancel()
+		err := <-done
+		operatorLog.set(io.Discard)
+		_ = logFile.Close()
+		return err
+	}, nil
+}
+
+// operatorLog is where the operator's (and envtest's) log lines go.
+var operatorLog = &switchWriter{w: io.Discard}
+
+// switchWriter writes to a target that can change while in use.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *switchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *switchWriter) set(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w = w
+}
+
+// logLevel: info, or debug with KUBENATS_TEST_LOG set.
+func logLevel() zapcore.Level {
+	if os.Getenv("KUBENATS_TEST_LOG") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.InfoLevel
+}

@@ -1,0 +1,252 @@
+package loopback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options shape a loopback cluster. The zero value works from anywhere in
+// the repository once `make test-bins` and hack/build-nats-servers.sh ran.
+type Options struct {
+	// RepoRoot holds bin/ and config/; found from the working directory
+	// (the directory with go.mod) when empty.
+	RepoRoot string
+	// KubernetesBinaries holds kube-apiserver, etcd and
+	// kube-controller-manager; <RepoRoot>/bin/k8s when empty.
+	KubernetesBinaries string
+	// NatsServerBinaries holds <version>/nats-server;
+	// <RepoRoot>/bin/nats-server when empty.
+	NatsServerBinaries string
+	// CRDDirectoryPaths are installed at start; <RepoRoot>/config/crd/bases
+	// when empty.
+	CRDDirectoryPaths []string
+	// Scheme of Cluster.Client; client-go's built-in kinds when nil.
+	Scheme *runtime.Scheme
+	// NodeName of the one node; "loopback" when empty.
+	NodeName string
+	// KeepDir leaves the cluster's directory (logs, pod and claim
+	// directories) in place after Stop, for a look after a failure.
+	KeepDir bool
+}
+
+// Cluster is a running loopback cluster.
+type Cluster struct {
+	// Config is an admin (system:masters) client configuration.
+	Config *rest.Config
+	// Client talks to the API server directly, with no cache.
+	Client client.Client
+	// Kubernetes is a client-go clientset for the same user.
+	Kubernetes kubernetes.Interface
+	// Dir holds everything on disk: logs/, pods/, claims/.
+	Dir string
+
+	opts    Options
+	reaper  *reaper
+	addrs   *addressBook
+	log     *fileLog
+	plane   *controlPlane
+	kubelet *kubelet
+	cancel  context.CancelFunc
+}
+
+// Start runs a loopback cluster for the test and stops it when the test
+// ends.
+func Start(t testing.TB, o Options) *Cluster {
+	t.Helper()
+	c, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// New runs a loopback cluster; Stop ends it. For test mains and demos that
+// have no testing.T.
+func New(o Options) (_ *Cluster, err error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	c := &Cluster{opts: o}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if c.Dir, err = os.MkdirTemp("", "kubenats-loopback-"); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(c.Dir, "logs"), 0o755); err != nil {
+		return nil, err
+	}
+	if c.log, err = openFileLog(filepath.Join(c.Dir, "logs", "kubelet.log")); err != nil {
+		return nil, err
+	}
+	if c.reaper, err = startReaper(); err != nil {
+		return nil, err
+	}
+	if c.addrs, err = newAddressBook(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	began := time.Now()
+	if c.plane, err = startControlPlane(ctx, o, c.Dir, c.reaper, c.log); err != nil {
+		return nil, err
+	}
+	c.Config = rest.CopyConfig(c.plane.cfg)
+	if c.Client, err = client.New(c.Config, client.Options{Scheme: o.Scheme}); err != nil {
+		return nil, err
+	}
+	if c.Kubernetes, err = kubernetes.NewForConfig(c.Config); err != nil {
+		return nil, err
+	}
+	c.kubelet = newKubelet(c.Kubernetes, o.NodeName, c.Dir, o.NatsServerBinaries, c.addrs, c.reaper, c.log)
+	if err := c.kubelet.start(ctx); err != nil {
+		return nil, fmt.Errorf("starting the loopback kubelet: %w", err)
+	}
+	c.log.printf("cluster up in %s, pod addresses 127.0.%d.0/24", time.Since(began).Round(time.Millisecond), c.addrs.slot)
+	return c, nil
+}
+
+func (o *Options) defaults() error {
+	if o.RepoRoot == "" {
+		root, err := findRepoRoot()
+		if err != nil {
+			return err
+		}
+		o.RepoRoot = root
+	}
+	if o.KubernetesBinaries == "" {
+		o.KubernetesBinaries = filepath.Join(o.RepoRoot, "bin", "k8s")
+	}
+	if o.NatsServerBinaries == "" {
+		o.NatsServerBinaries = filepath.Join(o.RepoRoot, "bin", "nats-server")
+	}
+	if len(o.CRDDirectoryPaths) == 0 {
+		o.CRDDirectoryPaths = []string{filepath.Join(o.RepoRoot, "config", "crd", "bases")}
+	}
+	if o.Scheme == nil {
+		o.Scheme = clientgoscheme.Scheme
+	}
+	if o.NodeName == "" {
+		o.NodeName = "loopback"
+	}
+	return nil
+}
+
+func findRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("loopback: no go.mod above the working directory; set Options.RepoRoot")
+		}
+		dir = parent
+	}
+}
+
+// Stop ends every process the cluster started: the servers first (at once,
+// no lame duck), then the controller manager, API server and etcd. It is
+// safe to call more than once.
+func (c *Cluster) Stop() {
+	if c.kubelet != nil {
+		c.kubelet.stop()
+		c.kubelet = nil
+	}
+	if c.cancel != nil {
+		c.cancel()
+	}
+	if c.plane != nil {
+		c.plane.stop(c.reaper)
+		c.plane = nil
+	}
+	if c.reaper != nil {
+		c.reaper.stop()
+		c.reaper = nil
+	}
+	if c.addrs != nil {
+		c.addrs.close()
+		c.addrs = nil
+	}
+	if c.log != nil {
+		c.log.close()
+		c.log = nil
+	}
+	if c.Dir != "" && !c.opts.KeepDir {
+		_ = os.RemoveAll(c.Dir)
+	}
+}
+
+// PodIP is the address of the pod ns/name: stable for the life of the
+// cluster, the same for every pod of that name, known even before the pod
+// exists. Clients connect here, since Service DNS names do not resolve on
+// this machine.
+func (c *Cluster) PodIP(ns, name string) string {
+	ip, err := c.addrs.address(ns, name)
+	if err != nil {
+		panic(err) // more than 254 pod names in one cluster
+	}
+	return ip
+}
+
+// Kill sends sig to the nats-server process of pod ns/name, as a crash or
+// an out-of-memory kill would arrive (SIGKILL), or an operator's hand.
+func (c *Cluster) Kill(ns, name string, sig syscall.Signal) error {
+	return c.kubelet.signal(ns, name, sig)
+}
+
+// ServerLog is everything the nats-server processes of the pods named
+// ns/name wrote, pod after pod (a StatefulSet reuses the name), each run
+// introduced by a header line.
+func (c *Cluster) ServerLog(ns, name string) string {
+	paths, _ := filepath.Glob(filepath.Join(c.Dir, "logs", ns+"_"+name+"_*.log"))
+	sort.Slice(paths, func(i, j int) bool { return modTime(paths[i]) < modTime(paths[j]) })
+	var b strings.Builder
+	for _, p := range paths {
+		data, _ := os.ReadFile(p)
+		b.Write(data)
+	}
+	return b.String()
+}
+
+// KubeletLog is the loopback kubelet's own log: bindings, starts, probe
+// verdicts, signals, deletions.
+func (c *Cluster) KubeletLog() string {
+	data, _ := os.ReadFile(filepath.Join(c.Dir, "logs", "kubelet.log"))
+	return string(data)
+}
+
+// ControllerManagerLog is kube-controller-manager's output.
+func (c *Cluster) ControllerManagerLog() string {
+	data, _ := os.ReadFile(filepath.Join(c.Dir, "logs", "kube-controller-manager.log"))
+	return string(data)
+}
+
+func modTime(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.ModTime().UnixNano()
+}

@@ -1,0 +1,265 @@
+package loopback
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// nodeIP is the node's address, and every pod's host IP.
+const nodeIP = "127.0.0.1"
+
+// kubelet is the loopback kubelet: it binds every pending pod to its one
+// node (there is no scheduler) and runs each bound pod in a podWorker.
+type kubelet struct {
+	cs           kubernetes.Interface
+	node         string
+	dir          string // pods/, claims/, logs/ below it
+	natsBinaries string // bin/nats-server: <version>/nats-server
+	addrs        *addressBook
+	reaper       *reaper
+	log          *fileLog
+
+	factory    informers.SharedInformerFactory
+	configMaps corelisters.ConfigMapLister
+	secrets    corelisters.SecretLister
+	services   corelisters.ServiceLister
+	claims     corelisters.PersistentVolumeClaimLister
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu       sync.Mutex
+	workers  map[types.UID]*podWorker
+	finished map[types.UID]bool // workers that ended: late events are ignored
+	binding  map[types.UID]bool
+}
+
+func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *addressBook, r *reaper, log *fileLog) *kubelet {
+	return &kubelet{
+		cs: cs, node: node, dir: dir, natsBinaries: natsBinaries, addrs: addrs, reaper: r, log: log,
+		workers: map[types.UID]*podWorker{}, finished: map[types.UID]bool{}, binding: map[types.UID]bool{},
+	}
+}
+
+// start registers the node and begins watching pods.
+func (k *kubelet) start(ctx context.Context) error {
+	k.ctx, k.cancel = context.WithCancel(ctx)
+	for _, sub := range []string{"pods", "claims", "logs"} {
+		if err := os.MkdirAll(filepath.Join(k.dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := registerNode(k.ctx, k.cs, k.node); err != nil {
+		return err
+	}
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		heartbeat(k.ctx, k.cs, k.node, k.logf)
+	}()
+
+	k.factory = informers.NewSharedInformerFactory(k.cs, 0)
+	core := k.factory.Core().V1()
+	k.configMaps, k.secrets = core.ConfigMaps().Lister(), core.Secrets().Lister()
+	k.services, k.claims = core.Services().Lister(), core.PersistentVolumeClaims().Lister()
+	handlers := []struct {
+		informer cache.SharedIndexInformer
+		handler  cache.ResourceEventHandler
+	}{
+		{core.Pods().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    k.onPod,
+			UpdateFunc: func(_, obj any) { k.onPod(obj) },
+			DeleteFunc: k.onPodDeleted,
+		}},
+		// What a pod reads changed: its workers look again.
+		{core.ConfigMaps().Informer(), k.kickOnChange()},
+		{core.Secrets().Informer(), k.kickOnChange()},
+		{core.Services().Informer(), k.kickOnChange()},
+		{core.PersistentVolumeClaims().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { k.kickNamespaceOf(obj) },
+			DeleteFunc: k.onClaimDeleted,
+		}},
+	}
+	for _, h := range handlers {
+		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
+			return err
+		}
+	}
+	k.factory.Start(k.ctx.Done())
+	for typ, ok := range k.factory.WaitForCacheSync(k.ctx.Done()) {
+		if !ok {
+			return fmt.Errorf("loopback kubelet: the %v cache did not sync", typ)
+		}
+	}
+	return nil
+}
+
+// stop ends every pod's processes at once, then the informers.
+func (k *kubelet) stop() {
+	if k.cancel == nil {
+		return
+	}
+	k.cancel()
+	k.wg.Wait()
+	if k.factory != nil {
+		k.factory.Shutdown()
+	}
+}
+
+func (k *kubelet) onPod(obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	if pod.Spec.NodeName == "" {
+		if pod.DeletionTimestamp == nil {
+			k.bind(pod)
+		}
+		return
+	}
+	if pod.Spec.NodeName != k.node {
+		return
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.finished[pod.UID] || k.ctx.Err() != nil {
+		return
+	}
+	if w := k.workers[pod.UID]; w != nil {
+		w.update(pod)
+		return
+	}
+	w := newPodWorker(k, pod)
+	k.workers[pod.UID] = w
+	k.wg.Add(1)
+	go func() {
+		defer k.wg.Done()
+		w.loop(k.ctx)
+	}()
+}
+
+func (k *kubelet) onPodDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	k.mu.Lock()
+	w := k.workers[pod.UID]
+	k.mu.Unlock()
+	if w != nil {
+		w.deleted()
+	}
+}
+
+// workerDone forgets a finished worker and wakes the pods of its namespace:
+// a replacement may wait for the address it held.
+func (k *kubelet) workerDone(w *podWorker) {
+	k.mu.Lock()
+	delete(k.workers, w.uid)
+	k.finished[w.uid] = true
+	k.mu.Unlock()
+	k.kickNamespace(w.key.Namespace)
+}
+
+func (k *kubelet) kickOnChange() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    k.kickNamespaceOf,
+		UpdateFunc: func(_, obj any) { k.kickNamespaceOf(obj) },
+		DeleteFunc: k.kickNamespaceOf,
+	}
+}
+
+func (k *kubelet) kickNamespaceOf(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if o, ok := obj.(metav1.Object); ok {
+		k.kickNamespace(o.GetNamespace())
+	}
+}
+
+func (k *kubelet) kickNamespace(ns string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, w := range k.workers {
+		if w.key.Namespace == ns {
+			w.kick()
+		}
+	}
+}
+
+// onClaimDeleted removes the claim's directory: the data goes with the
+// claim, as a dynamically provisioned volume would with policy Delete.
+func (k *kubelet) onClaimDeleted(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	claim, ok := obj.(*corev1.PersistentVolumeClaim)
+	if !ok {
+		return
+	}
+	k.logf("claim %s/%s deleted, removing its directory", claim.Namespace, claim.Name)
+	_ = os.RemoveAll(k.claimDir(claim))
+}
+
+// signal sends sig to the nats process of the pod named ns/name.
+func (k *kubelet) signal(ns, name string, sig syscall.Signal) error {
+	k.mu.Lock()
+	var target *podWorker
+	for _, w := range k.workers {
+		if w.key.Namespace == ns && w.key.Name == name {
+			target = w
+		}
+	}
+	k.mu.Unlock()
+	if target == nil {
+		return fmt.Errorf("no pod %s/%s runs on the loopback node", ns, name)
+	}
+	result := make(chan error, 1)
+	if !target.send(k.ctx, func() { result <- target.signalNats(sig) }) {
+		return errNotRunning
+	}
+	return <-result
+}
+
+func (k *kubelet) configMap(ns, name string) (*corev1.ConfigMap, error) {
+	return k.configMaps.ConfigMaps(ns).Get(name)
+}
+
+func (k *kubelet) secret(ns, name string) (*corev1.Secret, error) {
+	return k.secrets.Secrets(ns).Get(name)
+}
+
+func (k *kubelet) podDir(pod *corev1.Pod) string {
+	return filepath.Join(k.dir, "pods", pod.Namespace+"_"+pod.Name+"_"+string(pod.UID))
+}
+
+// logPath is where the pod's nats-server writes, every run appended; it
+// outlives the pod, for the test that wants to know what happened.
+func (k *kubelet) logPath(pod *corev1.Pod) string {
+	return filepath.Join(k.dir, "logs", pod.Namespace+"_"+pod.Name+"_"+string(pod.UID)+".log")
+}
+
+func (k *kubelet) claimDir(claim *corev1.PersistentVolumeClaim) string {
+	return filepath.Join(k.dir, "claims", claim.Namespace+"_"+claim.Name+"_"+string(claim.UID))
+}
+
+func (k *kubelet) removePodDir(dir string) { _ = os.RemoveAll(dir) }
+
+func (k *kubelet) logf(format string, args ...any) { k.log.printf(format, args...) }

@@ -1,0 +1,42 @@
+package loopback
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+)
+
+// The kubelet's own tests share one cluster, started by the first test
+// that needs one (the unit tests need none), and stopped after all of
+// them, when nothing it started may be left running.
+var shared struct {
+	once    sync.Once
+	cluster *Cluster
+	err     error
+}
+
+func sharedCluster(t *testing.T) *Cluster {
+	t.Helper()
+	shared.once.Do(func() {
+		if shared.err = BuildNatsServers("", os.Stderr); shared.err == nil {
+			shared.cluster, shared.err = New(Options{})
+		}
+	})
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.cluster
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.cluster != nil {
+		shared.cluster.Stop()
+	}
+	if left := childrenNamed("nats-server", "kube-controller-manager", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
+		fmt.Fprintf(os.Stderr, "processes left running after Stop: %v\n", left)
+		code = 1
+	}
+	os.Exit(code)
+}

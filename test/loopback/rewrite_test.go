@@ -1,0 +1,130 @@
+package loopback
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+func TestRewritePathsAtPathBoundaries(t *testing.T) {
+	ms := []mount{{"/data", "/tmp/p/data"}, {"/etc/nats-config", "/tmp/p/config"}, {"/etc/nats-config/certs", "/tmp/p/certs"}}
+	sortMounts(ms)
+	for in, want := range map[string]string{
+		`store_dir: "/data"`:                    `store_dir: "/tmp/p/data"`,
+		`store_dir: "/data/js"`:                 `store_dir: "/tmp/p/data/js"`,
+		`--config=/etc/nats-config/nats.conf`:   `--config=/tmp/p/config/nats.conf`,
+		`cert_file: "/etc/nats-config/certs/a"`: `cert_file: "/tmp/p/certs/a"`,
+		`store_dir: "/database"`:                `store_dir: "/database"`,
+		`store_dir: "/srv/data"`:                `store_dir: "/srv/data"`,
+		`url: "nats://data:4222"`:               `url: "nats://data:4222"`,
+		`/data`:                                 `/tmp/p/data`,
+	} {
+		if got := rewritePaths(in, ms); got != want {
+			t.Errorf("rewritePaths(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestPodDNSName(t *testing.T) {
+	for host, want := range map[string][3]string{
+		"nats-0.nats-headless":                         {"nats-0", "nats-headless", ""},
+		"nats-0.nats-headless.demo":                    {"nats-0", "nats-headless", "demo"},
+		"nats-0.nats-headless.demo.svc":                {"nats-0", "nats-headless", "demo"},
+		"nats-0.nats-headless.demo.svc.cluster.local":  {"nats-0", "nats-headless", "demo"},
+		"nats-0.nats-headless.demo.svc.cluster.local.": {"nats-0", "nats-headless", "demo"},
+	} {
+		pod, svc, ns, ok := podDNSName(host)
+		if !ok || [3]string{pod, svc, ns} != want {
+			t.Errorf("podDNSName(%q) = %q %q %q %t, want %q", host, pod, svc, ns, ok, want)
+		}
+	}
+	for _, host := range []string{"localhost", "nats-0.nats-headless.demo.cluster", "a.b.c.svc.example.org", "a.b.c.d.e.f.g"} {
+		if _, _, _, ok := podDNSName(host); ok {
+			t.Errorf("podDNSName(%q) is a pod name, want not", host)
+		}
+	}
+}
+
+// TestRewrittenConfigOfTheOperator rewrites the nats.conf the operator
+// renders and reads the result with nats-server's own parser: listeners on
+// the pod's address, routes to the other pods' addresses, paths in the
+// pod's directories.
+func TestRewrittenConfigOfTheOperator(t *testing.T) {
+	conf := operatorConf(t, &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "nats", Namespace: "demo"}})
+	dir := t.TempDir()
+	ms := []mount{{"/etc/nats-config", dir + "/config"}, {"/var/run/nats", dir + "/pid"}, {"/data", dir + "/data"}}
+	sortMounts(ms)
+	addrs := map[string]string{"nats-0": "127.0.9.1", "nats-1": "127.0.9.2", "nats-2": "127.0.9.3"}
+	resolve := func(host string) (string, bool) {
+		pod, svc, ns, ok := podDNSName(host)
+		if !ok || svc != "nats-headless" || (ns != "" && ns != "demo") {
+			return "", false
+		}
+		ip, ok := addrs[pod]
+		return ip, ok
+	}
+	out := bindListeners(rewriteHosts(rewritePaths(conf, ms), resolve), "127.0.9.2")
+
+	opts := parseConf(t, out)
+	if opts.Host != "127.0.9.2" || opts.Cluster.Host != "127.0.9.2" || opts.HTTPHost != "" {
+		t.Errorf("host %q, cluster host %q, http host %q; want the pod's address for the first two and the default (the host) for http", opts.Host, opts.Cluster.Host, opts.HTTPHost)
+	}
+	var routes []string
+	for _, u := range opts.Routes {
+		routes = append(routes, u.Host)
+	}
+	if got := strings.Join(routes, " "); got != "127.0.9.1:6222 127.0.9.2:6222 127.0.9.3:6222" {
+		t.Errorf("routes = %s", got)
+	}
+	if opts.StoreDir != dir+"/data" || opts.PidFile != dir+"/pid/nats.pid" {
+		t.Errorf("store_dir %q, pid_file %q; want them under %s", opts.StoreDir, opts.PidFile, dir)
+	}
+}
+
+// TestBindListenersOverridesHosts: a host the file sets itself loses.
+func TestBindListenersOverridesHosts(t *testing.T) {
+	conf := "host: 0.0.0.0\nport: 4222 # a comment with a { brace\ncluster { host: \"0.0.0.0\", port: 6222, name: \"c}\" }\nleafnodes {\n  port: 7422\n}\n"
+	opts := parseConf(t, bindListeners(conf, "127.0.9.7"))
+	if opts.Host != "127.0.9.7" || opts.Cluster.Host != "127.0.9.7" || opts.LeafNode.Host != "127.0.9.7" || opts.Cluster.Name != "c}" {
+		t.Errorf("host %q, cluster %q (%q), leafnodes %q", opts.Host, opts.Cluster.Host, opts.Cluster.Name, opts.LeafNode.Host)
+	}
+}
+
+func operatorConf(t *testing.T, c *v1alpha1.NatsCluster) string {
+	t.Helper()
+	objs, err := render.Objects(c, render.Inputs{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if cm, ok := o.(*corev1.ConfigMap); ok {
+			return cm.Data[render.ConfigKey]
+		}
+	}
+	t.Fatal("no ConfigMap rendered")
+	return ""
+}
+
+func parseConf(t *testing.T, conf string) *server.Options {
+	t.Helper()
+	for _, env := range []string{"SERVER_NAME", "NATS_PASSWORD", "NATS_SYSTEM_PASSWORD", "NATS_TOKEN"} {
+		t.Setenv(env, "x"+strings.ToLower(env))
+	}
+	path := filepath.Join(t.TempDir(), "nats.conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, conf)
+	}
+	return opts
+}

@@ -1,0 +1,233 @@
+package loopback
+
+import (
+	"context"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// podWorker runs one pod (one UID) from binding to deletion. Everything it
+// owns is touched only by its loop goroutine; the informers, probers and
+// processes talk to it through channels.
+type podWorker struct {
+	k   *kubelet
+	uid types.UID
+	key types.NamespacedName
+	dir string // the pod's own directory: volumes, working directory
+
+	updates chan *corev1.Pod // the latest version of the pod, buffered 1
+	kicks   chan struct{}    // something the pod reads may have changed
+	events  chan func()      // probe verdicts, exits, calls, run in the loop
+	gone    chan struct{}    // closed when the pod left the API server
+	goneOne sync.Once
+
+	// Loop state.
+	pod       *corev1.Pod
+	ip        string
+	holdsIP   bool
+	startTime time.Time
+	// sandboxReady: the pod's volumes were set up once; the containers
+	// that are only reported (the reloader) run from then on.
+	sandboxReady bool
+	// stoppedAt is when the last container stopped during deletion.
+	stoppedAt   time.Time
+	nats        natsContainer
+	terminating bool
+	status      statusWriter
+}
+
+func newPodWorker(k *kubelet, pod *corev1.Pod) *podWorker {
+	return &podWorker{
+		k:       k,
+		uid:     pod.UID,
+		key:     types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name},
+		dir:     k.podDir(pod),
+		updates: make(chan *corev1.Pod, 1),
+		kicks:   make(chan struct{}, 1),
+		events:  make(chan func()),
+		gone:    make(chan struct{}),
+		pod:     pod,
+	}
+}
+
+// update hands the worker the latest pod; an older one not yet taken is
+// dropped. Only the informer's goroutine calls it.
+func (w *podWorker) update(pod *corev1.Pod) {
+	select {
+	case <-w.updates:
+	default:
+	}
+	w.updates <- pod
+}
+
+// kick wakes the worker to look at what the pod reads again.
+func (w *podWorker) kick() {
+	select {
+	case w.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// deleted tells the worker the pod is gone from the API server.
+func (w *podWorker) deleted() { w.goneOne.Do(func() { close(w.gone) }) }
+
+// send runs fn in the worker's loop; false when the worker has ended.
+func (w *podWorker) send(ctx context.Context, fn func()) bool {
+	select {
+	case w.events <- fn:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// loop runs until the pod is finished, or the kubelet stops.
+func (w *podWorker) loop(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.shutdown()
+			return
+		case pod := <-w.updates:
+			w.pod = pod
+		case <-w.kicks:
+		case fn := <-w.events:
+			fn()
+		case <-w.gone:
+		case <-timer.C:
+		}
+		wake, done := w.sync(ctx)
+		if done {
+			return
+		}
+		timer.Stop()
+		if !wake.IsZero() {
+			timer.Reset(time.Until(wake))
+		}
+	}
+}
+
+// sync moves the pod one step toward what it should be and says when to
+// look again (zero: on the next event).
+func (w *podWorker) sync(ctx context.Context) (wake time.Time, done bool) {
+	select {
+	case <-w.gone:
+		// Deleted without us (force deletion): the process goes at once.
+		w.shutdown()
+		return time.Time{}, true
+	default:
+	}
+	if w.pod.DeletionTimestamp != nil {
+		return w.terminate(ctx)
+	}
+	now := time.Now()
+	if !w.holdsIP {
+		if !w.claimAddress() {
+			// The previous pod of this name still runs; its worker kicks
+			// this namespace when it ends. The timer is a safety net.
+			return now.Add(time.Second), false
+		}
+	}
+	if w.startTime.IsZero() {
+		w.startTime = now
+	}
+	retry := w.syncContainer(ctx, now)
+	w.writeStatus(ctx)
+	return retry, false
+}
+
+// claimAddress takes the pod's stable address once no earlier pod's
+// process uses it.
+func (w *podWorker) claimAddress() bool {
+	ip, err := w.k.addrs.address(w.key.Namespace, w.key.Name)
+	if err != nil {
+		w.nats.waitingFor("ContainerCreating", err.Error())
+		return false
+	}
+	if !w.k.addrs.acquire(ip, w.uid) {
+		return false
+	}
+	w.ip, w.holdsIP = ip, true
+	return true
+}
+
+// terminate runs the pod's graceful deletion: the preStop hook and SIGTERM,
+// SIGKILL when the grace period runs out, then the final status and the
+// deletion with grace period 0 that frees the name for a replacement.
+func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
+	now := time.Now()
+	if !w.terminating {
+		w.terminating = true
+		grace := time.Duration(deletionGrace(w.pod)) * time.Second
+		w.nats.stop(w, "pod deleted", grace, now)
+		w.k.logf("%s: terminating, grace period %s", w.key, grace)
+	}
+	if w.nats.run != nil {
+		if !w.nats.killAt.IsZero() && !now.Before(w.nats.killAt) {
+			w.k.logf("%s: grace period over, SIGKILL", w.key)
+			w.nats.run.proc.kill()
+			w.nats.killAt = time.Time{}
+		}
+		w.writeStatus(ctx)
+		return w.nats.killAt, false // the exit arrives as an event
+	}
+	if w.stoppedAt.IsZero() {
+		w.stoppedAt = now
+	}
+	w.writeStatus(ctx)
+	if !w.k.deletePod(ctx, w.pod) {
+		return now.Add(time.Second), false
+	}
+	w.finish()
+	return time.Time{}, true
+}
+
+// shutdown ends the process at once: the kubelet is stopping, or the pod
+// was force-deleted.
+func (w *podWorker) shutdown() {
+	if w.nats.run != nil {
+		w.nats.run.proc.kill()
+		<-w.nats.run.proc.done
+		w.nats.run.cancel()
+		w.nats.run = nil
+	}
+	w.finish()
+}
+
+// finish gives back what the pod held: its address, its directory (claims
+// live elsewhere), its place in the kubelet.
+func (w *podWorker) finish() {
+	if w.holdsIP {
+		w.k.addrs.release(w.ip, w.uid)
+		w.holdsIP = false
+	}
+	w.k.removePodDir(w.dir)
+	w.k.workerDone(w)
+}
+
+// deletionGrace is how long the pod's containers get to stop.
+func deletionGrace(pod *corev1.Pod) int64 {
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		return *g
+	}
+	if g := pod.Spec.TerminationGracePeriodSeconds; g != nil {
+		return *g
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}
+
+// signalNats sends sig to the running nats container: Cluster.Kill.
+func (w *podWorker) signalNats(sig syscall.Signal) error {
+	if w.nats.run == nil {
+		return errNotRunning
+	}
+	return w.nats.run.proc.signal(sig)
+}
