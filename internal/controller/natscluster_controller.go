@@ -43,7 +43,7 @@ type NatsClusterReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts;secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -61,10 +61,19 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	obs := status.ClusterObservation{Cluster: c, Now: metav1.Now()}
 	result, blocker, applyErr := r.reconcileChildren(ctx, c)
-	obs.Blocker = blocker
-	if err := r.observe(ctx, c, &obs); err != nil {
+	pods, err := r.observe(ctx, c, &obs)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if blocker == nil && applyErr == nil {
+		var wait time.Duration
+		blocker, wait, err = r.rollout(ctx, c, obs.StatefulSet, pods)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		result.RequeueAfter = wait
+	}
+	obs.Blocker = blocker
 	next := status.NatsCluster(obs)
 	r.announce(c, live.Status, next)
 	if err := r.writeStatus(ctx, &live, next); apierrors.IsConflict(err) {

@@ -14,26 +14,27 @@ import (
 )
 
 // observe reads, from the cache, what the status is computed from: the
-// StatefulSet, the client Service and the version the servers report.
-func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) error {
+// StatefulSet, the client Service and the version the servers report. It
+// returns the server pods for the rollout.
+func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) ([]corev1.Pod, error) {
 	var sts appsv1.StatefulSet
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
 	case err == nil:
 		obs.StatefulSet = &sts
 	case !apierrors.IsNotFound(err):
-		return err
+		return nil, err
 	}
 	var svc corev1.Service
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ClientServiceName(c)}, &svc); {
 	case err == nil:
 		obs.ClientService = &svc
 	case !apierrors.IsNotFound(err):
-		return err
+		return nil, err
 	}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c))); err != nil {
-		return err
+		return nil, err
 	}
 	obs.ObservedVersion = r.Versions.Oldest(ctx, pods.Items)
-	return nil
+	return pods.Items, nil
 }

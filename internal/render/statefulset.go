@@ -11,7 +11,9 @@ import (
 
 // StatefulSet runs the servers. Pods start in parallel: with OrderedReady a
 // new JetStream cluster never forms, since pod 0 waits for a quorum that
-// only pods 1 and 2 could give.
+// only pods 1 and 2 could give. Updates are OnDelete: the StatefulSet's own
+// rolling update cannot see Raft groups, so the operator replaces one
+// server at a time, the meta leader last, each once the cluster is settled.
 func StatefulSet(c *v1alpha1.NatsCluster, in Inputs) *appsv1.StatefulSet {
 	sts := &appsv1.StatefulSet{
 		TypeMeta:   typeMeta("apps/v1", "StatefulSet"),
@@ -21,7 +23,7 @@ func StatefulSet(c *v1alpha1.NatsCluster, in Inputs) *appsv1.StatefulSet {
 			Selector:            &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
 			ServiceName:         HeadlessServiceName(c),
 			PodManagementPolicy: appsv1.ParallelPodManagement,
-			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 			Template:            podTemplate(c, in),
 		},
 	}

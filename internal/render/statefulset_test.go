@@ -39,7 +39,7 @@ func TestStatefulSetShape(t *testing.T) {
 	sts := statefulSetOf(t, c, render.Inputs{})
 	equal(t, "podManagementPolicy", sts.Spec.PodManagementPolicy, appsv1.ParallelPodManagement)
 	equal(t, "serviceName", sts.Spec.ServiceName, "demo-headless")
-	equal(t, "updateStrategy", sts.Spec.UpdateStrategy.Type, appsv1.RollingUpdateStatefulSetStrategyType)
+	equal(t, "updateStrategy", sts.Spec.UpdateStrategy.Type, appsv1.OnDeleteStatefulSetStrategyType)
 	equal(t, "name", sts.Name, "demo")
 	equal(t, "namespace", sts.Namespace, "ns")
 	equal(t, "kind", sts.Kind, "StatefulSet")

@@ -1,0 +1,38 @@
+package natsmon
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// jszQuery asks for every account's streams and consumers with their Raft
+// groups: the full picture a settle decision needs.
+const jszQuery = "/jsz?accounts=true&streams=true&consumers=true&raft=true"
+
+// FetchJSZ reads one server's JetStream view from its monitor port.
+func FetchJSZ(ctx context.Context, c *http.Client, ip string, port int) (*server.JSInfo, error) {
+	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(port)) + jszQuery
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	var info server.JSInfo
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+		return nil, err
+	}
+	return &info, nil
+}

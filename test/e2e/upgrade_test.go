@@ -1,0 +1,222 @@
+package e2e_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+const (
+	olderVersion   = "2.14.10"
+	upgradeTimeout = 5 * time.Minute
+)
+
+// publisher publishes with message IDs until stopped, retrying each ID
+// until the stream acknowledges it, and remembers every acknowledged ID and
+// the longest time between two acknowledgements.
+type publisher struct {
+	js    natsjs.JetStream
+	stop  chan struct{}
+	done  chan struct{}
+	mu    sync.Mutex
+	acked int
+	stall time.Duration
+}
+
+func (p *publisher) run() {
+	defer close(p.done)
+	last := time.Now()
+	for id := 0; ; id++ {
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			_, err := p.js.Publish(ctx, "upgrade.msg", []byte(strconv.Itoa(id)), natsjs.WithMsgID(strconv.Itoa(id)))
+			cancel()
+			if err == nil {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // a server is restarting: try again
+		}
+		now := time.Now()
+		p.mu.Lock()
+		p.acked = id + 1
+		p.stall = max(p.stall, now.Sub(last))
+		p.mu.Unlock()
+		last = now
+	}
+}
+
+// TestRollingUpgradeKeepsEveryAcknowledgedMessage upgrades a 3-server
+// cluster from the older version to the default one while a client keeps
+// publishing to an R3 stream. The operator replaces one server at a time,
+// each once every Raft group is settled; afterwards every acknowledged
+// message is in the stream and every server runs the new version.
+func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
+	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
+	cred := credentials(t, f)
+	var urls []string
+	for _, p := range f.pods {
+		urls = append(urls, "nats://"+f.ip(p)+":4222")
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(cred["user"], cred["password"]),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
+	go pub.run()
+	defer func() {
+		if pub.stop != nil {
+			close(pub.stop)
+			<-pub.done
+		}
+	}()
+	eventually(t, wait, func() error {
+		pub.mu.Lock()
+		defer pub.mu.Unlock()
+		if pub.acked < 100 {
+			return fmt.Errorf("%d messages acknowledged before the upgrade", pub.acked)
+		}
+		return nil
+	})
+
+	started := time.Now()
+	c := f.cluster
+	eventually(t, wait, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		c.Spec.Version = "2.15.3"
+		return cluster.Client.Update(testCtx(t), c)
+	})
+	eventually(t, upgradeTimeout, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionReady) ||
+			c.Status.ServerVersion != "2.15.3" || c.Status.ServerVersionSource != v1alpha1.VersionObserved {
+			ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+			return fmt.Errorf("version %s (%s), Ready %+v", c.Status.ServerVersion, c.Status.ServerVersionSource, ready)
+		}
+		for _, p := range f.pods {
+			var v struct {
+				Version string `json:"version"`
+			}
+			if err := monitor(f.ip(p), "/varz", &v); err != nil || v.Version != "2.15.3" {
+				return fmt.Errorf("%s runs %q (%v)", p, v.Version, err)
+			}
+		}
+		return nil
+	})
+	upgraded := time.Since(started)
+
+	close(pub.stop)
+	<-pub.done
+	pub.stop = nil // stopped: the deferred stop has nothing left to do
+	pub.mu.Lock()
+	acked, stall := pub.acked, pub.stall
+	pub.mu.Unlock()
+
+	stored := 0
+	eventually(t, wait, func() error {
+		info, err := stream.Info(testCtx(t))
+		if err != nil {
+			return err
+		}
+		// The publish in flight when the publisher stopped may be stored
+		// without its acknowledgement having arrived: at least once.
+		if info.State.Msgs != uint64(acked) && info.State.Msgs != uint64(acked)+1 {
+			return fmt.Errorf("the stream holds %d messages, %d were acknowledged", info.State.Msgs, acked)
+		}
+		stored = int(info.State.Msgs)
+		return nil
+	})
+	checkEveryIDStored(t, js, acked, stored)
+	replaced := rollingUpdateEvents(t, f.ns)
+	if replaced != len(f.pods) {
+		t.Fatalf("%d RollingUpdate events, want one per server (%d)", replaced, len(f.pods))
+	}
+	t.Logf("upgrade %s -> 2.15.3: %s; %d messages acknowledged, none lost; longest publish stall %s",
+		olderVersion, upgraded.Round(time.Millisecond), acked, stall.Round(time.Millisecond))
+}
+
+// checkEveryIDStored reads the stored messages back in order and finds
+// every acknowledged ID exactly once (and at most the one in flight).
+func checkEveryIDStored(t *testing.T, js natsjs.JetStream, acked, stored int) {
+	t.Helper()
+	cons, err := js.OrderedConsumer(testCtx(t), "UPGRADE", natsjs.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := make([]bool, acked+1)
+	for n := 0; n < stored; {
+		batch, err := cons.Fetch(500, natsjs.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			id, err := strconv.Atoi(m.Headers().Get(nats.MsgIdHdr))
+			if err != nil || id < 0 || id > acked || seen[id] {
+				t.Fatalf("message %q (id header %q): unexpected or duplicate", m.Data(), m.Headers().Get(nats.MsgIdHdr))
+			}
+			seen[id] = true
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, natsjs.ErrNoMessages) {
+			t.Fatal(err)
+		}
+		if got == 0 {
+			t.Fatalf("read %d of %d messages, then nothing", n, stored)
+		}
+		n += got
+	}
+	for id := range acked {
+		if !seen[id] {
+			t.Fatalf("acknowledged message %d is not in the stream", id)
+		}
+	}
+}
+
+// rollingUpdateEvents counts the operator's RollingUpdate events in ns.
+func rollingUpdateEvents(t *testing.T, ns string) int {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := cluster.Client.List(testCtx(t), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range list.Items {
+		if e.Reason == "RollingUpdate" {
+			n++
+		}
+	}
+	return n
+}
