@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // The pool is tested against a real nats-server with JetStream, embedded in
@@ -21,35 +22,10 @@ import (
 
 // poolServer starts a nats-server with JetStream on port (0: any free one),
 // stopped when the test ends.
-func poolServer(t *testing.T, port int) *server.Server {
-	t.Helper()
-	if port == 0 {
-		port = poolFreePort(t)
-	}
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
-}
+func poolServer(t *testing.T, port int) *server.Server { return testnats.Start(t, port) }
 
 // poolFreePort is a port nothing listens on (right after it returns).
-func poolFreePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func poolFreePort(t *testing.T) int { return testnats.FreePort(t) }
 
 // newTestPool is a pool whose connections are all closed when the test ends.
 func newTestPool(t *testing.T) *Pool {

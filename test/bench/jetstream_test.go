@@ -7,7 +7,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/kubenats/kubenats/internal/manager"
-	"net"
+	"github.com/kubenats/kubenats/test/testnats"
 	"os"
 	"strconv"
 	"sync"
@@ -225,30 +225,11 @@ func parallel(b *testing.B, workers, n int, fn func(i int) error) {
 	}
 }
 
-func natsServer(b *testing.B) *server.Server {
-	b.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: b.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		b.Fatal("nats-server did not start")
-	}
-	b.Cleanup(s.Shutdown)
-	return s
-}
+func natsServer(b *testing.B) *server.Server { return testnats.Start(b, 0) }
 
-func serverURL(s *server.Server) string { return "nats://" + s.Addr().String() }
+func serverURL(s *server.Server) string { return testnats.URL(s) }
 
-func freePort(b *testing.B) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(b *testing.B) int { return testnats.FreePort(b) }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 const heldBy = "kubenats.io/jetstream"
@@ -111,20 +111,10 @@ func TestFinalizerWaitsWhileNatsIsDown(t *testing.T) {
 // authNatsServer is a nats-server with JetStream that takes user app with
 // password only, keeping its data in dir.
 func authNatsServer(t *testing.T, port int, dir, password string) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
-		Users: []*server.User{{Username: "app", Password: password}},
+	return testnats.Start(t, port, func(o *server.Options) {
+		o.StoreDir = dir
+		o.Users = []*server.User{{Username: "app", Password: password}}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
 }
 
 // appClient connects to s as user app.

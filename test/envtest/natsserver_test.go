@@ -1,7 +1,6 @@
 package envtest_test
 
 import (
-	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -10,38 +9,15 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // natsServer starts a real nats-server with JetStream in this process,
 // stopped when the test ends. port 0 picks a free one.
-func natsServer(t *testing.T, port int) *server.Server {
-	t.Helper()
-	if port == 0 {
-		port = freePort(t)
-	}
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: port, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	return s
-}
+func natsServer(t *testing.T, port int) *server.Server { return testnats.Start(t, port) }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func freePort(t *testing.T) int { return testnats.FreePort(t) }
 
 // jsClient is a test's own JetStream client: the "someone else" who edits
 // and deletes server objects behind the operator's back.
@@ -89,4 +65,4 @@ func testDialer(network, address string) (net.Conn, error) {
 	return (&net.Dialer{Timeout: 2 * time.Second}).Dial(network, address)
 }
 
-func serverURL(s *server.Server) string { return fmt.Sprintf("nats://%s", s.Addr().String()) }
+func serverURL(s *server.Server) string { return testnats.URL(s) }
