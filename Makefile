@@ -45,6 +45,10 @@ test-bins: ## Build the Kubernetes control plane and nats-server binaries for th
 test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end.
 	go test $(GO_TEST_FLAGS) ./...
 
+.PHONY: demo
+demo: ## Run kubenats on this machine: loopback cluster, operator, 3-server NatsCluster, Stream, Consumer, round trip (Ctrl-C stops; DEMO_EXIT=1 exits after the round trip).
+	hack/demo.sh
+
 .PHONY: bench
 bench: test-bins ## Run the benchmarks.
 	go test -run='^$$' -bench=. -benchtime=1x -timeout=60m ./test/bench/

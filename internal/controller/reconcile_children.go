@@ -36,7 +36,7 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil
 	}
-	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs))
+	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs), cred.System)
 	if err != nil {
 		return ctrl.Result{}, nil, err
 	}
@@ -52,7 +52,17 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 	}
-	return ctrl.Result{}, blocker, nil
+	if c.Status.Replicas > c.Spec.ReplicaCount() || blocker != nil {
+		// A scale-down is under way or just done: clear its stale peers.
+		pods, err := r.serverPods(ctx, c)
+		if err == nil {
+			err = r.removeGonePeers(ctx, c, pods, cred.System)
+		}
+		if err != nil {
+			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonProgressing, Message: "removing JetStream peers: " + err.Error()}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil
 }
 
 func asObjects[T client.Object](in []T) []client.Object {
@@ -63,9 +73,17 @@ func asObjects[T client.Object](in []T) []client.Object {
 	return out
 }
 
+// retryAfter is when a pass that stopped short looks again, for what raises
+// no Kubernetes event: a Secret the operator does not watch, replicas
+// moving inside NATS, a stream the user has yet to shrink.
 func retryAfter(b *status.Blocker) time.Duration {
-	if b != nil && (b.Reason == v1alpha1.ReasonSecretNotFound || b.Reason == v1alpha1.ReasonSecretInvalid) {
+	switch {
+	case b == nil:
+		return 0
+	case b.Reason == v1alpha1.ReasonSecretNotFound, b.Reason == v1alpha1.ReasonSecretInvalid, b.Reason == reasonScaleDownRefused:
 		return secretRetry
+	case b.Reason == v1alpha1.ReasonProgressing:
+		return settleRetry
 	}
 	return 0
 }

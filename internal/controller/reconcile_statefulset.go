@@ -36,12 +36,10 @@ func findStatefulSet(objs []client.Object) *appsv1.StatefulSet {
 //   - A change of an immutable field (the claim template when the store
 //     grows) deletes the live StatefulSet with orphan propagation: pods and
 //     claims stay, and the next pass creates it anew. Claims are grown in place.
-//   - Scale-down of a JetStream cluster in mode token is refused: removing a
-//     server's JetStream peer needs the system account, which a token
-//     cluster cannot have.
+//   - Scale-down goes one server at a time, each emptied first (scaleDown).
 //
 // hold is true when the StatefulSet must not be applied this pass.
-func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, desired *appsv1.StatefulSet) (hold bool, _ *status.Blocker, _ error) {
+func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, desired *appsv1.StatefulSet, system string) (hold bool, _ *status.Blocker, _ error) {
 	var live appsv1.StatefulSet
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &live)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&live, c)) {
@@ -64,14 +62,13 @@ func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha
 		return true, &status.Blocker{Reason: v1alpha1.ReasonProgressing,
 			Message: fmt.Sprintf("replacing the StatefulSet to change its %s; pods and claims are kept", field)}, nil
 	}
-	liveReplicas := ptr.Deref(live.Spec.Replicas, 1)
-	if c.Spec.Auth.Mode == v1alpha1.AuthToken && c.Spec.JetStreamEnabled() && *desired.Spec.Replicas < liveReplicas {
-		desired.Spec.Replicas = ptr.To(liveReplicas)
-		return false, &status.Blocker{Reason: reasonScaleDownRefused, Message: fmt.Sprintf(
-			"scaling a JetStream cluster in auth mode token from %d to %d is refused: removing a server's JetStream peer needs the system account, which token auth cannot have",
-			liveReplicas, c.Spec.ReplicaCount())}, nil
+	pods, err := r.serverPods(ctx, c)
+	if err != nil {
+		return false, nil, err
 	}
-	return false, nil, nil
+	allowed, blocker, err := r.scaleDown(ctx, c, ptr.Deref(live.Spec.Replicas, 1), pods, system)
+	desired.Spec.Replicas = ptr.To(allowed)
+	return false, blocker, err
 }
 
 // immutableChange names the first StatefulSet field that differs and cannot

@@ -13,7 +13,7 @@ import (
 
 // jszQuery asks for every account's streams and consumers with their Raft
 // groups: the full picture a settle decision needs.
-const jszQuery = "/jsz?accounts=true&streams=true&consumers=true&raft=true"
+const jszQuery = "/jsz?accounts=true&streams=true&consumers=true&raft=true&config=true"
 
 // FetchJSZ reads one server's JetStream view from its monitor port.
 func FetchJSZ(ctx context.Context, c *http.Client, ip string, port int) (*server.JSInfo, error) {

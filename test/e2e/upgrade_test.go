@@ -207,16 +207,15 @@ func checkEveryIDStored(t *testing.T, js natsjs.JetStream, acked, stored int) {
 
 // rollingUpdateEvents counts the operator's RollingUpdate events in ns.
 func rollingUpdateEvents(t *testing.T, ns string) int {
+	return eventsWithReason(t, ns, "RollingUpdate")
+}
+
+// listEvents lists the events in ns.
+func listEvents(t *testing.T, ns string) []eventsv1.Event {
 	t.Helper()
 	var list eventsv1.EventList
 	if err := cluster.Client.List(testCtx(t), &list, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, e := range list.Items {
-		if e.Reason == "RollingUpdate" {
-			n++
-		}
-	}
-	return n
+	return list.Items
 }

@@ -1,0 +1,103 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// JetStream API subjects the scale-down uses (system account only).
+const (
+	subjectEvacuate   = "$JS.API.SERVER.EVACUATE"
+	subjectStepDown   = "$JS.API.META.LEADER.STEPDOWN"
+	subjectRemovePeer = "$JS.API.SERVER.REMOVE"
+)
+
+// scaleDown decides how many servers the StatefulSet may have in this pass
+// when the spec asks for fewer than run. Servers go one at a time, highest
+// ordinal first, and only once they hold nothing: their stream and consumer
+// replicas moved away, their meta leadership handed over. What cannot be
+// done safely is refused, never half done.
+func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, live int32, pods []corev1.Pod, cred string) (int32, *status.Blocker, error) {
+	want := c.Spec.ReplicaCount()
+	if want >= live || !c.Spec.JetStreamEnabled() {
+		return want, nil, nil
+	}
+	refuse := func(msg string) (int32, *status.Blocker, error) {
+		return live, &status.Blocker{Reason: reasonScaleDownRefused, Message: msg}, nil
+	}
+	waiting := func(msg string) (int32, *status.Blocker, error) {
+		return live, &status.Blocker{Reason: v1alpha1.ReasonProgressing, Message: "scale-down: " + msg}, nil
+	}
+	if !render.HasSystemUser(c) {
+		return refuse(fmt.Sprintf("scaling a JetStream cluster in auth mode %s from %d to %d is refused: moving replicas off a server and removing its JetStream peer need the system account, which this mode cannot have",
+			c.Spec.Auth.Mode, live, want))
+	}
+	views := r.jetStreamViews(ctx, pods)
+	if stream, n := natsmon.WidestStream(views); n > int(want) {
+		return refuse(fmt.Sprintf("stream %s has %d replicas: %d servers cannot hold them; lower its replicas first", stream, n, want))
+	}
+	if msg := natsmon.Unsettled(views); msg != "" {
+		return waiting("waiting for JetStream to settle: " + msg)
+	}
+	victim := render.PodName(c, int(live-1))
+	if natsmon.Hosts(views[victim]) {
+		if err := systemRequest(ctx, pods, cred, subjectEvacuate, map[string]string{"peer": victim}); err != nil {
+			return waiting("moving replicas off " + victim + ": " + err.Error())
+		}
+		return waiting("moving stream and consumer replicas off " + victim)
+	}
+	if natsmon.MetaLeader(views) == victim {
+		if err := systemRequest(ctx, pods, cred, subjectStepDown, struct{}{}); err != nil {
+			return waiting("asking " + victim + " to hand over meta leadership: " + err.Error())
+		}
+		return waiting("waiting for " + victim + " to hand over meta leadership")
+	}
+	return live - 1, &status.Blocker{Reason: v1alpha1.ReasonProgressing, Message: "scale-down: removing server " + victim}, nil
+}
+
+// removeGonePeers removes from the JetStream meta group the servers that
+// scale-down took away, so that no stale offline peer stays behind to count
+// against the quorum. Only peers of this cluster with an ordinal at or above
+// the replica count, and without a pod, are removed.
+func (r *NatsClusterReconciler) removeGonePeers(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred string) error {
+	if !c.Spec.JetStreamEnabled() || !render.HasSystemUser(c) || len(pods) < 2 {
+		return nil
+	}
+	var names []string
+	for i := range pods {
+		names = append(names, pods[i].Name)
+	}
+	var gone []string
+	for i := int(c.Spec.ReplicaCount()); i < 64; i++ {
+		name := render.PodName(c, i)
+		if !slices.Contains(names, name) {
+			gone = append(gone, name)
+		}
+	}
+	for _, peer := range natsmon.OfflinePeers(r.jetStreamViews(ctx, pods)) {
+		if !slices.Contains(gone, peer) {
+			continue
+		}
+		if err := systemRequest(ctx, pods, cred, subjectRemovePeer, map[string]string{"peer": peer}); err != nil {
+			return err
+		}
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "PeerRemoved", "ScaleDown", "removed JetStream peer %s", peer)
+	}
+	return nil
+}
+
+// serverPods lists the cluster's pods from the cache.
+func (r *NatsClusterReconciler) serverPods(ctx context.Context, c *v1alpha1.NatsCluster) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c)))
+	return pods.Items, err
+}
