@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/loopback"
+)
+
+// writeKubeconfig writes an admin kubeconfig for the loopback API server.
+func writeKubeconfig(cfg *rest.Config, path string) error {
+	ca, err := dataOrFile(cfg.CAData, cfg.CAFile)
+	if err != nil {
+		return err
+	}
+	cert, err := dataOrFile(cfg.CertData, cfg.CertFile)
+	if err != nil {
+		return err
+	}
+	key, err := dataOrFile(cfg.KeyData, cfg.KeyFile)
+	if err != nil {
+		return err
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["loopback"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: ca}
+	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: cert, ClientKeyData: key, Token: cfg.BearerToken}
+	kc.Contexts["loopback"] = &clientcmdapi.Context{Cluster: "loopback", AuthInfo: "admin", Namespace: ns}
+	kc.CurrentContext = "loopback"
+	return clientcmd.WriteToFile(*kc, path)
+}
+
+func dataOrFile(data []byte, file string) ([]byte, error) {
+	if len(data) > 0 || file == "" {
+		return data, nil
+	}
+	return os.ReadFile(file)
+}
+
+// howToConnect prints the servers' addresses, the credentials and the
+// kubeconfig.
+func howToConnect(ctx context.Context, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, s *v1alpha1.Stream, kubeconfig string) error {
+	cred, err := clientSecret(ctx, lc.Client, nc)
+	if err != nil {
+		return err
+	}
+	var urls []string
+	for i := range nc.Spec.ReplicaCount() {
+		urls = append(urls, "nats://"+net.JoinHostPort(lc.PodIP(ns, fmt.Sprintf("%s-%d", nc.Name, i)), "4222"))
+	}
+	first := strings.TrimPrefix(urls[0], "nats://")
+	host, _, _ := net.SplitHostPort(first)
+	fmt.Printf(`
+Connect from this machine (each server listens on its own loopback address):
+  servers:   %s
+  user:      %s
+  password:  %s
+             (Secret %s/%s, keys user and password; key url is what applications in the cluster use:
+              %s)
+  e.g.       nats --server %s --user %s --password %s stream info %s
+  monitor:   http://%s/varz  (also /jsz, /routez, /healthz)
+
+The Kubernetes API (admin), for kubectl or any client:
+  export KUBECONFIG=%s
+  kubectl get natsclusters,streams,consumers,pods
+  kubectl apply -f config/samples/natscluster-development.yaml
+  (the file goes away with the demo)
+
+`, strings.Join(urls, ","), cred["user"], cred["password"], ns, cred["secret"], redactURL(cred["url"]),
+		urls[0], cred["user"], cred["password"], s.Spec.Name,
+		net.JoinHostPort(host, "8222"), kubeconfig)
+	return nil
+}
+
+// redactURL hides the password of a nats:// URL.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	userinfo, host, hasAt := strings.Cut(rest, "@")
+	if !ok || !hasAt {
+		return u
+	}
+	user, _, _ := strings.Cut(userinfo, ":")
+	return scheme + "://" + user + ":***@" + host
+}
