@@ -47,7 +47,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 	}
 	leader := ""
 	if c.Spec.JetStreamEnabled() && len(pods) > 1 {
-		views := r.jetStreamViews(ctx, pods)
+		views := r.jetStreamViews(ctx, c, pods)
 		if msg := natsmon.Unsettled(views); msg != "" {
 			return waiting("waiting for JetStream to settle: " + msg)
 		}
@@ -89,16 +89,41 @@ func nextToReplace(outdated []*corev1.Pod, leader string) *corev1.Pod {
 	return outdated[0]
 }
 
-// jetStreamViews reads every server's /jsz; a server that does not answer
-// is a nil view, which keeps the cluster unsettled.
-func (r *NatsClusterReconciler) jetStreamViews(ctx context.Context, pods []corev1.Pod) map[string]*server.JSInfo {
+// jetStreamViews is every server's JetStream view, keyed by server (pod)
+// name; a server that did not answer has a nil view, which keeps the
+// cluster unsettled. With a system account the views come through it, as
+// the servers' own answers to a ping; a cluster without one (auth token or
+// none) is read from each server's monitor port instead.
+func (r *NatsClusterReconciler) jetStreamViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod) map[string]*server.JSInfo {
 	views := make(map[string]*server.JSInfo, len(pods))
 	for i := range pods {
-		info, err := natsmon.FetchJSZ(ctx, r.Versions.HTTP, pods[i].Status.PodIP, render.MonitorPort)
-		if err != nil {
-			info = nil
+		views[pods[i].Name] = nil
+	}
+	if !render.HasSystemUser(c) {
+		for i := range pods {
+			if info, err := natsmon.FetchJSZ(ctx, r.Versions.HTTP, pods[i].Status.PodIP, render.MonitorPort); err == nil {
+				views[pods[i].Name] = info
+			}
 		}
-		views[pods[i].Name] = info
+		return views
+	}
+	password, err := r.systemPassword(ctx, c)
+	if err != nil {
+		return views
+	}
+	nc, err := connectSystem(pods, password)
+	if err != nil {
+		return views
+	}
+	defer nc.Close()
+	answers, _ := natsmon.FetchJSZFromSystem(ctx, nc, len(pods), systemPingWait)
+	for name, info := range answers {
+		if _, ok := views[name]; ok {
+			views[name] = info
+		}
 	}
 	return views
 }
+
+// systemPingWait is how long the servers have to answer a ping.
+const systemPingWait = 2 * time.Second

@@ -41,7 +41,7 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 		return refuse(fmt.Sprintf("scaling a JetStream cluster in auth mode %s from %d to %d is refused: moving replicas off a server and removing its JetStream peer need the system account, which this mode cannot have",
 			c.Spec.Auth.Mode, live, want))
 	}
-	views := r.jetStreamViews(ctx, pods)
+	views := r.jetStreamViews(ctx, c, pods)
 	if stream, n := natsmon.WidestStream(views); n > int(want) {
 		return refuse(fmt.Sprintf("stream %s has %d replicas: %d servers cannot hold them; lower its replicas first", stream, n, want))
 	}
@@ -83,7 +83,7 @@ func (r *NatsClusterReconciler) removeGonePeers(ctx context.Context, c *v1alpha1
 			gone = append(gone, name)
 		}
 	}
-	for _, peer := range natsmon.OfflinePeers(r.jetStreamViews(ctx, pods)) {
+	for _, peer := range natsmon.OfflinePeers(r.jetStreamViews(ctx, c, pods)) {
 		if !slices.Contains(gone, peer) {
 			continue
 		}
