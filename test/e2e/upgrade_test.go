@@ -168,41 +168,46 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 }
 
 // checkEveryIDStored reads the stored messages back in order and finds
-// every acknowledged ID exactly once (and at most the one in flight).
+// every acknowledged ID exactly once (and at most the one in flight). A
+// read that fails half way (the client is still reconnecting after the
+// last restart) starts over.
 func checkEveryIDStored(t *testing.T, js natsjs.JetStream, acked, stored int) {
 	t.Helper()
-	cons, err := js.OrderedConsumer(testCtx(t), "UPGRADE", natsjs.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := make([]bool, acked+1)
-	for n := 0; n < stored; {
-		batch, err := cons.Fetch(500, natsjs.FetchMaxWait(5*time.Second))
+	eventually(t, wait, func() error {
+		cons, err := js.OrderedConsumer(testCtx(t), "UPGRADE", natsjs.OrderedConsumerConfig{})
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		got := 0
-		for m := range batch.Messages() {
-			got++
-			id, err := strconv.Atoi(m.Headers().Get(nats.MsgIdHdr))
-			if err != nil || id < 0 || id > acked || seen[id] {
-				t.Fatalf("message %q (id header %q): unexpected or duplicate", m.Data(), m.Headers().Get(nats.MsgIdHdr))
+		seen := make([]bool, acked+1)
+		for n := 0; n < stored; {
+			batch, err := cons.Fetch(500, natsjs.FetchMaxWait(5*time.Second))
+			if err != nil {
+				return err
 			}
-			seen[id] = true
+			got := 0
+			for m := range batch.Messages() {
+				got++
+				id, err := strconv.Atoi(m.Headers().Get(nats.MsgIdHdr))
+				if err != nil || id < 0 || id > acked || seen[id] {
+					t.Fatalf("message %q (id header %q): unexpected or duplicate", m.Data(), m.Headers().Get(nats.MsgIdHdr))
+				}
+				seen[id] = true
+			}
+			if err := batch.Error(); err != nil && !errors.Is(err, natsjs.ErrNoMessages) {
+				return err
+			}
+			if got == 0 {
+				return fmt.Errorf("read %d of %d messages, then nothing", n, stored)
+			}
+			n += got
 		}
-		if err := batch.Error(); err != nil && !errors.Is(err, natsjs.ErrNoMessages) {
-			t.Fatal(err)
+		for id := range acked {
+			if !seen[id] {
+				t.Fatalf("acknowledged message %d is not in the stream", id)
+			}
 		}
-		if got == 0 {
-			t.Fatalf("read %d of %d messages, then nothing", n, stored)
-		}
-		n += got
-	}
-	for id := range acked {
-		if !seen[id] {
-			t.Fatalf("acknowledged message %d is not in the stream", id)
-		}
-	}
+		return nil
+	})
 }
 
 // rollingUpdateEvents counts the operator's RollingUpdate events in ns.
