@@ -67,7 +67,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kubenats.kubenats.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
-		Cache:                   cache.Options{ByObject: ownedOnly()},
+		Cache: cache.Options{
+			ByObject: ownedOnly(),
+			// Nothing reads managedFields from the cache; they are often
+			// half of an object's size, and a thousand resources are cached.
+			DefaultTransform: cache.TransformStripManagedFields(),
+		},
 	})
 	if err != nil {
 		return nil, err
