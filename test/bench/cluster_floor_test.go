@@ -1,0 +1,419 @@
+package bench
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsconf"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// The floor: the three servers of a 3-replica NatsCluster, started by hand
+// on this machine with the configuration the operator renders, and nothing
+// else: no API server, no StatefulSet, no kubelet, no probes' periods.
+//
+// The configuration is the operator's own model (render.NatsConf, checked
+// to be the text of render.Objects' ConfigMap), with exactly what the
+// loopback kubelet changes for a pod: route host names become the servers'
+// addresses, container paths (store_dir, pid_file) become directories of
+// this run, and every listener binds the server's own address. The
+// environment is the StatefulSet's container env, resolved as the kubelet
+// resolves it, with generated passwords for the Secrets it names.
+
+// floorTimeout bounds the wait for the hand-started servers.
+const floorTimeout = 2 * time.Minute
+
+// floorResult is how long the hand-started servers took.
+type floorResult struct {
+	// healthy: all answer /healthz?js-server-only=true (the readiness
+	// probe's check) with 200.
+	healthy time.Duration
+	// leader: healthy, and all name the same JetStream meta leader.
+	leader     time.Duration
+	metaLeader string
+}
+
+// floorServer is one hand-started nats-server.
+type floorServer struct {
+	pod, ip, dir string
+	cmd          *exec.Cmd
+	done         chan struct{} // closed once the process has exited
+	stopOnce     sync.Once
+}
+
+// measureFloor starts the three servers, times them to a meta leader, and
+// stops them.
+func measureFloor(b *testing.B) floorResult {
+	b.Helper()
+	nc := (&v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: benchClusterName}}).WithDefaults()
+	binary := filepath.Join(repoRoot(b), "bin", "nats-server", nc.Spec.Version, "nats-server")
+	if _, err := os.Stat(binary); err != nil {
+		b.Fatal(err)
+	}
+	ctr := renderedServerContainer(b, nc)
+	slot := lockAddressSlot(b)
+	secrets := map[string]string{} // "<secret>/<key>" -> value
+	for _, name := range []string{render.AuthSecretName(nc), render.SystemSecretName(nc)} {
+		secrets[name+"/"+render.PasswordKey] = newFloorPassword(b)
+	}
+	servers := make([]*floorServer, nc.Spec.ReplicaCount())
+	hosts := map[string]string{} // route host name -> address
+	for i := range servers {
+		s := &floorServer{pod: render.PodName(nc, i), ip: fmt.Sprintf("127.0.%d.%d", slot, i+1), dir: b.TempDir(), done: make(chan struct{})}
+		servers[i] = s
+		hosts[s.pod+"."+render.HeadlessServiceName(nc)] = s.ip
+	}
+	for _, s := range servers {
+		s.prepare(b, binary, nc, ctr, hosts, secrets)
+	}
+	stopAll := func() {
+		for _, s := range servers {
+			s.stop()
+		}
+	}
+	b.Cleanup(stopAll)
+
+	start := time.Now()
+	for _, s := range servers {
+		if err := s.cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			_ = s.cmd.Wait()
+			close(s.done)
+		}()
+	}
+	res := waitForFloor(b, servers, start)
+	stopAll()
+	return res
+}
+
+// renderedServerContainer is the nats container of the StatefulSet that
+// render.Objects makes for nc, after checking that the ConfigMap it makes
+// holds what render.NatsConf renders: the model the floor edits.
+func renderedServerContainer(b *testing.B, nc *v1alpha1.NatsCluster) *corev1.Container {
+	b.Helper()
+	objs, err := render.Objects(nc, render.Inputs{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	conf, err := render.NatsConf(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text, err := conf.Render()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ctr *corev1.Container
+	sawConfigMap := false
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *corev1.ConfigMap:
+			if o.Data[render.ConfigKey] != string(text) {
+				b.Fatalf("the ConfigMap's nats.conf is not render.NatsConf's rendering:\n%s\n---\n%s", o.Data[render.ConfigKey], text)
+			}
+			sawConfigMap = true
+		case *appsv1.StatefulSet:
+			for i := range o.Spec.Template.Spec.Containers {
+				if o.Spec.Template.Spec.Containers[i].Name == render.ServerContainerName {
+					ctr = &o.Spec.Template.Spec.Containers[i]
+				}
+			}
+		}
+	}
+	if ctr == nil || !sawConfigMap {
+		b.Fatalf("render.Objects made no ConfigMap (%t) or no %s container (%t)", sawConfigMap, render.ServerContainerName, ctr != nil)
+	}
+	return ctr
+}
+
+// prepare writes the server's nats.conf and builds its command.
+func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsCluster, ctr *corev1.Container, hosts, secrets map[string]string) {
+	b.Helper()
+	conf, err := render.NatsConf(nc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if conf.Cluster == nil || conf.JetStream == nil {
+		b.Fatalf("the rendered config has no cluster (%v) or no jetstream (%v) block", conf.Cluster, conf.JetStream)
+	}
+	for i, route := range conf.Cluster.Routes {
+		u, err := url.Parse(route)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ip, ok := hosts[u.Hostname()]
+		if !ok {
+			b.Fatalf("route %s names a host that is not one of the servers %v", route, hosts)
+		}
+		u.Host = net.JoinHostPort(ip, u.Port())
+		conf.Cluster.Routes[i] = u.String()
+	}
+	conf.JetStream.StoreDir = strings.Replace(conf.JetStream.StoreDir, render.StoreDir, filepath.Join(s.dir, "data"), 1)
+	conf.PidFile = strings.Replace(conf.PidFile, render.PidDir, s.dir, 1)
+	text, err := conf.Render()
+	if err != nil {
+		b.Fatal(err)
+	}
+	bound, err := bindListenersTo(string(text), s.ip)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(s.dir, "nats.conf")
+	if err := os.WriteFile(path, []byte(bound), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	args := make([]string, len(ctr.Args))
+	named := false
+	for i, a := range ctr.Args {
+		if a == render.ConfigFile {
+			a, named = path, true
+		}
+		args[i] = a
+	}
+	if !named {
+		b.Fatalf("the container's args %q do not name %s", ctr.Args, render.ConfigFile)
+	}
+	log, err := os.Create(filepath.Join(s.dir, "server.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = log.Close() })
+	s.cmd = exec.Command(binary, args...)
+	s.cmd.Env = containerEnvFor(b, ctr, s.pod, secrets)
+	s.cmd.Dir, s.cmd.Stdout, s.cmd.Stderr = s.dir, log, log
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// bindListenersTo makes the client, monitoring and route listeners of a
+// rendered nats.conf listen on ip, as the loopback kubelet does for a pod:
+// a host in the cluster block, and a top-level host at the end (a later
+// key wins; the monitoring listener follows the top-level host).
+func bindListenersTo(text, ip string) (string, error) {
+	const cluster = "\ncluster {\n"
+	if strings.Count(text, cluster) != 1 {
+		return "", errors.New("the rendered nats.conf has not exactly one top-level cluster block")
+	}
+	host := `host: "` + ip + `"`
+	text = strings.Replace(text, cluster, cluster+"  "+host+"\n", 1)
+	return text + "# benchmark floor: every listener on this server's own address\n" + host + "\n", nil
+}
+
+// containerEnvFor resolves the container's environment for the pod as the
+// kubelet does (HOSTNAME, then env in order, $(VAR) expanded against the
+// variables before it), the Secrets' values taken from secrets.
+func containerEnvFor(b *testing.B, ctr *corev1.Container, pod string, secrets map[string]string) []string {
+	b.Helper()
+	if len(ctr.EnvFrom) > 0 {
+		b.Fatalf("the container has envFrom %+v, which the floor does not resolve", ctr.EnvFrom)
+	}
+	names, values := []string{"HOSTNAME"}, map[string]string{"HOSTNAME": pod}
+	for _, e := range ctr.Env {
+		var v string
+		switch src := e.ValueFrom; {
+		case src == nil:
+			v = e.Value
+			for name, value := range values {
+				v = strings.ReplaceAll(v, "$("+name+")", value)
+			}
+		case src.FieldRef != nil && src.FieldRef.FieldPath == "metadata.name":
+			v = pod
+		case src.SecretKeyRef != nil:
+			var ok bool
+			if v, ok = secrets[src.SecretKeyRef.Name+"/"+src.SecretKeyRef.Key]; !ok {
+				b.Fatalf("env %s: the floor has no value for Secret %s key %s", e.Name, src.SecretKeyRef.Name, src.SecretKeyRef.Key)
+			}
+		default:
+			b.Fatalf("env %s: a source the floor does not resolve: %+v", e.Name, src)
+		}
+		if _, ok := values[e.Name]; !ok {
+			names = append(names, e.Name)
+		}
+		values[e.Name] = v
+	}
+	for _, want := range []string{render.EnvServerName, render.EnvPassword, render.EnvSystemPassword} {
+		if values[want] == "" {
+			b.Fatalf("the container's environment has no %s: %v", want, names)
+		}
+	}
+	env := make([]string, len(names))
+	for i, n := range names {
+		env[i] = n + "=" + values[n]
+	}
+	return env
+}
+
+// newFloorPassword is a random password that nats-server reads back as
+// the same string from an environment variable (a letter first: an
+// all-hex value may lex as a number).
+func newFloorPassword(b *testing.B) string {
+	b.Helper()
+	raw := make([]byte, 16)
+	if _, err := rand.Read(raw); err != nil {
+		b.Fatal(err)
+	}
+	p := "p" + hex.EncodeToString(raw)
+	if err := natsconf.CheckEnvString(p); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// lockAddressSlot takes a 127.0.<slot>.0/24 for the floor's servers with
+// the lock-file convention of the loopback harness (test/loopback,
+// addresses.go), from the top down, so that it never shares addresses with
+// a loopback cluster running at the same time. The lock goes with the
+// benchmark.
+func lockAddressSlot(b *testing.B) int {
+	b.Helper()
+	for slot := 254; slot >= 1; slot-- {
+		path := filepath.Join(os.TempDir(), fmt.Sprintf("kubenats-loopback-127.0.%d.lock", slot))
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			b.Cleanup(func() { _ = f.Close() })
+			return slot
+		}
+		_ = f.Close()
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			b.Fatalf("locking %s: %v", path, err)
+		}
+	}
+	b.Fatal("every 127.0.x.0/24 slot is taken")
+	return 0
+}
+
+// waitForFloor polls the servers every 10 ms until all pass the readiness
+// probe's check and name the same meta leader.
+func waitForFloor(b *testing.B, servers []*floorServer, start time.Time) floorResult {
+	b.Helper()
+	hc := &http.Client{Timeout: time.Second}
+	ips := make([]string, len(servers))
+	for i, s := range servers {
+		ips[i] = s.ip
+	}
+	healthy := make([]bool, len(servers))
+	var res floorResult
+	for {
+		all := true
+		for i, s := range servers {
+			select {
+			case <-s.done:
+				b.Fatalf("%s exited: %v\n%s", s.pod, s.cmd.ProcessState, s.logTail())
+			default:
+			}
+			if !healthy[i] {
+				healthy[i] = s.get(hc, "/healthz?js-server-only=true", nil) == nil
+			}
+			all = all && healthy[i]
+		}
+		if all && res.healthy == 0 {
+			res.healthy = time.Since(start)
+		}
+		if all {
+			if leader, ok := agreedMetaLeader(hc, ips); ok {
+				res.leader, res.metaLeader = time.Since(start), leader
+				return res
+			}
+		}
+		if time.Since(start) > floorTimeout {
+			b.Fatalf("the floor's servers not up within %s (healthy %v); %s said:\n%s", floorTimeout, healthy, servers[0].pod, servers[0].logTail())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// agreedMetaLeader is the JetStream meta leader when the servers at every
+// one of ips name the same one.
+func agreedMetaLeader(hc *http.Client, ips []string) (string, bool) {
+	leader := ""
+	for _, ip := range ips {
+		var j struct {
+			Meta *struct {
+				Leader string `json:"leader"`
+			} `json:"meta_cluster"`
+		}
+		if err := monitorGet(hc, ip, "/jsz", &j); err != nil || j.Meta == nil || j.Meta.Leader == "" {
+			return "", false
+		}
+		if leader != "" && j.Meta.Leader != leader {
+			return "", false
+		}
+		leader = j.Meta.Leader
+	}
+	return leader, true
+}
+
+// get GETs path from the server's monitoring port (see monitorGet).
+func (s *floorServer) get(hc *http.Client, path string, out any) error {
+	return monitorGet(hc, s.ip, path, out)
+}
+
+// monitorGet GETs path from the monitoring port of the server at ip,
+// wanting 200, and decodes the JSON answer into out unless it is nil.
+func monitorGet(hc *http.Client, ip, path string, out any) error {
+	resp, err := hc.Get("http://" + net.JoinHostPort(ip, strconv.Itoa(render.MonitorPort)) + path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", path, resp.Status)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// stop ends the server (SIGTERM, SIGKILL to its group after 10 s) and
+// waits for it; safe to call more than once, and for a server never
+// started.
+func (s *floorServer) stop() {
+	s.stopOnce.Do(func() {
+		if s.cmd == nil || s.cmd.Process == nil {
+			return
+		}
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+			<-s.done
+		}
+	})
+}
+
+// logTail is the end of the server's output, for failure messages.
+func (s *floorServer) logTail() string {
+	data, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	const keep = 4000
+	if len(data) > keep {
+		data = data[len(data)-keep:]
+	}
+	return string(data)
+}
