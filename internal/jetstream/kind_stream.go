@@ -43,6 +43,11 @@ func (StreamKind) Create(ctx context.Context, j js.JetStream, _ *v1alpha1.Stream
 	if err != nil {
 		return Observed{}, err
 	}
+	// The create response has no Raft group leader yet; reading the stream
+	// once more now spares a second status write when the next look finds it.
+	if info, err := st.Info(ctx); err == nil {
+		return observedStream(info), nil
+	}
 	return observedStream(st.CachedInfo()), nil
 }
 
