@@ -13,23 +13,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/poll"
 )
 
 // eventually polls check until it returns nil, failing the test with the
-// last error when the deadline passes.
+// last error once timeout has passed.
 func eventually(t *testing.T, timeout time.Duration, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %v", timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.Until(t, timeout, check)
 }
 
 // wait is the deadline of every eventually in this suite: generous, since
