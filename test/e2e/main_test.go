@@ -19,15 +19,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -76,61 +75,31 @@ func run(m *testing.M) int {
 	return code
 }
 
-// startOperator runs the operator in this process, exactly as it ships
-// (manager.New), logging into the cluster's directory. Its NATS
-// connections resolve cluster DNS names through the loopback cluster.
+// startOperator runs the operator in this process, logging into the
+// cluster's directory. Its NATS connections resolve cluster DNS names
+// through the loopback cluster.
 func startOperator() (stop func() error, _ error) {
 	logFile, err := os.Create(filepath.Join(cluster.Dir, "logs", "operator.log"))
 	if err != nil {
 		return nil, err
 	}
-	operatorLog.set(logFile)
-	mgr, err := manager.New(cluster.Config, manager.Options{
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Dialer:                 jetstream.DialerFunc(cluster.Dial),
-	})
+	operatorLog.Set(logFile)
+	// Tests time how fast a cluster forms: Operator returns once the
+	// caches are warm.
+	stopOperator, err := inprocess.Operator(context.Background(), cluster.Config, cluster.Dial)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	// Tests time how fast a cluster forms: the operator's caches are warm
-	// before the first one starts.
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		cancel()
-		return nil, fmt.Errorf("the operator's caches did not sync: %v", <-done)
-	}
 	return func() error {
-		cancel()
-		err := <-done
-		operatorLog.set(io.Discard)
+		err := stopOperator()
+		operatorLog.Set(io.Discard)
 		_ = logFile.Close()
 		return err
 	}, nil
 }
 
 // operatorLog is where the operator's (and envtest's) log lines go.
-var operatorLog = &switchWriter{w: io.Discard}
-
-// switchWriter writes to a target that can change while in use.
-type switchWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *switchWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *switchWriter) set(w io.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.w = w
-}
+var operatorLog = &inprocess.SwitchWriter{}
 
 // logLevel: info, or debug with KUBENATS_TEST_LOG set.
 func logLevel() zapcore.Level {

@@ -1,0 +1,65 @@
+// Package inprocess runs the operator inside a test or demo process,
+// exactly as it ships (manager.New), against a cluster its caller started.
+package inprocess
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/manager"
+)
+
+// Operator starts the operator and waits until its caches are synced, so
+// that what a caller times afterwards is the operator's work, not its
+// start. dial resolves the cluster's Service names for its NATS
+// connections. stop ends it and returns how it ended.
+func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) (stop func() error, _ error) {
+	mgr, err := manager.New(cfg, manager.Options{
+		MetricsBindAddress:     "0",
+		HealthProbeBindAddress: "0",
+		Dialer:                 dial,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		cancel()
+		return nil, fmt.Errorf("the operator's caches did not sync: %v", <-done)
+	}
+	return func() error {
+		cancel()
+		return <-done
+	}, nil
+}
+
+// SwitchWriter writes to a target that can change while in use: the
+// process-wide logger is set once, before the operator's log file exists.
+type SwitchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// Write writes p to the current target (nowhere before Set).
+func (s *SwitchWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.w == nil {
+		return len(p), nil
+	}
+	return s.w.Write(p)
+}
+
+// Set changes the target.
+func (s *SwitchWriter) Set(w io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.w = w
+}
