@@ -108,7 +108,11 @@ func renderDocument(doc []byte, out io.Writer) error {
 func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 	var out []string
 	if ref, ok := render.ClientSecretRef(c); ok {
-		out = append(out, fmt.Sprintf("Secret %s, key %s: the client %s", ref.Name, ref.Key, map[bool]string{true: "token", false: "password"}[c.Spec.Auth.Mode == v1alpha1.AuthToken]))
+		what := "password"
+		if c.Spec.Auth.Mode == v1alpha1.AuthToken {
+			what = "token"
+		}
+		out = append(out, fmt.Sprintf("Secret %s, key %s: the client %s", ref.Name, ref.Key, what))
 	}
 	if render.HasSystemUser(c) {
 		out = append(out, fmt.Sprintf("Secret %s, key %s: the system account user's password", render.SystemSecretName(c), render.PasswordKey))

@@ -84,7 +84,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	case observed.Owner == r.owner(obj):
 	case !lc.AdoptExisting:
 		return outcome{reason: reasonAlreadyExists, message: fmt.Sprintf(
-			"%s %q exists on the server and kubenats did not create it: set adoptExisting to take it over", r.Kind.Name(), r.serverName(obj))}
+			"%s %q exists on the server and kubenats did not create it: set adoptExisting to take it over", r.Kind.Name(), r.Kind.ServerName(obj))}
 	case lc.PreventUpdate:
 		return outcome{reason: reasonAlreadyExists, message: "adopting needs a write, which preventUpdate forbids"}
 	default:
@@ -128,11 +128,6 @@ func serverFailure(err error) outcome {
 		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
 	}
 	return outcome{reason: reasonServerError, message: err.Error(), retry: true}
-}
-
-// serverName names the server object in messages.
-func (r *JetStreamReconciler[T, C]) serverName(obj T) string {
-	return r.Kind.Stream(obj)
 }
 
 // announceJetStream records an event for what the pass did out of the

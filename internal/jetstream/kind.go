@@ -48,6 +48,8 @@ type Kind[T v1alpha1.JetStreamObject, C any] interface {
 	NewList() client.ObjectList
 	// Stream is the stream the server object belongs to; advisories name it.
 	Stream(obj T) string
+	// ServerName names the server object in messages.
+	ServerName(obj T) string
 	// Desired is the configuration obj asks for, marked as owned by owner.
 	Desired(obj T, owner string) (C, error)
 	// Observe reads the server object.

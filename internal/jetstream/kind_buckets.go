@@ -20,10 +20,11 @@ type KeyValueKind struct{}
 
 var _ Kind[*v1alpha1.KeyValue, js.KeyValueConfig] = KeyValueKind{}
 
-func (KeyValueKind) Name() string                       { return "KeyValue" }
-func (KeyValueKind) NewList() client.ObjectList         { return &v1alpha1.KeyValueList{} }
-func (KeyValueKind) New() *v1alpha1.KeyValue            { return &v1alpha1.KeyValue{} }
-func (KeyValueKind) Stream(k *v1alpha1.KeyValue) string { return "KV_" + k.Spec.Bucket }
+func (KeyValueKind) Name() string                           { return "KeyValue" }
+func (KeyValueKind) NewList() client.ObjectList             { return &v1alpha1.KeyValueList{} }
+func (KeyValueKind) New() *v1alpha1.KeyValue                { return &v1alpha1.KeyValue{} }
+func (KeyValueKind) Stream(k *v1alpha1.KeyValue) string     { return "KV_" + k.Spec.Bucket }
+func (KeyValueKind) ServerName(k *v1alpha1.KeyValue) string { return k.Spec.Bucket }
 
 func (KeyValueKind) Desired(k *v1alpha1.KeyValue, owner string) (js.KeyValueConfig, error) {
 	cfg, err := KeyValueConfig(&k.Spec)
@@ -62,10 +63,11 @@ type ObjectStoreKind struct{}
 
 var _ Kind[*v1alpha1.ObjectStore, js.ObjectStoreConfig] = ObjectStoreKind{}
 
-func (ObjectStoreKind) Name() string                          { return "ObjectStore" }
-func (ObjectStoreKind) NewList() client.ObjectList            { return &v1alpha1.ObjectStoreList{} }
-func (ObjectStoreKind) New() *v1alpha1.ObjectStore            { return &v1alpha1.ObjectStore{} }
-func (ObjectStoreKind) Stream(o *v1alpha1.ObjectStore) string { return "OBJ_" + o.Spec.Bucket }
+func (ObjectStoreKind) Name() string                              { return "ObjectStore" }
+func (ObjectStoreKind) NewList() client.ObjectList                { return &v1alpha1.ObjectStoreList{} }
+func (ObjectStoreKind) New() *v1alpha1.ObjectStore                { return &v1alpha1.ObjectStore{} }
+func (ObjectStoreKind) Stream(o *v1alpha1.ObjectStore) string     { return "OBJ_" + o.Spec.Bucket }
+func (ObjectStoreKind) ServerName(o *v1alpha1.ObjectStore) string { return o.Spec.Bucket }
 
 func (ObjectStoreKind) Desired(o *v1alpha1.ObjectStore, owner string) (js.ObjectStoreConfig, error) {
 	cfg, err := ObjectStoreConfig(&o.Spec)

@@ -20,6 +20,9 @@ func (ConsumerKind) Name() string                       { return "Consumer" }
 func (ConsumerKind) NewList() client.ObjectList         { return &v1alpha1.ConsumerList{} }
 func (ConsumerKind) New() *v1alpha1.Consumer            { return &v1alpha1.Consumer{} }
 func (ConsumerKind) Stream(c *v1alpha1.Consumer) string { return c.Spec.StreamName }
+func (ConsumerKind) ServerName(c *v1alpha1.Consumer) string {
+	return c.Spec.StreamName + "/" + c.Spec.DurableName
+}
 
 func (ConsumerKind) Desired(c *v1alpha1.Consumer, owner string) (js.ConsumerConfig, error) {
 	cfg, err := ConsumerConfig(&c.Spec)

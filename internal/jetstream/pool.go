@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -136,7 +137,7 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		return
 	}
 	opts = append(opts, nats.Timeout(3*time.Second))
-	nc, err := nats.Connect(joinServers(spec.Servers), opts...)
+	nc, err := nats.Connect(strings.Join(spec.Servers, ","), opts...)
 	if err != nil {
 		c.err = err
 		return
@@ -200,15 +201,4 @@ func (p *Pool) closeIdle(cutoff time.Time, all bool) {
 			c.NC.Close()
 		}
 	}
-}
-
-func joinServers(servers []string) string {
-	out := ""
-	for i, s := range servers {
-		if i > 0 {
-			out += ","
-		}
-		out += s
-	}
-	return out
 }

@@ -350,6 +350,24 @@ func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
 	if err := c.NC.Flush(); err != nil {
 		t.Fatal(err)
 	}
+	// The creation advisories of the setup above may still be on their way:
+	// a barrier stream's advisory, which the server sends after them, marks
+	// the point from which wake-ups are counted.
+	if _, err := p.Acquire(testCtx(t), "Stream/ns/barrier", "barrier", spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mine.CreateStream(testCtx(t), js.StreamConfig{Name: "barrier", Subjects: []string{"barrier.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if woken["Stream/ns/barrier"] == 0 {
+			return fmt.Errorf("the barrier stream's advisory has not arrived")
+		}
+		clear(woken)
+		return nil
+	})
 	if err := mine.DeleteStream(testCtx(t), "orders"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,9 @@ import (
 )
 
 // Unstructured converts a typed object to the form that is applied and
-// printed: no status, and no empty creationTimestamp. Typed structs always
-// carry those, and applying them would make kubenats claim fields it never
-// meant to set.
+// printed: no status. Typed structs always carry one, and applying it would
+// make kubenats claim fields it never meant to set. (apimachinery already
+// omits a zero creationTimestamp.)
 func Unstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -21,14 +21,13 @@ func Unstructured(obj runtime.Object) (*unstructured.Unstructured, error) {
 	return &unstructured.Unstructured{Object: m}, nil
 }
 
-// prune removes, at every depth, the null creationTimestamp of embedded
-// object metadata and the empty status of embedded objects (the claim
-// templates of a StatefulSet).
+// prune removes, at every depth, the empty status of embedded objects (the
+// claim templates of a StatefulSet).
 func prune(v any) {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, child := range t {
-			if (k == "creationTimestamp" && child == nil) || (k == "status" && isEmptyMap(child)) {
+			if k == "status" && isEmptyMap(child) {
 				delete(t, k)
 				continue
 			}

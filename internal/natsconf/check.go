@@ -27,6 +27,12 @@ func (c *Config) Check() error {
 	if err != nil {
 		return err
 	}
+	return CheckRendered(text)
+}
+
+// CheckRendered is Check for a file Render already wrote, so that a caller
+// holding the text does not render it twice.
+func CheckRendered(text []byte) error {
 	text = envRef.ReplaceAll(text, []byte(`"`+checkPlaceholder+`"`))
 	opts := &server.Options{}
 	if err := opts.ProcessConfigString(string(text)); err != nil {

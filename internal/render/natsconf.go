@@ -150,7 +150,7 @@ func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
 	}
 	// A passthrough typo would stop every server at start: refuse it here,
 	// for the operator and `kubenats render` alike.
-	if err := conf.Check(); err != nil {
+	if err := natsconf.CheckRendered(text); err != nil {
 		return RenderedConf{}, err
 	}
 	restart := *conf
