@@ -17,6 +17,13 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="!has(self.flowControl) || !self.flowControl || has(self.heartbeatInterval)",message="flowControl needs heartbeatInterval"
 // +kubebuilder:validation:XValidation:rule="self.replayPolicy == oldSelf.replayPolicy",message="replayPolicy cannot change on the server"
 // +kubebuilder:validation:XValidation:rule="has(self.memStorage) == has(oldSelf.memStorage) && (!has(self.memStorage) || self.memStorage == oldSelf.memStorage)",message="memStorage cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="(has(self.optStartSeq) ? self.optStartSeq : 0) == (has(oldSelf.optStartSeq) ? oldSelf.optStartSeq : 0)",message="optStartSeq cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="has(self.optStartTime) == has(oldSelf.optStartTime) && (!has(self.optStartTime) || self.optStartTime == oldSelf.optStartTime)",message="optStartTime cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="(has(self.heartbeatInterval) ? duration(self.heartbeatInterval) : duration('0s')) == (has(oldSelf.heartbeatInterval) ? duration(oldSelf.heartbeatInterval) : duration('0s'))",message="heartbeatInterval cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="(has(self.flowControl) && self.flowControl) == (has(oldSelf.flowControl) && oldSelf.flowControl)",message="flowControl cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="(has(self.maxWaiting) ? self.maxWaiting : 0) == (has(oldSelf.maxWaiting) ? oldSelf.maxWaiting : 0)",message="maxWaiting cannot change on the server"
+// +kubebuilder:validation:XValidation:rule="self.ackPolicy != 'flow_control' || has(self.deliverSubject)",message="ackPolicy flow_control needs deliverSubject (push)"
+// +kubebuilder:validation:XValidation:rule="self.ackPolicy != 'flow_control' || (!has(self.backoff) && (!has(self.maxDeliver) || self.maxDeliver <= 0))",message="ackPolicy flow_control redelivers by flow control: backoff and a positive maxDeliver do not apply"
 type ConsumerSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`
@@ -37,11 +44,15 @@ type ConsumerSpec struct {
 	OptStartSeq uint64 `json:"optStartSeq,omitempty"`
 	// +optional
 	OptStartTime *metav1.Time `json:"optStartTime,omitempty"`
-	// AckPolicy is explicit (the default), all or none.
-	// +kubebuilder:validation:Enum=none;all;explicit
+	// AckPolicy is explicit (the default), all, none, or flow_control
+	// (nats-server 2.14+: acks follow flow-control replies, as durable
+	// stream sourcing from a push consumer needs).
+	// +kubebuilder:validation:Enum=none;all;explicit;flow_control
 	// +kubebuilder:default=explicit
 	// +optional
 	AckPolicy string `json:"ackPolicy,omitempty"`
+	// AckWait does not apply to ackPolicy flow_control, whose consumers
+	// the server gives no ack wait.
 	// +kubebuilder:default="30s"
 	// +optional
 	AckWait Duration `json:"ackWait,omitempty"`
@@ -109,6 +120,11 @@ type ConsumerSpec struct {
 	FlowControl bool `json:"flowControl,omitempty"`
 	// +optional
 	HeartbeatInterval Duration `json:"heartbeatInterval,omitempty"`
+	// PauseUntil pauses delivery until this time; it is declared state like
+	// any other field: a consumer paused or resumed by hand is set back to
+	// it. Remove it, or set a past time, to resume.
+	// +optional
+	PauseUntil *metav1.Time `json:"pauseUntil,omitempty"`
 }
 
 // Consumer is a durable JetStream consumer kept equal to its spec.

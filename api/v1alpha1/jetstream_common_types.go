@@ -125,6 +125,19 @@ type StreamSource struct {
 	ExternalAPIPrefix string `json:"externalApiPrefix,omitempty"`
 	// +optional
 	ExternalDeliverPrefix string `json:"externalDeliverPrefix,omitempty"`
+	// Consumer sources through a durable push consumer on the origin
+	// stream instead of an ephemeral one (nats-server 2.14+).
+	// +optional
+	Consumer *SourceConsumer `json:"consumer,omitempty"`
+}
+
+// SourceConsumer is the durable consumer a mirror or source reads through.
+type SourceConsumer struct {
+	// +kubebuilder:validation:Pattern=`^[^.*>\s/\\]+$`
+	// +optional
+	Name string `json:"name,omitempty"`
+	// +optional
+	DeliverSubject string `json:"deliverSubject,omitempty"`
 }
 
 // JetStreamStatus is the status every JetStream resource shares. Nothing in

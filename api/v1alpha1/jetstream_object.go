@@ -2,6 +2,13 @@ package v1alpha1
 
 import "sigs.k8s.io/controller-runtime/pkg/client"
 
+// JetStreamFinalizer holds a JetStream resource until the operator has
+// removed its server object (or been told to keep it). The installed
+// admission policy adds it when the resource is created, so the operator
+// need not write the resource once more to add it; the operator still adds
+// it to a resource that came in without it.
+const JetStreamFinalizer = "kubenats.io/jetstream"
+
 // JetStreamObject is what the shared reconciler needs of every JetStream
 // kind: where it lives, how it may be changed, and its status.
 // +kubebuilder:object:generate=false

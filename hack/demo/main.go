@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/admission"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -64,6 +65,9 @@ func run() error {
 		say("stopping everything (servers, control plane)")
 		lc.Stop()
 	}()
+	if err := admission.Install(ctx, lc.Client, lc.RepoRoot()); err != nil {
+		return err
+	}
 	stopOperator, err := startOperator(ctx, lc)
 	if err != nil {
 		return err

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
-	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
 )
 
@@ -19,7 +19,7 @@ import (
 // not to, then lets the resource go. It never deletes what kubenats did not
 // create, and it does not block forever on a target that is gone.
 func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(obj, jetStreamFinalizer) {
+	if !controllerutil.ContainsFinalizer(obj, v1alpha1.JetStreamFinalizer) {
 		return ctrl.Result{}, nil
 	}
 	if !obj.GetLifecycle().PreventDelete {
@@ -34,7 +34,7 @@ func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Reque
 	r.Backoff.Forget(req)
 	r.Pool.Release(r.user(obj.GetNamespace(), obj.GetName()))
 	patch := client.MergeFrom(obj.DeepCopyObject().(T))
-	controllerutil.RemoveFinalizer(obj, jetStreamFinalizer)
+	controllerutil.RemoveFinalizer(obj, v1alpha1.JetStreamFinalizer)
 	return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, obj, patch))
 }
 

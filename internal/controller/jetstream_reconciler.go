@@ -17,12 +17,15 @@ import (
 	"github.com/kubenats/kubenats/internal/jetstream"
 )
 
-// jetStreamFinalizer removes the server object before the resource goes.
-const jetStreamFinalizer = "kubenats.io/jetstream"
-
 // resync is how often a settled resource is compared with the server even
 // without an advisory: the safety net under advisory-driven drift detection.
 const resync = 10 * time.Minute
+
+// quietRetries is how many retries a brand-new waiting resource gets before
+// its status says why it waits: 0.25 + 0.5 + 1 + 2 + 4 s with the backoff
+// below. A consumer is woken at once when its stream appears, so the
+// silence costs it no time.
+const quietRetries = 5
 
 // JetStreamBase is what the four JetStream reconcilers share.
 type JetStreamBase struct {
@@ -60,9 +63,9 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 	if !obj.GetDeletionTimestamp().IsZero() {
 		return r.finalize(ctx, req, obj)
 	}
-	if !controllerutil.ContainsFinalizer(obj, jetStreamFinalizer) {
+	if !controllerutil.ContainsFinalizer(obj, v1alpha1.JetStreamFinalizer) {
 		patch := client.MergeFrom(obj.DeepCopyObject().(T))
-		controllerutil.AddFinalizer(obj, jetStreamFinalizer)
+		controllerutil.AddFinalizer(obj, v1alpha1.JetStreamFinalizer)
 		if err := r.Patch(ctx, obj, patch); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -73,9 +76,9 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 	next := jetStreamStatus(obj, prev, out)
 	r.announceJetStream(obj, out)
 	// A brand-new resource that must wait (its stream is a moment behind)
-	// gets one quick retry before its status says so: one API write less
-	// for every consumer created together with its stream.
-	quiet := out.retry && len(prev.Conditions) == 0 && r.Backoff.NumRequeues(req) == 0
+	// gets a few quick retries before its status says so: one API write
+	// less for every consumer created together with its stream.
+	quiet := out.retry && len(prev.Conditions) == 0 && r.Backoff.NumRequeues(req) < quietRetries
 	if !quiet && !equality.Semantic.DeepEqual(*prev, next) {
 		*obj.GetJetStreamStatus() = next
 		if err := r.Status().Update(ctx, obj); apierrors.IsConflict(err) {

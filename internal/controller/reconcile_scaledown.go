@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -35,7 +36,7 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 		return live, &status.Blocker{Reason: reasonScaleDownRefused, Message: msg}, nil
 	}
 	waiting := func(msg string) (int32, *status.Blocker, error) {
-		return live, &status.Blocker{Reason: v1alpha1.ReasonProgressing, Message: "scale-down: " + msg}, nil
+		return live, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: " + msg}, nil
 	}
 	if !render.HasSystemUser(c) {
 		return refuse(fmt.Sprintf("scaling a JetStream cluster in auth mode %s from %d to %d is refused: moving replicas off a server and removing its JetStream peer need the system account, which this mode cannot have",
@@ -61,38 +62,45 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 		}
 		return waiting("waiting for " + victim + " to hand over meta leadership")
 	}
-	return live - 1, &status.Blocker{Reason: v1alpha1.ReasonProgressing, Message: "scale-down: removing server " + victim}, nil
+	return live - 1, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: removing server " + victim}, nil
 }
 
 // removeGonePeers removes from the JetStream meta group the servers that
 // scale-down took away, so that no stale offline peer stays behind to count
-// against the quorum. Only peers of this cluster with an ordinal at or above
-// the replica count, and without a pod, are removed.
-func (r *NatsClusterReconciler) removeGonePeers(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred string) error {
+// against the quorum. A peer of this cluster with an ordinal at or above the
+// replica count is removed once its pod is gone (not merely terminating:
+// lame duck takes a while) and the meta leader sees it offline. It returns
+// such peers still in the group, removed in this pass or not yet.
+func (r *NatsClusterReconciler) removeGonePeers(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred string) ([]string, error) {
 	if !c.Spec.JetStreamEnabled() || !render.HasSystemUser(c) || len(pods) < 2 {
-		return nil
+		return nil, nil
 	}
-	var names []string
-	for i := range pods {
-		names = append(names, pods[i].Name)
+	beyond := func(peer string) bool {
+		ordinal, ok := render.PodOrdinal(c, peer)
+		return ok && ordinal >= int(c.Spec.ReplicaCount())
 	}
-	var gone []string
-	for i := int(c.Spec.ReplicaCount()); i < 64; i++ {
-		name := render.PodName(c, i)
-		if !slices.Contains(names, name) {
-			gone = append(gone, name)
-		}
+	hasPod := func(peer string) bool {
+		return slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Name == peer })
 	}
-	for _, peer := range natsmon.OfflinePeers(r.jetStreamViews(ctx, c, pods)) {
-		if !slices.Contains(gone, peer) {
+	members, ok := natsmon.MetaMembers(r.jetStreamViews(ctx, c, pods))
+	if !ok {
+		return nil, errors.New("the JetStream meta group has no leader to ask")
+	}
+	var pending []string
+	for _, m := range members {
+		if !beyond(m.Name) {
 			continue
 		}
-		if err := systemRequest(ctx, pods, cred, subjectRemovePeer, map[string]string{"peer": peer}); err != nil {
-			return err
+		pending = append(pending, m.Name)
+		if !m.Offline || hasPod(m.Name) {
+			continue // still going: a later pass removes it
 		}
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "PeerRemoved", "ScaleDown", "removed JetStream peer %s", peer)
+		if err := systemRequest(ctx, pods, cred, subjectRemovePeer, map[string]string{"peer": m.Name}); err != nil {
+			return pending, err
+		}
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "PeerRemoved", "ScaleDown", "removed JetStream peer %s", m.Name)
 	}
-	return nil
+	return pending, nil
 }
 
 // serverPods lists the cluster's pods from the cache.

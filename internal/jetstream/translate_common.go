@@ -140,6 +140,7 @@ var (
 		{"explicit", js.AckExplicitPolicy},
 		{"all", js.AckAllPolicy},
 		{"none", js.AckNonePolicy},
+		{"flow_control", js.AckFlowControlPolicy},
 		{"", js.AckExplicitPolicy},
 	}}
 	replayPolicyEnum = enum[js.ReplayPolicy]{field: "spec.replayPolicy", names: []enumName[js.ReplayPolicy]{
@@ -260,9 +261,8 @@ func transformsToSpec(in []js.SubjectTransformConfig) []v1alpha1.SubjectTransfor
 // sourceToServer maps a mirror or source. The external prefixes become
 // one External block when either is set.
 //
-// Not mapped: StreamSource.Consumer (a durable consumer for sourcing,
-// nats-server 2.14) has no API field yet, and StreamSource.Domain is a
-// client-side shorthand nats.go turns into External before sending.
+// Not mapped: StreamSource.Domain, a client-side shorthand nats.go turns
+// into External before sending.
 func sourceToServer(s v1alpha1.StreamSource) *js.StreamSource {
 	out := &js.StreamSource{
 		Name:              s.Name,
@@ -273,6 +273,9 @@ func sourceToServer(s v1alpha1.StreamSource) *js.StreamSource {
 	}
 	if s.ExternalAPIPrefix != "" || s.ExternalDeliverPrefix != "" {
 		out.External = &js.ExternalStream{APIPrefix: s.ExternalAPIPrefix, DeliverPrefix: s.ExternalDeliverPrefix}
+	}
+	if s.Consumer != nil {
+		out.Consumer = &js.StreamConsumerSource{Name: s.Consumer.Name, DeliverSubject: s.Consumer.DeliverSubject}
 	}
 	return out
 }
@@ -288,6 +291,9 @@ func sourceToSpec(s *js.StreamSource) v1alpha1.StreamSource {
 	if s.External != nil {
 		out.ExternalAPIPrefix = s.External.APIPrefix
 		out.ExternalDeliverPrefix = s.External.DeliverPrefix
+	}
+	if s.Consumer != nil {
+		out.Consumer = &v1alpha1.SourceConsumer{Name: s.Consumer.Name, DeliverSubject: s.Consumer.DeliverSubject}
 	}
 	return out
 }

@@ -166,11 +166,9 @@ func checkCompleteness[C any](t *testing.T, base func() C, roundTrip func(C) (C,
 func TestTranslateStreamCompleteness(t *testing.T) {
 	// Deliberately not mapped.
 	allow := map[string]string{
-		"Template":           "template_owner: stream templates are gone from the server; only it ever set this",
-		"Mirror.Domain":      "client-side shorthand: nats.go turns it into External before sending",
-		"Sources[].Domain":   "client-side shorthand: nats.go turns it into External before sending",
-		"Mirror.Consumer":    "durable sourcing consumer (nats-server 2.14): no API field yet",
-		"Sources[].Consumer": "durable sourcing consumer (nats-server 2.14): no API field yet",
+		"Template":         "template_owner: stream templates are gone from the server; only it ever set this",
+		"Mirror.Domain":    "client-side shorthand: nats.go turns it into External before sending",
+		"Sources[].Domain": "client-side shorthand: nats.go turns it into External before sending",
 	}
 	base := func() js.StreamConfig {
 		c, err := StreamConfig(&v1alpha1.StreamSpec{Name: "s"})
@@ -187,10 +185,7 @@ func TestTranslateStreamCompleteness(t *testing.T) {
 }
 
 func TestTranslateConsumerCompleteness(t *testing.T) {
-	// Deliberately not mapped.
-	allow := map[string]string{
-		"PauseUntil": "pausing is an operation, not declared state; no API field",
-	}
+	allow := map[string]string{} // every field is mapped
 	base := func() js.ConsumerConfig {
 		c, err := ConsumerConfig(&v1alpha1.ConsumerSpec{StreamName: "s", DurableName: "d"})
 		if err != nil {
@@ -217,10 +212,8 @@ func TestTranslateConsumerCompleteness(t *testing.T) {
 func TestTranslateKeyValueCompleteness(t *testing.T) {
 	// Deliberately not mapped.
 	allow := map[string]string{
-		"Mirror.Domain":      "client-side shorthand: nats.go turns it into External before sending",
-		"Sources[].Domain":   "client-side shorthand: nats.go turns it into External before sending",
-		"Mirror.Consumer":    "durable sourcing consumer (nats-server 2.14): no API field yet",
-		"Sources[].Consumer": "durable sourcing consumer (nats-server 2.14): no API field yet",
+		"Mirror.Domain":    "client-side shorthand: nats.go turns it into External before sending",
+		"Sources[].Domain": "client-side shorthand: nats.go turns it into External before sending",
 	}
 	base := func() js.KeyValueConfig {
 		c, err := KeyValueConfig(&v1alpha1.KeyValueSpec{Bucket: "b"})

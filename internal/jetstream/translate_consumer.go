@@ -18,8 +18,8 @@ const defaultAckWait = 30 * time.Second
 // policy explicit, ack wait 30s, deliver all, replay instant), so a spec
 // built in Go never yields ack none with a 1ns ack wait.
 //
-// ConsumerConfig.PauseUntil is not mapped: the API has no field for it
-// (pausing is an operation on the server, not declared state).
+// With ack policy flow_control no ack wait is sent: the server refuses one
+// there, and the CRD defaults ackWait for every consumer.
 func ConsumerConfig(s *v1alpha1.ConsumerSpec) (js.ConsumerConfig, error) {
 	var d decoder
 	c := js.ConsumerConfig{
@@ -54,6 +54,10 @@ func ConsumerConfig(s *v1alpha1.ConsumerSpec) (js.ConsumerConfig, error) {
 		DeliverGroup:       s.DeliverGroup,
 		FlowControl:        s.FlowControl,
 		IdleHeartbeat:      d.duration("spec.heartbeatInterval", s.HeartbeatInterval),
+		PauseUntil:         timeToServer(s.PauseUntil),
+	}
+	if c.AckPolicy == js.AckFlowControlPolicy {
+		c.AckWait = 0
 	}
 	if len(s.Backoff) > 0 {
 		c.BackOff = make([]time.Duration, len(s.Backoff))
@@ -103,6 +107,7 @@ func ConsumerSpecFrom(c js.ConsumerConfig, stream string) v1alpha1.ConsumerSpec 
 		DeliverGroup:       c.DeliverGroup,
 		FlowControl:        c.FlowControl,
 		HeartbeatInterval:  formatDuration(c.IdleHeartbeat),
+		PauseUntil:         timeToSpec(c.PauseUntil),
 	}
 	if s.DurableName == "" {
 		s.DurableName = c.Name

@@ -60,6 +60,7 @@ func fullConsumer() v1alpha1.ConsumerSpec {
 		DeliverGroup:       "workers",
 		FlowControl:        true,
 		HeartbeatInterval:  "5s",
+		PauseUntil:         &fixedMeta,
 	}
 }
 
@@ -203,10 +204,13 @@ func TestTranslateConsumerSpecFromOddConfigs(t *testing.T) {
 			}
 		})
 	}
-	// An ack policy the API cannot express does not translate back silently.
+	// flow_control translates back, and its consumers get no ack wait,
+	// which the server would refuse, whatever ackWait says.
 	s := ConsumerSpecFrom(js.ConsumerConfig{AckPolicy: js.AckFlowControlPolicy}, "orders")
-	if _, err := ConsumerConfig(&s); err == nil || !strings.Contains(err.Error(), "spec.ackPolicy") {
-		t.Errorf("flow_control ack policy: want an error naming spec.ackPolicy, got %v", err)
+	s.AckWait = "30s" // the CRD default
+	c, err := ConsumerConfig(&s)
+	if err != nil || c.AckPolicy != js.AckFlowControlPolicy || c.AckWait != 0 {
+		t.Errorf("flow_control ack policy: got %v, ack wait %s, %v; want flow_control with no ack wait", c.AckPolicy, c.AckWait, err)
 	}
 }
 

@@ -32,11 +32,13 @@ func fullKeyValue() v1alpha1.KeyValueSpec {
 			Name: "upstream", OptStartSeq: 1, OptStartTime: &fixedMeta, FilterSubject: "$KV.upstream.a",
 			SubjectTransforms: []v1alpha1.SubjectTransform{{Source: "$KV.upstream.>", Dest: "$KV.settings.>"}},
 			ExternalAPIPrefix: "$JS.hub.API", ExternalDeliverPrefix: "deliver.hub",
+			Consumer: &v1alpha1.SourceConsumer{Name: "kv-mirror", DeliverSubject: "kv.mirror.deliver"},
 		},
 		Sources: []v1alpha1.StreamSource{{
 			Name: "other", OptStartSeq: 2, OptStartTime: &otherMeta, FilterSubject: "$KV.other.b",
 			SubjectTransforms: []v1alpha1.SubjectTransform{{Source: "$KV.other.>", Dest: "$KV.settings.>"}},
 			ExternalAPIPrefix: "$JS.leaf.API", ExternalDeliverPrefix: "deliver.leaf",
+			Consumer: &v1alpha1.SourceConsumer{Name: "kv-source", DeliverSubject: "kv.source.deliver"},
 		}},
 		Compression:    true,
 		LimitMarkerTTL: "10m0s",

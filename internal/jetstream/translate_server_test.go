@@ -179,6 +179,11 @@ func TestServerStreamMirrorAndSources(t *testing.T) {
 	} {
 		serverStream(t, j, origin)
 	}
+	// Durable sourcing reads through a push consumer acking by flow control.
+	serverConsumer(t, j, v1alpha1.ConsumerSpec{
+		StreamName: "ORIGIN2", DurableName: "to_durable", AckPolicy: "flow_control", MaxAckPending: 100,
+		DeliverSubject: "deliver.durable", FlowControl: true, HeartbeatInterval: "1s",
+	})
 	cases := []struct {
 		name string
 		spec v1alpha1.StreamSpec
@@ -229,6 +234,21 @@ func TestServerStreamMirrorAndSources(t *testing.T) {
 				{Name: "ORIGIN2", OptStartSeq: 2, FilterSubject: "o2.a"},
 				{Name: "REMOTE", ExternalAPIPrefix: "$JS.hub.API", ExternalDeliverPrefix: "deliver.hub"},
 			},
+		},
+	}, {
+		name: "durable source",
+		spec: v1alpha1.StreamSpec{
+			Name:            "DURABLE",
+			Retention:       "limits",
+			Discard:         "old",
+			Storage:         "file",
+			Replicas:        1,
+			DuplicateWindow: "2m0s",
+			Compression:     "none",
+			Sources: []v1alpha1.StreamSource{{
+				Name:     "ORIGIN2",
+				Consumer: &v1alpha1.SourceConsumer{Name: "to_durable", DeliverSubject: "deliver.durable"},
+			}},
 		},
 	}}
 	for _, tc := range cases {
@@ -376,6 +396,17 @@ func TestServerConsumer(t *testing.T) {
 	}, {
 		name: "ack all replay original",
 		spec: with("ack_all", func(s *v1alpha1.ConsumerSpec) { s.AckPolicy, s.ReplayPolicy = "all", "original" }),
+	}, {
+		name: "paused until a time to come",
+		spec: with("paused", func(s *v1alpha1.ConsumerSpec) { s.PauseUntil = &otherMeta }),
+	}, {
+		// The server gives such a consumer no ack wait: the spec's
+		// defaulted one is not sent, and reads back as 0s.
+		name: "ack by flow control",
+		spec: with("ack_fc", func(s *v1alpha1.ConsumerSpec) {
+			s.AckPolicy, s.AckWait, s.MaxAckPending = "flow_control", "0s", 100
+			s.DeliverSubject, s.FlowControl, s.HeartbeatInterval = "deliver.ackfc", true, "1s"
+		}),
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -56,6 +56,7 @@ func fullStream() v1alpha1.StreamSpec {
 			SubjectTransforms:     []v1alpha1.SubjectTransform{{Source: "up.>", Dest: "down.>"}},
 			ExternalAPIPrefix:     "$JS.hub.API",
 			ExternalDeliverPrefix: "deliver.hub",
+			Consumer:              &v1alpha1.SourceConsumer{Name: "mirror-durable", DeliverSubject: "mirror.deliver"},
 		},
 		Sources: []v1alpha1.StreamSource{
 			{
@@ -66,6 +67,7 @@ func fullStream() v1alpha1.StreamSpec {
 				SubjectTransforms:     []v1alpha1.SubjectTransform{{Source: "a.>", Dest: "b.>"}, {Source: "c.*", Dest: "d.{{wildcard(1)}}"}},
 				ExternalAPIPrefix:     "$JS.leaf.API",
 				ExternalDeliverPrefix: "deliver.leaf",
+				Consumer:              &v1alpha1.SourceConsumer{Name: "a-durable", DeliverSubject: "a.deliver"},
 			},
 			{
 				Name:                  "b",
@@ -75,6 +77,7 @@ func fullStream() v1alpha1.StreamSpec {
 				SubjectTransforms:     []v1alpha1.SubjectTransform{{Source: "e.>", Dest: "f.>"}},
 				ExternalAPIPrefix:     "$JS.other.API",
 				ExternalDeliverPrefix: "deliver.other",
+				Consumer:              &v1alpha1.SourceConsumer{Name: "b-durable", DeliverSubject: "b.deliver"},
 			},
 		},
 		Sealed:                 true,

@@ -34,18 +34,18 @@ func WidestStream(views map[string]*server.JSInfo) (name string, replicas int) {
 	return name, replicas
 }
 
-// OfflinePeers are the meta group members the leader sees offline.
-func OfflinePeers(views map[string]*server.JSInfo) []string {
-	leader := MetaLeader(views)
-	v := views[leader]
+// MetaMembers are the meta group's members other than the leader, as the
+// leader sees them (with Offline set for those it lost); ok is false when
+// no view comes from the leader.
+func MetaMembers(views map[string]*server.JSInfo) (members []*server.PeerInfo, ok bool) {
+	v := views[MetaLeader(views)]
 	if v == nil || v.Meta == nil {
-		return nil
+		return nil, false
 	}
-	var out []string
 	for _, p := range v.Meta.Replicas {
-		if p != nil && p.Offline {
-			out = append(out, p.Name)
+		if p != nil {
+			members = append(members, p)
 		}
 	}
-	return out
+	return members, true
 }

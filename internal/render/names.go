@@ -1,6 +1,11 @@
 package render
 
-import "github.com/kubenats/kubenats/api/v1alpha1"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
 
 // Child names derive from the NatsCluster's name, so that several clusters
 // live side by side in one namespace.
@@ -38,4 +43,18 @@ func ClaimName(c *v1alpha1.NatsCluster, ordinal int) string {
 // PodName is the pod of the server with the given ordinal.
 func PodName(c *v1alpha1.NatsCluster, ordinal int) string {
 	return StatefulSetName(c) + "-" + itoa(ordinal)
+}
+
+// PodOrdinal is the ordinal of one of the cluster's pods (or servers, which
+// are named after them) by its name.
+func PodOrdinal(c *v1alpha1.NatsCluster, pod string) (int, bool) {
+	rest, ok := strings.CutPrefix(pod, StatefulSetName(c)+"-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || itoa(n) != rest {
+		return 0, false
+	}
+	return n, true
 }

@@ -25,3 +25,25 @@ func TestChildNames(t *testing.T) {
 		})
 	}
 }
+
+func TestPodOrdinal(t *testing.T) {
+	c := cluster(named("east"))
+	for _, tc := range []struct {
+		pod  string
+		want int
+		ok   bool
+	}{
+		{"east-0", 0, true},
+		{"east-12", 12, true},
+		{"east-headless-1", 0, false}, // another object's name
+		{"west-1", 0, false},
+		{"east-01", 0, false}, // not a name the StatefulSet gives
+		{"east--1", 0, false},
+		{"east-", 0, false},
+	} {
+		got, ok := render.PodOrdinal(c, tc.pod)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("PodOrdinal(%q) = %d, %v; want %d, %v", tc.pod, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/admission"
 	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/loopback"
 )
@@ -62,6 +63,11 @@ func run(m *testing.M) int {
 			fmt.Fprintf(os.Stderr, "loopback cluster logs kept in %s\n", cluster.Dir)
 		}
 	}()
+	// The admission policies ship with the CRDs: the scenarios run with them.
+	if err := admission.Install(context.Background(), cluster.Client, cluster.RepoRoot()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	stopOperator, err := startOperator()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -19,8 +19,6 @@ import (
 	"github.com/kubenats/kubenats/test/testnats"
 )
 
-const heldBy = "kubenats.io/jetstream"
-
 // eventAbout returns nil once an event with reason regards obj and its note
 // holds note.
 func eventAbout(t *testing.T, obj client.Object, reason, note string) error {
@@ -98,7 +96,7 @@ func TestFinalizerWaitsWhileNatsIsDown(t *testing.T) {
 	// The operator tried, could not reach NATS, and says so while it holds
 	// the resource.
 	jsReady(t, st, metav1.ConditionFalse, "DeletionBlocked")
-	if st.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(st, heldBy) {
+	if st.DeletionTimestamp.IsZero() || !controllerutil.ContainsFinalizer(st, v1alpha1.JetStreamFinalizer) {
 		t.Fatalf("deletion %v, finalizers %v; want deleting and held", st.DeletionTimestamp, st.Finalizers)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -190,6 +191,21 @@ func TestJetStreamValidationRejectsInvalidSpecs(t *testing.T) {
 				s.FlowControl = true
 			}),
 			want: []string{"flowControl needs heartbeatInterval"}},
+		{name: "consumer-ackfc-pull",
+			obj:  consumer(func(s *v1alpha1.ConsumerSpec) { s.AckPolicy = "flow_control" }),
+			want: []string{"ackPolicy flow_control needs deliverSubject (push)"}},
+		{name: "consumer-ackfc-maxdeliver",
+			obj: consumer(func(s *v1alpha1.ConsumerSpec) {
+				s.AckPolicy, s.MaxDeliver = "flow_control", 5
+				s.DeliverSubject, s.FlowControl, s.HeartbeatInterval = "deliver.orders", true, "1s"
+			}),
+			want: []string{"ackPolicy flow_control redelivers by flow control"}},
+		{name: "source-consumer-dot",
+			obj: stream(func(s *v1alpha1.StreamSpec) {
+				s.Subjects = nil
+				s.Sources = []v1alpha1.StreamSource{{Name: "ORIGIN", Consumer: &v1alpha1.SourceConsumer{Name: "a.b"}}}
+			}),
+			want: []string{"spec.sources[0].consumer.name", "should match"}},
 		{name: "consumer-durable-dot",
 			obj:  consumer(func(s *v1alpha1.ConsumerSpec) { s.DurableName = "a.b" }),
 			want: []string{"spec.durableName", "should match"}},
@@ -283,6 +299,10 @@ func TestJetStreamValidationRejectsInvalidUpdates(t *testing.T) {
 	}
 	none := func(*v1alpha1.StreamSpec) {}
 	plain := func(*v1alpha1.ConsumerSpec) {}
+	push := func(s *v1alpha1.ConsumerSpec) {
+		s.DeliverSubject, s.FlowControl, s.HeartbeatInterval = "deliver.orders", true, "5s"
+	}
+	startTime := metav1.NewTime(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 
 	changes := []change{
 		{name: "stream-rename", create: stream(none),
@@ -315,6 +335,21 @@ func TestJetStreamValidationRejectsInvalidUpdates(t *testing.T) {
 		{name: "consumer-pull-to-push", create: consumer(plain),
 			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.DeliverSubject = "deliver.orders" }),
 			want:   []string{"a consumer cannot switch between pull and push"}},
+		{name: "consumer-optstartseq", create: consumer(func(s *v1alpha1.ConsumerSpec) { s.DeliverPolicy, s.OptStartSeq = "byStartSequence", 5 }),
+			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.OptStartSeq = 6 }),
+			want:   []string{"optStartSeq cannot change on the server"}},
+		{name: "consumer-optstarttime", create: consumer(func(s *v1alpha1.ConsumerSpec) { s.DeliverPolicy, s.OptStartTime = "byStartTime", &startTime }),
+			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.OptStartTime = &metav1.Time{Time: startTime.Add(time.Hour)} }),
+			want:   []string{"optStartTime cannot change on the server"}},
+		{name: "consumer-heartbeat", create: consumer(push),
+			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.HeartbeatInterval = "10s" }),
+			want:   []string{"heartbeatInterval cannot change on the server"}},
+		{name: "consumer-flowcontrol-off", create: consumer(push),
+			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.FlowControl = false }),
+			want:   []string{"flowControl cannot change on the server"}},
+		{name: "consumer-maxwaiting", create: consumer(plain),
+			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.MaxWaiting = 64 }),
+			want:   []string{"maxWaiting cannot change on the server"}},
 		{name: "kv-rename",
 			create: func(name string) client.Object {
 				o := &v1alpha1.KeyValue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
@@ -346,6 +381,22 @@ func TestJetStreamValidationRejectsInvalidUpdates(t *testing.T) {
 			check: func(o client.Object) error {
 				if n := o.(*v1alpha1.Stream).Spec.MaxMsgs; n != 1000 {
 					return fmt.Errorf("maxMsgs %d, want 1000", n)
+				}
+				return nil
+			}},
+		{name: "consumer-heartbeat-same-duration", create: consumer(push),
+			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.HeartbeatInterval = "5000ms" }),
+			check: func(o client.Object) error {
+				if h := o.(*v1alpha1.Consumer).Spec.HeartbeatInterval; h != "5000ms" {
+					return fmt.Errorf("heartbeatInterval %q, want 5000ms", h)
+				}
+				return nil
+			}},
+		{name: "consumer-pause", create: consumer(plain),
+			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.PauseUntil = &startTime }),
+			check: func(o client.Object) error {
+				if p := o.(*v1alpha1.Consumer).Spec.PauseUntil; p == nil || !p.Equal(&startTime) {
+					return fmt.Errorf("pauseUntil %v, want %v", p, startTime)
 				}
 				return nil
 			}},

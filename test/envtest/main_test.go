@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/admission"
 )
 
 var (
@@ -53,7 +54,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := installAdmissionPolicy(context.Background(), root); err != nil {
+	if err := admission.Install(context.Background(), k8s, root); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

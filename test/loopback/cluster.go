@@ -123,6 +123,9 @@ func New(o Options) (_ *Cluster, err error) {
 	return c, nil
 }
 
+// RepoRoot is the repository the cluster takes its binaries and CRDs from.
+func (c *Cluster) RepoRoot() string { return c.opts.RepoRoot }
+
 func (o *Options) defaults() error {
 	if o.RepoRoot == "" {
 		root, err := findRepoRoot()
