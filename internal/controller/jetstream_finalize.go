@@ -69,7 +69,7 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 		}
 		return "waiting to delete the server object: " + problem.message, nil
 	}
-	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Stream(obj), spec)
+	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Address(obj), spec)
 	if err != nil {
 		return "cannot reach " + spec.System + " to delete the server object: " + err.Error(), nil
 	}

@@ -49,7 +49,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if problem != nil {
 		return outcome{reason: problem.reason, message: problem.message, retry: problem.reason != reasonNotAllowed}
 	}
-	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Stream(obj), spec)
+	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Address(obj), spec)
 	if err != nil {
 		return outcome{reason: reasonConnectionFailed, message: "cannot reach " + spec.System + ": " + err.Error(), retry: true}
 	}
@@ -62,7 +62,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
-		return outcome{reason: reasonStreamNotFound, message: fmt.Sprintf("stream %q does not exist yet", r.Kind.Stream(obj)), retry: true}
+		return outcome{reason: reasonStreamNotFound, message: fmt.Sprintf("stream %q does not exist yet", r.Kind.Address(obj).Stream), retry: true}
 	case errors.Is(err, jetstream.ErrNotFound) && lc.PreventUpdate:
 		return outcome{reason: reasonNotFound, message: "the object does not exist on the server and preventUpdate forbids creating it"}
 	case errors.Is(err, jetstream.ErrNotFound):

@@ -1,24 +1,61 @@
 package jetstream
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
 
-// advisorySubjects are JetStream's stream and consumer advisories: created,
-// updated, deleted and the rest, in the connection's account.
-const advisorySubjects = "$JS.EVENT.ADVISORY.>"
+	"github.com/nats-io/nats.go"
+)
 
-// advisory wakes every user on the connection whose server object belongs
-// to the stream the advisory names. A consumer advisory names its stream
-// too, so a deleted consumer and a deleted stream both reach the
-// resources that must recreate them.
-func (p *Pool) advisory(key, subject string) {
-	stream := advisoryStream(subject)
-	if stream == "" || p.OnChange == nil {
+// advisorySubjects are the JetStream advisories that tell of a stream's or
+// consumer's configuration or leadership changing, in the connection's
+// account. Not "$JS.EVENT.ADVISORY.>": that holds per-message advisories
+// (naks, terminated messages, exceeded deliveries) whose rate follows the
+// traffic, and would turn a busy consumer into a stream of reconciles.
+var advisorySubjects = []string{
+	"$JS.EVENT.ADVISORY.STREAM.CREATED.>",
+	"$JS.EVENT.ADVISORY.STREAM.UPDATED.>",
+	"$JS.EVENT.ADVISORY.STREAM.DELETED.>",
+	"$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.>",
+	"$JS.EVENT.ADVISORY.STREAM.QUORUM_LOST.>",
+	"$JS.EVENT.ADVISORY.CONSUMER.CREATED.>",
+	"$JS.EVENT.ADVISORY.CONSUMER.DELETED.>",
+	"$JS.EVENT.ADVISORY.CONSUMER.PAUSE.>",
+	"$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.>",
+	"$JS.EVENT.ADVISORY.CONSUMER.QUORUM_LOST.>",
+}
+
+// auditSubject carries the server's audit of every JetStream API call. The
+// server sends no advisory when a consumer's configuration is updated, so
+// other clients' consumer create-or-update calls are read from here.
+const auditSubject = "$JS.EVENT.ADVISORY.API"
+
+// subscribeAdvisories routes c's advisories to the pool.
+func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
+	for _, subject := range advisorySubjects {
+		if _, err := nc.Subscribe(subject, func(m *nats.Msg) { p.advisory(c.key, advisoryAddress(m.Subject)) }); err != nil {
+			return err
+		}
+	}
+	_, err := nc.Subscribe(auditSubject, func(m *nats.Msg) {
+		if addr, ok := consumerWrite(m.Data, nc); ok {
+			p.advisory(c.key, addr)
+		}
+	})
+	return err
+}
+
+// advisory wakes the users on the connection whose server object lives at
+// addr: for a stream, the stream's resource and its consumers' (a deleted
+// or recreated stream concerns them); for a consumer, that consumer's.
+func (p *Pool) advisory(key string, addr Address) {
+	if addr.Stream == "" || p.OnChange == nil {
 		return
 	}
 	p.mu.Lock()
 	var wake []User
 	for user, u := range p.users {
-		if u.conn.key == key && u.stream == stream {
+		if u.conn.key == key && u.addr.Stream == addr.Stream && (addr.Consumer == "" || u.addr.Consumer == addr.Consumer) {
 			wake = append(wake, user)
 		}
 	}
@@ -28,17 +65,57 @@ func (p *Pool) advisory(key, subject string) {
 	}
 }
 
-// advisoryStream returns the stream an advisory subject names, or "":
+// advisoryAddress is what an advisory subject names, or a zero Address:
 // $JS.EVENT.ADVISORY.STREAM.<event>.<stream> and
 // $JS.EVENT.ADVISORY.CONSUMER.<event>.<stream>.<consumer>.
-func advisoryStream(subject string) string {
+func advisoryAddress(subject string) Address {
 	parts := strings.Split(subject, ".")
 	if len(parts) < 6 || parts[0] != "$JS" || parts[1] != "EVENT" || parts[2] != "ADVISORY" {
-		return ""
+		return Address{}
 	}
-	switch parts[3] {
-	case "STREAM", "CONSUMER":
-		return parts[5]
+	switch {
+	case parts[3] == "STREAM":
+		return Address{Stream: parts[5]}
+	case parts[3] == "CONSUMER" && len(parts) >= 7:
+		return Address{Stream: parts[5], Consumer: parts[6]}
 	}
-	return ""
+	return Address{}
+}
+
+// audit is the part of a JetStream API audit this package reads.
+type audit struct {
+	Subject string `json:"subject"`
+	Client  *struct {
+		ID     uint64 `json:"id"`
+		Server string `json:"server"`
+	} `json:"client"`
+	Response string `json:"response"`
+}
+
+// consumerWrite reads an API audit and returns the consumer it wrote, when
+// it is a successful consumer create or update made by another connection
+// than nc (the pool's own writes are no news). A create subject without a
+// consumer name addresses every consumer of its stream.
+func consumerWrite(data []byte, nc *nats.Conn) (Address, bool) {
+	var a audit
+	if json.Unmarshal(data, &a) != nil {
+		return Address{}, false
+	}
+	var rest string
+	for _, prefix := range []string{"$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
+		if r, ok := strings.CutPrefix(a.Subject, prefix); ok {
+			rest = r
+		}
+	}
+	if rest == "" || strings.Contains(a.Response, `"error"`) {
+		return Address{}, false
+	}
+	if a.Client != nil {
+		if id, err := nc.GetClientID(); err == nil && id == a.Client.ID && a.Client.Server == nc.ConnectedServerName() {
+			return Address{}, false
+		}
+	}
+	stream, consumer, _ := strings.Cut(rest, ".")
+	consumer, _, _ = strings.Cut(consumer, ".") // CREATE.<stream>.<consumer>.<filter>
+	return Address{Stream: stream, Consumer: consumer}, true
 }

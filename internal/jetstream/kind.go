@@ -46,8 +46,9 @@ type Kind[T v1alpha1.JetStreamObject, C any] interface {
 	// New returns an empty object of the kind, NewList an empty list.
 	New() T
 	NewList() client.ObjectList
-	// Stream is the stream the server object belongs to; advisories name it.
-	Stream(obj T) string
+	// Address is where the server object lives: its stream, and its name
+	// there for a consumer. Advisories name both.
+	Address(obj T) Address
 	// ServerName names the server object in messages.
 	ServerName(obj T) string
 	// Desired is the configuration obj asks for, marked as owned by owner.

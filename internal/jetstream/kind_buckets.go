@@ -20,10 +20,12 @@ type KeyValueKind struct{}
 
 var _ Kind[*v1alpha1.KeyValue, js.KeyValueConfig] = KeyValueKind{}
 
-func (KeyValueKind) Name() string                           { return "KeyValue" }
-func (KeyValueKind) NewList() client.ObjectList             { return &v1alpha1.KeyValueList{} }
-func (KeyValueKind) New() *v1alpha1.KeyValue                { return &v1alpha1.KeyValue{} }
-func (KeyValueKind) Stream(k *v1alpha1.KeyValue) string     { return "KV_" + k.Spec.Bucket }
+func (KeyValueKind) Name() string               { return "KeyValue" }
+func (KeyValueKind) NewList() client.ObjectList { return &v1alpha1.KeyValueList{} }
+func (KeyValueKind) New() *v1alpha1.KeyValue    { return &v1alpha1.KeyValue{} }
+func (KeyValueKind) Address(k *v1alpha1.KeyValue) Address {
+	return Address{Stream: "KV_" + k.Spec.Bucket}
+}
 func (KeyValueKind) ServerName(k *v1alpha1.KeyValue) string { return k.Spec.Bucket }
 
 func (KeyValueKind) Desired(k *v1alpha1.KeyValue, owner string) (js.KeyValueConfig, error) {
@@ -33,21 +35,21 @@ func (KeyValueKind) Desired(k *v1alpha1.KeyValue, owner string) (js.KeyValueConf
 }
 
 func (k KeyValueKind) Observe(ctx context.Context, j js.JetStream, kv *v1alpha1.KeyValue) (Observed, error) {
-	return observeBacking(ctx, j, k.Stream(kv))
+	return observeBacking(ctx, j, k.Address(kv).Stream)
 }
 
 func (k KeyValueKind) Create(ctx context.Context, j js.JetStream, kv *v1alpha1.KeyValue, cfg js.KeyValueConfig) (Observed, error) {
 	if _, err := j.CreateKeyValue(ctx, cfg); err != nil {
 		return Observed{}, err
 	}
-	return observeBacking(ctx, j, k.Stream(kv))
+	return observeBacking(ctx, j, k.Address(kv).Stream)
 }
 
 func (k KeyValueKind) Update(ctx context.Context, j js.JetStream, kv *v1alpha1.KeyValue, cfg js.KeyValueConfig) (Observed, error) {
 	if _, err := j.UpdateKeyValue(ctx, cfg); err != nil {
 		return Observed{}, err
 	}
-	return observeBacking(ctx, j, k.Stream(kv))
+	return observeBacking(ctx, j, k.Address(kv).Stream)
 }
 
 func (KeyValueKind) Delete(ctx context.Context, j js.JetStream, kv *v1alpha1.KeyValue) error {
@@ -63,10 +65,12 @@ type ObjectStoreKind struct{}
 
 var _ Kind[*v1alpha1.ObjectStore, js.ObjectStoreConfig] = ObjectStoreKind{}
 
-func (ObjectStoreKind) Name() string                              { return "ObjectStore" }
-func (ObjectStoreKind) NewList() client.ObjectList                { return &v1alpha1.ObjectStoreList{} }
-func (ObjectStoreKind) New() *v1alpha1.ObjectStore                { return &v1alpha1.ObjectStore{} }
-func (ObjectStoreKind) Stream(o *v1alpha1.ObjectStore) string     { return "OBJ_" + o.Spec.Bucket }
+func (ObjectStoreKind) Name() string               { return "ObjectStore" }
+func (ObjectStoreKind) NewList() client.ObjectList { return &v1alpha1.ObjectStoreList{} }
+func (ObjectStoreKind) New() *v1alpha1.ObjectStore { return &v1alpha1.ObjectStore{} }
+func (ObjectStoreKind) Address(o *v1alpha1.ObjectStore) Address {
+	return Address{Stream: "OBJ_" + o.Spec.Bucket}
+}
 func (ObjectStoreKind) ServerName(o *v1alpha1.ObjectStore) string { return o.Spec.Bucket }
 
 func (ObjectStoreKind) Desired(o *v1alpha1.ObjectStore, owner string) (js.ObjectStoreConfig, error) {
@@ -76,21 +80,21 @@ func (ObjectStoreKind) Desired(o *v1alpha1.ObjectStore, owner string) (js.Object
 }
 
 func (k ObjectStoreKind) Observe(ctx context.Context, j js.JetStream, o *v1alpha1.ObjectStore) (Observed, error) {
-	return observeBacking(ctx, j, k.Stream(o))
+	return observeBacking(ctx, j, k.Address(o).Stream)
 }
 
 func (k ObjectStoreKind) Create(ctx context.Context, j js.JetStream, o *v1alpha1.ObjectStore, cfg js.ObjectStoreConfig) (Observed, error) {
 	if _, err := j.CreateObjectStore(ctx, cfg); err != nil {
 		return Observed{}, err
 	}
-	return observeBacking(ctx, j, k.Stream(o))
+	return observeBacking(ctx, j, k.Address(o).Stream)
 }
 
 func (k ObjectStoreKind) Update(ctx context.Context, j js.JetStream, o *v1alpha1.ObjectStore, cfg js.ObjectStoreConfig) (Observed, error) {
 	if _, err := j.UpdateObjectStore(ctx, cfg); err != nil {
 		return Observed{}, err
 	}
-	return observeBacking(ctx, j, k.Stream(o))
+	return observeBacking(ctx, j, k.Address(o).Stream)
 }
 
 func (ObjectStoreKind) Delete(ctx context.Context, j js.JetStream, o *v1alpha1.ObjectStore) error {

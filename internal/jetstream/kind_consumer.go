@@ -16,10 +16,12 @@ type ConsumerKind struct{}
 
 var _ Kind[*v1alpha1.Consumer, js.ConsumerConfig] = ConsumerKind{}
 
-func (ConsumerKind) Name() string                       { return "Consumer" }
-func (ConsumerKind) NewList() client.ObjectList         { return &v1alpha1.ConsumerList{} }
-func (ConsumerKind) New() *v1alpha1.Consumer            { return &v1alpha1.Consumer{} }
-func (ConsumerKind) Stream(c *v1alpha1.Consumer) string { return c.Spec.StreamName }
+func (ConsumerKind) Name() string               { return "Consumer" }
+func (ConsumerKind) NewList() client.ObjectList { return &v1alpha1.ConsumerList{} }
+func (ConsumerKind) New() *v1alpha1.Consumer    { return &v1alpha1.Consumer{} }
+func (ConsumerKind) Address(c *v1alpha1.Consumer) Address {
+	return Address{Stream: c.Spec.StreamName, Consumer: c.Spec.DurableName}
+}
 func (ConsumerKind) ServerName(c *v1alpha1.Consumer) string {
 	return c.Spec.StreamName + "/" + c.Spec.DurableName
 }

@@ -19,7 +19,7 @@ var _ Kind[*v1alpha1.Stream, js.StreamConfig] = StreamKind{}
 func (StreamKind) Name() string                         { return "Stream" }
 func (StreamKind) NewList() client.ObjectList           { return &v1alpha1.StreamList{} }
 func (StreamKind) New() *v1alpha1.Stream                { return &v1alpha1.Stream{} }
-func (StreamKind) Stream(s *v1alpha1.Stream) string     { return s.Spec.Name }
+func (StreamKind) Address(s *v1alpha1.Stream) Address   { return Address{Stream: s.Spec.Name} }
 func (StreamKind) ServerName(s *v1alpha1.Stream) string { return s.Spec.Name }
 
 func (StreamKind) Desired(s *v1alpha1.Stream, owner string) (js.StreamConfig, error) {

@@ -30,11 +30,18 @@ type Pool struct {
 // User identifies a resource using the pool: kind/namespace/name.
 type User string
 
-// use is what a user uses: a connection, and the stream its server object
-// belongs to (advisories name streams).
+// use is what a user uses: a connection, and where its server object lives
+// (advisories name it).
 type use struct {
-	conn   *Conn
-	stream string
+	conn *Conn
+	addr Address
+}
+
+// Address is where a server object lives: its stream, and for a consumer
+// its name in that stream.
+type Address struct {
+	Stream   string
+	Consumer string
 }
 
 // Conn is a pooled connection.
@@ -50,9 +57,9 @@ type Conn struct {
 }
 
 // Acquire returns the connection for spec, dialing it on first use, and
-// records that user's server object lives in stream on it. A user moving to
+// records that user's server object lives at addr on it. A user moving to
 // another spec (rotated credentials) leaves its old connection.
-func (p *Pool) Acquire(ctx context.Context, user User, stream string, spec ConnSpec) (*Conn, error) {
+func (p *Pool) Acquire(ctx context.Context, user User, addr Address, spec ConnSpec) (*Conn, error) {
 	key := spec.Key()
 	p.mu.Lock()
 	if p.conns == nil {
@@ -70,7 +77,7 @@ func (p *Pool) Acquire(ctx context.Context, user User, stream string, spec ConnS
 		p.conns[key] = c
 		go p.dial(c, spec)
 	}
-	p.moveUser(user, use{conn: c, stream: stream})
+	p.moveUser(user, use{conn: c, addr: addr})
 	p.mu.Unlock()
 
 	select {
@@ -153,7 +160,7 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		c.err = err
 		return
 	}
-	if _, err := nc.Subscribe(advisorySubjects, func(m *nats.Msg) { p.advisory(c.key, m.Subject) }); err != nil {
+	if err := p.subscribeAdvisories(c, nc); err != nil {
 		nc.Close()
 		c.err = err
 		return

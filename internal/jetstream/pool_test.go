@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -86,7 +87,7 @@ func TestPoolSharesOneConnectionAmongConcurrentUsers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			conns[i], errs[i] = p.Acquire(testCtx(t), User(fmt.Sprintf("Stream/ns/s%d", i)), fmt.Sprintf("s%d", i), spec)
+			conns[i], errs[i] = p.Acquire(testCtx(t), User(fmt.Sprintf("Stream/ns/s%d", i)), Address{Stream: fmt.Sprintf("s%d", i)}, spec)
 		}()
 	}
 	wg.Wait()
@@ -118,15 +119,15 @@ func TestPoolIdleConnectionsAreClosed(t *testing.T) {
 	one, two := specFor(s), specFor(s)
 	one.User, one.Password = "app", "one"
 	two.User, two.Password = "app", "two" // a server without auth takes any
-	a1, err := p.Acquire(testCtx(t), "Stream/ns/a1", "a", one)
+	a1, err := p.Acquire(testCtx(t), "Stream/ns/a1", Address{Stream: "a"}, one)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2, err := p.Acquire(testCtx(t), "Stream/ns/a2", "a", one)
+	a2, err := p.Acquire(testCtx(t), "Stream/ns/a2", Address{Stream: "a"}, one)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := p.Acquire(testCtx(t), "Stream/ns/b", "b", two)
+	b, err := p.Acquire(testCtx(t), "Stream/ns/b", Address{Stream: "b"}, two)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +175,11 @@ func TestPoolUserMovingToANewSpecLeavesTheOldConnectionIdle(t *testing.T) {
 	p := newTestPool(t)
 	old, rotated := specFor(s), specFor(s)
 	old.Token, rotated.Token = "before", "after"
-	before, err := p.Acquire(testCtx(t), "Stream/ns/orders", "orders", old)
+	before, err := p.Acquire(testCtx(t), "Stream/ns/orders", Address{Stream: "orders"}, old)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := p.Acquire(testCtx(t), "Stream/ns/orders", "orders", rotated)
+	after, err := p.Acquire(testCtx(t), "Stream/ns/orders", Address{Stream: "orders"}, rotated)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestPoolUserMovingToANewSpecLeavesTheOldConnectionIdle(t *testing.T) {
 	}
 	clients(t, s, 1)
 	// The user is still served by the new connection.
-	again, err := p.Acquire(testCtx(t), "Stream/ns/orders", "orders", rotated)
+	again, err := p.Acquire(testCtx(t), "Stream/ns/orders", Address{Stream: "orders"}, rotated)
 	if err != nil || again != after {
 		t.Fatalf("Acquire after the move = %p, %v; want the new connection %p", again, err, after)
 	}
@@ -217,7 +218,7 @@ func TestPoolDialFailureKeepsNoBrokenEntry(t *testing.T) {
 	// the dial's, not the context's.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := p.Acquire(ctx, "Stream/ns/early", "early", spec)
+	c, err := p.Acquire(ctx, "Stream/ns/early", Address{Stream: "early"}, spec)
 	if err == nil {
 		t.Fatalf("Acquire with nothing listening = %+v, want an error", c)
 	}
@@ -232,7 +233,7 @@ func TestPoolDialFailureKeepsNoBrokenEntry(t *testing.T) {
 	}
 
 	s := poolServer(t, port)
-	c, err = p.Acquire(testCtx(t), "Stream/ns/late", "late", spec)
+	c, err = p.Acquire(testCtx(t), "Stream/ns/late", Address{Stream: "late"}, spec)
 	if err != nil {
 		t.Fatalf("Acquire once the server is up: %v", err)
 	}
@@ -342,7 +343,7 @@ func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
 	}
 	var c *Conn
 	for u, stream := range users {
-		if c, err = p.Acquire(testCtx(t), u, stream, spec); err != nil {
+		if c, err = p.Acquire(testCtx(t), u, Address{Stream: stream}, spec); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -353,7 +354,7 @@ func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
 	// The creation advisories of the setup above may still be on their way:
 	// a barrier stream's advisory, which the server sends after them, marks
 	// the point from which wake-ups are counted.
-	if _, err := p.Acquire(testCtx(t), "Stream/ns/barrier", "barrier", spec); err != nil {
+	if _, err := p.Acquire(testCtx(t), "Stream/ns/barrier", Address{Stream: "barrier"}, spec); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := mine.CreateStream(testCtx(t), js.StreamConfig{Name: "barrier", Subjects: []string{"barrier.>"}}); err != nil {
@@ -402,6 +403,114 @@ func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
 	for u := range woken {
 		if _, ok := users[u]; !ok {
 			t.Fatalf("woke %q, which uses no stream here", u)
+		}
+	}
+}
+
+// A consumer's news wakes that consumer's resource only: its creation or
+// deletion, and an update by another client, which the server tells only
+// in its API audit. The pool's own writes and per-message advisories wake
+// no one.
+func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	var mu sync.Mutex
+	woken := map[User]int{}
+	p.OnChange = func(u User) {
+		mu.Lock()
+		woken[u]++
+		mu.Unlock()
+	}
+	spec := specFor(s)
+	users := map[User]Address{
+		"Stream/ns/orders":     {Stream: "orders"},
+		"Consumer/ns/worker":   {Stream: "orders", Consumer: "worker"},
+		"Consumer/ns/audit":    {Stream: "orders", Consumer: "audit"},
+		"Consumer/ns/sentinel": {Stream: "orders", Consumer: "sentinel"},
+	}
+	var pooled *Conn
+	var err error
+	for u, addr := range users {
+		if pooled, err = p.Acquire(testCtx(t), u, addr, spec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pooled.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	other, err := js.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.CreateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"worker", "audit"} {
+		if _, err := other.CreateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: name, AckPolicy: js.AckExplicitPolicy}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The sentinel's update marks, by the order the server keeps, that
+	// everything before it has been handled: barrier returns who was woken
+	// until then and starts counting afresh.
+	barrier := func(name string) map[User]int {
+		t.Helper()
+		if _, err := other.CreateOrUpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "sentinel", Description: name}); err != nil {
+			t.Fatal(err)
+		}
+		var seen map[User]int
+		poll(t, func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if woken["Consumer/ns/sentinel"] == 0 {
+				return fmt.Errorf("the sentinel's news has not arrived (%s)", name)
+			}
+			seen = maps.Clone(woken)
+			clear(woken)
+			return nil
+		})
+		return seen
+	}
+	barrier("setup")
+
+	// Another client updates worker: only worker's resource hears of it.
+	barrier("created")
+	if _, err := other.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "worker", AckPolicy: js.AckExplicitPolicy, Description: "edited"}); err != nil {
+		t.Fatal(err)
+	}
+	seen := barrier("updated")
+	if seen["Consumer/ns/worker"] == 0 || seen["Consumer/ns/audit"] != 0 || seen["Stream/ns/orders"] != 0 {
+		t.Fatalf("woken %v by worker's update, want Consumer/ns/worker alone", seen)
+	}
+	// The pool's own update of audit, and a nak on worker, wake no one.
+	if _, err := pooled.JS.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "audit", AckPolicy: js.AckExplicitPolicy, Description: "ours"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Publish(testCtx(t), "orders.1", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	worker, err := other.Consumer(testCtx(t), "orders", "worker")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := worker.Fetch(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		if err := m.Term(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen = barrier("after")
+	for _, u := range []User{"Stream/ns/orders", "Consumer/ns/audit", "Consumer/ns/worker"} {
+		if seen[u] != 0 {
+			t.Errorf("%s woken %d times by the pool's own write or a terminated message", u, seen[u])
 		}
 	}
 }

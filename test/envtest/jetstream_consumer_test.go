@@ -70,3 +70,38 @@ func TestConsumerWaitsForItsStream(t *testing.T) {
 		return nil
 	})
 }
+
+// The server sends no advisory when a consumer is updated; the operator
+// learns of it from the API audit, within seconds (the resync is minutes
+// away).
+func TestConsumerEditedOnTheServerIsRestored(t *testing.T) {
+	ns := namespace(t)
+	s := natsServer(t, 0)
+	j := jsClient(t, s)
+	target := at(serverURL(s))
+	create(t, newStream(ns, "edits", target))
+	cons := newConsumer(ns, "edited", "edits", target, func(c *v1alpha1.ConsumerSpec) { c.MaxAckPending = 10 })
+	create(t, cons)
+	jsReady(t, cons, metav1.ConditionTrue, "Synced")
+
+	c, err := j.Consumer(ctx(t), "edits", "edited")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.CachedInfo().Config
+	cfg.MaxAckPending = 999
+	if _, err := j.UpdateConsumer(ctx(t), "edits", cfg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		c, err := j.Consumer(ctx(t), "edits", "edited")
+		if err != nil {
+			return err
+		}
+		if n := c.CachedInfo().Config.MaxAckPending; n != 10 {
+			return fmt.Errorf("maxAckPending %d on the server, want 10 restored", n)
+		}
+		return nil
+	})
+	eventually(t, wait, func() error { return eventWithReason(t, ns, "DriftCorrected") })
+}
