@@ -7,22 +7,27 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// advisorySubjects are the JetStream advisories that tell of a stream's or
-// consumer's configuration or leadership changing, in the connection's
-// account. Not "$JS.EVENT.ADVISORY.>": that holds per-message advisories
-// (naks, terminated messages, exceeded deliveries) whose rate follows the
-// traffic, and would turn a busy consumer into a stream of reconciles.
-var advisorySubjects = []string{
-	"$JS.EVENT.ADVISORY.STREAM.CREATED.>",
-	"$JS.EVENT.ADVISORY.STREAM.UPDATED.>",
-	"$JS.EVENT.ADVISORY.STREAM.DELETED.>",
-	"$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.>",
-	"$JS.EVENT.ADVISORY.STREAM.QUORUM_LOST.>",
-	"$JS.EVENT.ADVISORY.CONSUMER.CREATED.>",
-	"$JS.EVENT.ADVISORY.CONSUMER.DELETED.>",
-	"$JS.EVENT.ADVISORY.CONSUMER.PAUSE.>",
-	"$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.>",
-	"$JS.EVENT.ADVISORY.CONSUMER.QUORUM_LOST.>",
+// advisorySubject holds JetStream's advisories in the connection's account,
+// on one subscription so that they are handled in the order the server
+// sent them.
+const advisorySubject = "$JS.EVENT.ADVISORY.>"
+
+// configNews are the advisories that tell of a stream's or consumer's
+// configuration or leadership changing. The others under advisorySubject
+// are dropped: per-message ones (naks, terminated messages, exceeded
+// deliveries) come at the rate of the traffic and are no news for the
+// operator.
+var configNews = []string{
+	"$JS.EVENT.ADVISORY.STREAM.CREATED.",
+	"$JS.EVENT.ADVISORY.STREAM.UPDATED.",
+	"$JS.EVENT.ADVISORY.STREAM.DELETED.",
+	"$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.",
+	"$JS.EVENT.ADVISORY.STREAM.QUORUM_LOST.",
+	"$JS.EVENT.ADVISORY.CONSUMER.CREATED.",
+	"$JS.EVENT.ADVISORY.CONSUMER.DELETED.",
+	"$JS.EVENT.ADVISORY.CONSUMER.PAUSE.",
+	"$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.",
+	"$JS.EVENT.ADVISORY.CONSUMER.QUORUM_LOST.",
 }
 
 // auditSubject carries the server's audit of every JetStream API call. The
@@ -32,14 +37,18 @@ const auditSubject = "$JS.EVENT.ADVISORY.API"
 
 // subscribeAdvisories routes c's advisories to the pool.
 func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
-	for _, subject := range advisorySubjects {
-		if _, err := nc.Subscribe(subject, func(m *nats.Msg) { p.advisory(c.key, advisoryAddress(m.Subject)) }); err != nil {
-			return err
+	_, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
+		if m.Subject == auditSubject {
+			if addr, ok := consumerWrite(m.Data, nc); ok {
+				p.advisory(c.key, addr)
+			}
+			return
 		}
-	}
-	_, err := nc.Subscribe(auditSubject, func(m *nats.Msg) {
-		if addr, ok := consumerWrite(m.Data, nc); ok {
-			p.advisory(c.key, addr)
+		for _, prefix := range configNews {
+			if strings.HasPrefix(m.Subject, prefix) {
+				p.advisory(c.key, advisoryAddress(m.Subject))
+				return
+			}
 		}
 	})
 	return err
