@@ -450,17 +450,32 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 	if _, err := other.CreateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"worker", "audit"} {
+	for _, name := range []string{"worker", "audit", "sentinel"} {
 		if _, err := other.CreateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: name, AckPolicy: js.AckExplicitPolicy}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The sentinel's update marks, by the order the server keeps, that
-	// everything before it has been handled: barrier returns who was woken
-	// until then and starts counting afresh.
+	// Every consumer hears of its stream's creation, of its own (each
+	// consumer's advisories come from a queue of its own, in no order
+	// with the others'), and of the API call that made it.
+	poll(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, u := range []User{"Consumer/ns/worker", "Consumer/ns/audit", "Consumer/ns/sentinel"} {
+			if woken[u] < 3 {
+				return fmt.Errorf("woken %v, want every consumer three times after the setup", woken)
+			}
+		}
+		clear(woken)
+		return nil
+	})
+	// From here on only updates happen, told in the API audit, in the
+	// order of the calls: the sentinel's update marks that everything
+	// before it has been handled. barrier returns who was woken until
+	// then and starts counting afresh.
 	barrier := func(name string) map[User]int {
 		t.Helper()
-		if _, err := other.CreateOrUpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "sentinel", Description: name}); err != nil {
+		if _, err := other.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "sentinel", AckPolicy: js.AckExplicitPolicy, Description: name}); err != nil {
 			t.Fatal(err)
 		}
 		var seen map[User]int
@@ -476,10 +491,8 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 		})
 		return seen
 	}
-	barrier("setup")
 
 	// Another client updates worker: only worker's resource hears of it.
-	barrier("created")
 	if _, err := other.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "worker", AckPolicy: js.AckExplicitPolicy, Description: "edited"}); err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +500,8 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 	if seen["Consumer/ns/worker"] == 0 || seen["Consumer/ns/audit"] != 0 || seen["Stream/ns/orders"] != 0 {
 		t.Fatalf("woken %v by worker's update, want Consumer/ns/worker alone", seen)
 	}
-	// The pool's own update of audit, and a nak on worker, wake no one.
+	// The pool's own update of audit, and a message terminated on worker,
+	// wake no one.
 	if _, err := pooled.JS.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "audit", AckPolicy: js.AckExplicitPolicy, Description: "ours"}); err != nil {
 		t.Fatal(err)
 	}
