@@ -49,6 +49,8 @@ type JetStreamReconciler[T v1alpha1.JetStreamObject, C any] struct {
 	// Backoff spaces retries of a waiting resource, up to about a minute,
 	// forever: NATS that is not up yet is no reason to give up.
 	Backoff workqueue.TypedRateLimiter[reconcile.Request]
+
+	written writtenStatuses
 }
 
 // Reconcile runs one pass for one resource and writes its status once.
@@ -57,6 +59,7 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.Pool.Release(r.user(req.Namespace, req.Name))
+			r.written.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -71,7 +74,8 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 		}
 	}
 
-	prev := obj.GetJetStreamStatus().DeepCopy()
+	current := r.written.current(obj)
+	prev := &current
 	out := r.sync(ctx, obj)
 	next := jetStreamStatus(obj, prev, out)
 	r.announceJetStream(obj, out)
@@ -86,6 +90,7 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 		} else if err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
+		r.written.wrote(obj)
 	}
 	return r.schedule(req, out), nil
 }
