@@ -49,7 +49,8 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if problem != nil {
 		return outcome{reason: problem.reason, message: problem.message, retry: problem.reason != reasonNotAllowed}
 	}
-	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Address(obj), spec)
+	user := r.user(obj.GetNamespace(), obj.GetName())
+	conn, err := r.Pool.Acquire(ctx, user, r.Kind.Address(obj), spec)
 	if err != nil {
 		return outcome{reason: reasonConnectionFailed, message: "cannot reach " + spec.System + ": " + err.Error(), retry: true}
 	}
@@ -66,8 +67,10 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	case errors.Is(err, jetstream.ErrNotFound) && lc.PreventUpdate:
 		return outcome{reason: reasonNotFound, message: "the object does not exist on the server and preventUpdate forbids creating it"}
 	case errors.Is(err, jetstream.ErrNotFound):
+		r.Pool.ExpectOwnWrite(user)
 		created, err := r.Kind.Create(ctx, conn.JS, obj, desired)
 		if err != nil {
+			r.Pool.OwnWriteFailed(user)
 			return serverFailure(err)
 		}
 		event := reasonCreated
@@ -100,8 +103,12 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if inSync {
 		return synced(observed, "")
 	}
+	if r.Kind.Address(obj).Consumer == "" { // a consumer's update is announced by no advisory
+		r.Pool.ExpectOwnWrite(user)
+	}
 	updated, err := r.Kind.Update(ctx, conn.JS, obj, desired)
 	if err != nil {
+		r.Pool.OwnWriteFailed(user)
 		return serverFailure(err)
 	}
 	if event == "" {

@@ -1,8 +1,10 @@
 package jetstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -40,13 +42,13 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 	_, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
 		if m.Subject == auditSubject {
 			if addr, ok := consumerWrite(m.Data, nc); ok {
-				p.advisory(c.key, addr)
+				p.advisory(c.key, addr, false)
 			}
 			return
 		}
 		for _, prefix := range configNews {
 			if strings.HasPrefix(m.Subject, prefix) {
-				p.advisory(c.key, advisoryAddress(m.Subject))
+				p.advisory(c.key, advisoryAddress(m.Subject), ownable(m.Subject))
 				return
 			}
 		}
@@ -56,21 +58,58 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 
 // advisory wakes the users on the connection whose server object lives at
 // addr: for a stream, the stream's resource and its consumers' (a deleted
-// or recreated stream concerns them); for a consumer, that consumer's.
-func (p *Pool) advisory(key string, addr Address) {
+// or recreated stream concerns them); for a consumer, that consumer's. A
+// user that expects the news of its own write (ownable) is not woken by it,
+// once.
+func (p *Pool) advisory(key string, addr Address, ownable bool) {
 	if addr.Stream == "" || p.OnChange == nil {
 		return
 	}
+	now := time.Now()
 	p.mu.Lock()
 	var wake []User
 	for user, u := range p.users {
-		if u.conn.key == key && u.addr.Stream == addr.Stream && (addr.Consumer == "" || u.addr.Consumer == addr.Consumer) {
-			wake = append(wake, user)
+		if u.conn.key != key || u.addr.Stream != addr.Stream || (addr.Consumer != "" && u.addr.Consumer != addr.Consumer) {
+			continue
 		}
+		if ownable && u.addr == addr && now.Before(u.ownWrite) {
+			u.ownWrite = time.Time{}
+			p.users[user] = u
+			continue
+		}
+		wake = append(wake, user)
 	}
 	p.mu.Unlock()
 	for _, u := range wake {
 		p.OnChange(u)
+	}
+}
+
+// ownable reports whether an advisory may be the news of a write of the
+// pool's own: a creation or an update.
+func ownable(subject string) bool {
+	return strings.Contains(subject, ".CREATED.") || strings.Contains(subject, ".UPDATED.")
+}
+
+// ownWriteWindow is how long a user expects the news of its own write. The
+// server sends it as the write completes; the window only bounds how long a
+// lost one can hide another client's change (until the periodic resync).
+const ownWriteWindow = 2 * time.Second
+
+// ExpectOwnWrite tells the pool that user is about to create or update its
+// server object: the advisory of that write is no news to it. Call
+// OwnWriteFailed when the write fails, as it then sends none.
+func (p *Pool) ExpectOwnWrite(user User) { p.setOwnWrite(user, time.Now().Add(ownWriteWindow)) }
+
+// OwnWriteFailed withdraws ExpectOwnWrite.
+func (p *Pool) OwnWriteFailed(user User) { p.setOwnWrite(user, time.Time{}) }
+
+func (p *Pool) setOwnWrite(user User, until time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if u, ok := p.users[user]; ok {
+		u.ownWrite = until
+		p.users[user] = u
 	}
 }
 
@@ -106,6 +145,12 @@ type audit struct {
 // than nc (the pool's own writes are no news). A create subject without a
 // consumer name addresses every consumer of its stream.
 func consumerWrite(data []byte, nc *nats.Conn) (Address, bool) {
+	// Most audits are of other calls (infos, the pool's own reads): skip
+	// them without decoding their often long responses.
+	if !bytes.Contains(data, []byte(`"subject":"$JS.API.CONSUMER.CREATE.`)) &&
+		!bytes.Contains(data, []byte(`"subject":"$JS.API.CONSUMER.DURABLE.CREATE.`)) {
+		return Address{}, false
+	}
 	var a audit
 	if json.Unmarshal(data, &a) != nil {
 		return Address{}, false

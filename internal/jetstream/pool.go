@@ -35,6 +35,8 @@ type User string
 type use struct {
 	conn *Conn
 	addr Address
+	// ownWrite: until then the news of the user's own write is expected.
+	ownWrite time.Time
 }
 
 // Address is where a server object lives: its stream, and for a consumer

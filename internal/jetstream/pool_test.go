@@ -528,3 +528,80 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 		}
 	}
 }
+
+// The news of a user's own write wakes it no more, once; the next change,
+// by anyone else, does.
+func TestPoolOwnWriteIsNoNews(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	var mu sync.Mutex
+	woken := map[User]int{}
+	p.OnChange = func(u User) {
+		mu.Lock()
+		woken[u]++
+		mu.Unlock()
+	}
+	spec := specFor(s)
+	c, err := p.Acquire(testCtx(t), "Stream/ns/orders", Address{Stream: "orders"}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(testCtx(t), "Stream/ns/sentinel", Address{Stream: "sentinel"}, spec); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.NC.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	other, err := js.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stream advisories go through one server queue, in order: the
+	// sentinel's creation or update marks that all before it was handled.
+	barrier := func(description string) map[User]int {
+		t.Helper()
+		if _, err := other.CreateOrUpdateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Description: description}); err != nil {
+			t.Fatal(err)
+		}
+		var seen map[User]int
+		poll(t, func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			if woken["Stream/ns/sentinel"] == 0 {
+				return fmt.Errorf("the sentinel's news has not arrived (%s)", description)
+			}
+			seen = maps.Clone(woken)
+			clear(woken)
+			return nil
+		})
+		return seen
+	}
+
+	p.ExpectOwnWrite("Stream/ns/orders")
+	if _, err := c.JS.CreateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	if seen := barrier("own create"); seen["Stream/ns/orders"] != 0 {
+		t.Fatalf("the pool's own create woke its user %d times", seen["Stream/ns/orders"])
+	}
+	if _, err := other.UpdateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}, Description: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	if seen := barrier("their update"); seen["Stream/ns/orders"] == 0 {
+		t.Fatal("another client's update, after the own write's news, did not wake the user")
+	}
+	// A failed write withdraws the expectation: the next news is news.
+	p.ExpectOwnWrite("Stream/ns/orders")
+	p.OwnWriteFailed("Stream/ns/orders")
+	if _, err := other.UpdateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}, Description: "again"}); err != nil {
+		t.Fatal(err)
+	}
+	if seen := barrier("after a failed write"); seen["Stream/ns/orders"] == 0 {
+		t.Fatal("an update after a withdrawn expectation did not wake the user")
+	}
+}
