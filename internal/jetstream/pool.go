@@ -145,7 +145,9 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		c.err = err
 		return
 	}
-	opts = append(opts, nats.Timeout(3*time.Second))
+	// A connection nats.go gives up on (say, credentials rotated on the
+	// server) wakes its users: they read their Secrets again and dial anew.
+	opts = append(opts, nats.Timeout(3*time.Second), nats.ClosedHandler(func(*nats.Conn) { p.wakeUsersOf(c) }))
 	nc, err := nats.Connect(strings.Join(spec.Servers, ","), opts...)
 	if err != nil {
 		c.err = err
@@ -168,6 +170,24 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		return
 	}
 	c.NC, c.JS = nc, jsc
+}
+
+// wakeUsersOf wakes every user of c.
+func (p *Pool) wakeUsersOf(c *Conn) {
+	if p.OnChange == nil {
+		return
+	}
+	p.mu.Lock()
+	var wake []User
+	for user, u := range p.users {
+		if u.conn == c {
+			wake = append(wake, user)
+		}
+	}
+	p.mu.Unlock()
+	for _, u := range wake {
+		p.OnChange(u)
+	}
 }
 
 // Len is the number of open or opening connections.

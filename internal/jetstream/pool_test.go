@@ -605,3 +605,38 @@ func TestPoolOwnWriteIsNoNews(t *testing.T) {
 		t.Fatal("an update after a withdrawn expectation did not wake the user")
 	}
 }
+
+// A connection closed for good wakes its users, so that they dial anew
+// with what their Secrets hold now; the users of other connections sleep on.
+func TestPoolClosedConnectionWakesItsUsers(t *testing.T) {
+	one, two := poolServer(t, 0), poolServer(t, 0)
+	p := newTestPool(t)
+	var mu sync.Mutex
+	woken := map[User]int{}
+	p.OnChange = func(u User) {
+		mu.Lock()
+		woken[u]++
+		mu.Unlock()
+	}
+	c, err := p.Acquire(testCtx(t), "Stream/ns/a", Address{Stream: "a"}, specFor(one))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Acquire(testCtx(t), "Stream/ns/b", Address{Stream: "b"}, specFor(two)); err != nil {
+		t.Fatal(err)
+	}
+	c.NC.Close()
+	poll(t, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if woken["Stream/ns/a"] == 0 {
+			return fmt.Errorf("the user of the closed connection was not woken")
+		}
+		return nil
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if woken["Stream/ns/b"] != 0 {
+		t.Fatal("the user of another connection was woken")
+	}
+}

@@ -73,6 +73,7 @@ func BenchmarkJetStreamConvergence(b *testing.B) {
 	ready.wait(b, "run", time.Hour)
 	converge := time.Since(start)
 	b.Logf("CPU while converging: %s", cpuReport(cpuBefore, cpuSeconds()))
+	op.saveHeapProfile(b)
 	b.Logf("writes to kubenats.io while converging: %s", writesReport(writesBefore, apiServerWrites(b, cfg)))
 
 	done, _ := op.requests()

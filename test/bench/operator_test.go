@@ -3,6 +3,7 @@ package bench
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -119,6 +120,26 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// saveHeapProfile writes the operator's heap profile to
+// $KUBENATS_BENCH_HEAP_PROFILE when that and KUBENATS_BENCH_PPROF are set:
+// what the operator holds right after convergence.
+func (op *operator) saveHeapProfile(b *testing.B) {
+	addr, path := os.Getenv("KUBENATS_BENCH_PPROF"), os.Getenv("KUBENATS_BENCH_HEAP_PROFILE")
+	if addr == "" || path == "" {
+		return
+	}
+	resp, err := http.Get("http://" + addr + "/debug/pprof/heap")
+	if err != nil {
+		b.Logf("heap profile: %v", err)
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Logf("heap profile: %v", err)
+	}
 }
 
 // reconcileSummary is the operator's own account of its reconciles, per
