@@ -22,10 +22,14 @@ import (
 const resync = 10 * time.Minute
 
 // quietRetries is how many retries a brand-new waiting resource gets before
-// its status says why it waits: 0.25 + 0.5 + 1 + 2 + 4 s with the backoff
-// below. A consumer is woken at once when its stream appears, so the
-// silence costs it no time.
-const quietRetries = 5
+// its status says why it waits.
+const quietRetries = 2
+
+// streamRetry is the least wait before a Consumer looks for its stream
+// again: the stream's creation advisory wakes it sooner, so the retry is
+// only the safety net, and two quiet ones give a stream applied with its
+// consumers ten seconds to appear before either writes a status.
+const streamRetry = 5 * time.Second
 
 // JetStreamBase is what the four JetStream reconcilers share.
 type JetStreamBase struct {
@@ -80,8 +84,8 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 	next := jetStreamStatus(obj, prev, out)
 	r.announceJetStream(obj, out)
 	// A brand-new resource that must wait (its stream is a moment behind)
-	// gets a few quick retries before its status says so: one API write
-	// less for every consumer created together with its stream.
+	// gets a few retries before its status says so: one API write less for
+	// every consumer created together with its stream.
 	quiet := out.retry && len(prev.Conditions) == 0 && r.Backoff.NumRequeues(req) < quietRetries
 	if !quiet && !equality.Semantic.DeepEqual(*prev, next) {
 		*obj.GetJetStreamStatus() = next
@@ -99,6 +103,8 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 // while it waits, at the resync period once settled.
 func (r *JetStreamReconciler[T, C]) schedule(req ctrl.Request, out outcome) ctrl.Result {
 	switch {
+	case out.retry && out.reason == reasonStreamNotFound:
+		return ctrl.Result{RequeueAfter: max(r.Backoff.When(req), streamRetry)}
 	case out.retry:
 		return ctrl.Result{RequeueAfter: r.Backoff.When(req)}
 	case out.ready:
