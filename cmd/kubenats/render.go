@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -52,22 +49,16 @@ func renderFile(name string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
+	docs, err := manifest.Documents(data)
+	if err != nil {
+		return err
+	}
+	for _, doc := range docs {
 		if err := renderDocument(doc, out); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 func renderDocument(doc []byte, out io.Writer) error {

@@ -309,101 +309,114 @@ func TestPoolConnSpecKey(t *testing.T) {
 	}
 }
 
-func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
-	s := poolServer(t, 0)
-	p := newTestPool(t)
-	var mu sync.Mutex
-	woken := map[User]int{}
+// wakeups records the pool's wake-ups, per user.
+type wakeups struct {
+	mu    sync.Mutex
+	count map[User]int
+}
+
+func recordWakeups(p *Pool) *wakeups {
+	w := &wakeups{count: map[User]int{}}
 	p.OnChange = func(u User) {
-		mu.Lock()
-		woken[u]++
-		mu.Unlock()
+		w.mu.Lock()
+		w.count[u]++
+		w.mu.Unlock()
 	}
+	return w
+}
+
+// until runs mark, whose news reaches the pool after everything done before
+// it, waits for marker to be woken by it, and returns who was woken until
+// then, counting afresh from there.
+func (w *wakeups) until(t *testing.T, marker User, mark func() error) map[User]int {
+	t.Helper()
+	if err := mark(); err != nil {
+		t.Fatal(err)
+	}
+	var seen map[User]int
+	poll(t, func() error {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.count[marker] == 0 {
+			return fmt.Errorf("%s not woken yet; woken: %v", marker, w.count)
+		}
+		seen = maps.Clone(w.count)
+		clear(w.count)
+		return nil
+	})
+	return seen
+}
+
+// otherClient is a JetStream client that is not the pool's.
+func otherClient(t *testing.T, s *server.Server) js.JetStream {
+	t.Helper()
 	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
-	mine, err := js.New(nc)
+	t.Cleanup(nc.Close)
+	j, err := js.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"orders", "other"} {
-		if _, err := mine.CreateStream(testCtx(t), js.StreamConfig{Name: name, Subjects: []string{name + ".>"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return j
+}
 
-	spec := specFor(s)
-	users := map[User]string{
-		"Stream/ns/orders":         "orders",
-		"Consumer/ns/orders-audit": "orders",
-		"Stream/ns/other":          "other",
-		"Stream/ns/sentinel":       "sentinel",
-	}
+// acquireAll acquires every user at its address and returns the last
+// connection, its advisory subscription in place on the server.
+func acquireAll(t *testing.T, p *Pool, spec ConnSpec, users map[User]Address) *Conn {
+	t.Helper()
 	var c *Conn
-	for u, stream := range users {
-		if c, err = p.Acquire(testCtx(t), u, Address{Stream: stream}, spec); err != nil {
+	var err error
+	for u, addr := range users {
+		if c, err = p.Acquire(testCtx(t), u, addr, spec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// The advisory subscription is on the server before anything happens.
 	if err := c.NC.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	// The creation advisories of the setup above may still be on their way:
-	// a barrier stream's advisory, which the server sends after them, marks
-	// the point from which wake-ups are counted.
-	if _, err := p.Acquire(testCtx(t), "Stream/ns/barrier", Address{Stream: "barrier"}, spec); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := mine.CreateStream(testCtx(t), js.StreamConfig{Name: "barrier", Subjects: []string{"barrier.>"}}); err != nil {
-		t.Fatal(err)
-	}
-	poll(t, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if woken["Stream/ns/barrier"] == 0 {
-			return fmt.Errorf("the barrier stream's advisory has not arrived")
-		}
-		clear(woken)
-		return nil
-	})
-	if err := mine.DeleteStream(testCtx(t), "orders"); err != nil {
-		t.Fatal(err)
-	}
-	poll(t, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if woken["Stream/ns/orders"] == 0 || woken["Consumer/ns/orders-audit"] == 0 {
-			return fmt.Errorf("woken %v, want both users of stream orders", woken)
-		}
-		return nil
-	})
+	return c
+}
 
-	// The server sends its advisories in order: once the sentinel stream's
-	// creation has woken its user, every advisory about orders has been
-	// handled, and the user of stream other must not have been woken.
-	if _, err := mine.CreateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Subjects: []string{"sentinel.>"}}); err != nil {
-		t.Fatal(err)
-	}
-	poll(t, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if woken["Stream/ns/sentinel"] == 0 {
-			return fmt.Errorf("woken %v, want Stream/ns/sentinel after its stream was created", woken)
+func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	w := recordWakeups(p)
+	other := otherClient(t, s)
+	for _, name := range []string{"orders", "other"} {
+		if _, err := other.CreateStream(testCtx(t), js.StreamConfig{Name: name, Subjects: []string{name + ".>"}}); err != nil {
+			t.Fatal(err)
 		}
-		return nil
+	}
+	acquireAll(t, p, specFor(s), map[User]Address{
+		"Stream/ns/orders":         {Stream: "orders"},
+		"Consumer/ns/orders-audit": {Stream: "orders", Consumer: "audit"},
+		"Stream/ns/other":          {Stream: "other"},
+		"Stream/ns/barrier":        {Stream: "barrier"},
+		"Stream/ns/sentinel":       {Stream: "sentinel"},
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	if n := woken["Stream/ns/other"]; n != 0 {
-		t.Fatalf("the user of stream other was woken %d times by advisories about orders and sentinel", n)
-	}
-	for u := range woken {
-		if _, ok := users[u]; !ok {
-			t.Fatalf("woke %q, which uses no stream here", u)
+	// Stream advisories leave the server in order: the creation of a
+	// stream marks that everything before it has been handled.
+	create := func(name string) func() error {
+		return func() error {
+			_, err := other.CreateStream(testCtx(t), js.StreamConfig{Name: name, Subjects: []string{name + ".>"}})
+			return err
 		}
+	}
+	w.until(t, "Stream/ns/barrier", create("barrier")) // the setup's advisories are in
+
+	seen := w.until(t, "Stream/ns/sentinel", func() error {
+		if err := other.DeleteStream(testCtx(t), "orders"); err != nil {
+			return err
+		}
+		return create("sentinel")()
+	})
+	if seen["Stream/ns/orders"] == 0 || seen["Consumer/ns/orders-audit"] == 0 {
+		t.Fatalf("woken %v by the deletion of orders, want both of its users", seen)
+	}
+	if seen["Stream/ns/other"] != 0 {
+		t.Fatalf("the user of stream other was woken %d times by news about orders", seen["Stream/ns/other"])
 	}
 }
 
@@ -414,39 +427,14 @@ func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
 func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 	s := poolServer(t, 0)
 	p := newTestPool(t)
-	var mu sync.Mutex
-	woken := map[User]int{}
-	p.OnChange = func(u User) {
-		mu.Lock()
-		woken[u]++
-		mu.Unlock()
-	}
-	spec := specFor(s)
-	users := map[User]Address{
+	w := recordWakeups(p)
+	other := otherClient(t, s)
+	pooled := acquireAll(t, p, specFor(s), map[User]Address{
 		"Stream/ns/orders":     {Stream: "orders"},
 		"Consumer/ns/worker":   {Stream: "orders", Consumer: "worker"},
 		"Consumer/ns/audit":    {Stream: "orders", Consumer: "audit"},
 		"Consumer/ns/sentinel": {Stream: "orders", Consumer: "sentinel"},
-	}
-	var pooled *Conn
-	var err error
-	for u, addr := range users {
-		if pooled, err = p.Acquire(testCtx(t), u, addr, spec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := pooled.NC.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	other, err := js.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	if _, err := other.CreateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -459,50 +447,36 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 	// consumer's advisories come from a queue of its own, in no order
 	// with the others'), and of the API call that made it.
 	poll(t, func() error {
-		mu.Lock()
-		defer mu.Unlock()
+		w.mu.Lock()
+		defer w.mu.Unlock()
 		for _, u := range []User{"Consumer/ns/worker", "Consumer/ns/audit", "Consumer/ns/sentinel"} {
-			if woken[u] < 3 {
-				return fmt.Errorf("woken %v, want every consumer three times after the setup", woken)
+			if w.count[u] < 3 {
+				return fmt.Errorf("woken %v, want every consumer three times after the setup", w.count)
 			}
 		}
-		clear(woken)
+		clear(w.count)
 		return nil
 	})
-	// From here on only updates happen, told in the API audit, in the
-	// order of the calls: the sentinel's update marks that everything
-	// before it has been handled. barrier returns who was woken until
-	// then and starts counting afresh.
-	barrier := func(name string) map[User]int {
-		t.Helper()
-		if _, err := other.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "sentinel", AckPolicy: js.AckExplicitPolicy, Description: name}); err != nil {
-			t.Fatal(err)
+	// From here on only updates happen, told in the API audit in the order
+	// of the calls: the sentinel's update marks the end of what came before.
+	update := func(c js.JetStream, name, description string) func() error {
+		return func() error {
+			_, err := c.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: name, AckPolicy: js.AckExplicitPolicy, Description: description})
+			return err
 		}
-		var seen map[User]int
-		poll(t, func() error {
-			mu.Lock()
-			defer mu.Unlock()
-			if woken["Consumer/ns/sentinel"] == 0 {
-				return fmt.Errorf("the sentinel's news has not arrived (%s)", name)
-			}
-			seen = maps.Clone(woken)
-			clear(woken)
-			return nil
-		})
-		return seen
 	}
 
-	// Another client updates worker: only worker's resource hears of it.
-	if _, err := other.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "worker", AckPolicy: js.AckExplicitPolicy, Description: "edited"}); err != nil {
+	if err := update(other, "worker", "edited")(); err != nil {
 		t.Fatal(err)
 	}
-	seen := barrier("updated")
+	seen := w.until(t, "Consumer/ns/sentinel", update(other, "sentinel", "after worker"))
 	if seen["Consumer/ns/worker"] == 0 || seen["Consumer/ns/audit"] != 0 || seen["Stream/ns/orders"] != 0 {
 		t.Fatalf("woken %v by worker's update, want Consumer/ns/worker alone", seen)
 	}
+
 	// The pool's own update of audit, and a message terminated on worker,
 	// wake no one.
-	if _, err := pooled.JS.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "audit", AckPolicy: js.AckExplicitPolicy, Description: "ours"}); err != nil {
+	if err := update(pooled.JS, "audit", "ours")(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := other.Publish(testCtx(t), "orders.1", []byte("x")); err != nil {
@@ -521,7 +495,7 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	seen = barrier("after")
+	seen = w.until(t, "Consumer/ns/sentinel", update(other, "sentinel", "after ours"))
 	for _, u := range []User{"Stream/ns/orders", "Consumer/ns/audit", "Consumer/ns/worker"} {
 		if seen[u] != 0 {
 			t.Errorf("%s woken %d times by the pool's own write or a terminated message", u, seen[u])
@@ -534,74 +508,43 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 func TestPoolOwnWriteIsNoNews(t *testing.T) {
 	s := poolServer(t, 0)
 	p := newTestPool(t)
-	var mu sync.Mutex
-	woken := map[User]int{}
-	p.OnChange = func(u User) {
-		mu.Lock()
-		woken[u]++
-		mu.Unlock()
-	}
-	spec := specFor(s)
-	c, err := p.Acquire(testCtx(t), "Stream/ns/orders", Address{Stream: "orders"}, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Acquire(testCtx(t), "Stream/ns/sentinel", Address{Stream: "sentinel"}, spec); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.NC.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	other, err := js.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := recordWakeups(p)
+	other := otherClient(t, s)
+	c := acquireAll(t, p, specFor(s), map[User]Address{
+		"Stream/ns/orders":   {Stream: "orders"},
+		"Stream/ns/sentinel": {Stream: "sentinel"},
+	})
 	// Stream advisories go through one server queue, in order: the
 	// sentinel's creation or update marks that all before it was handled.
-	barrier := func(description string) map[User]int {
+	sentinel := func(description string) func() error {
+		return func() error {
+			_, err := other.CreateOrUpdateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Description: description})
+			return err
+		}
+	}
+	updateOrders := func(description string) {
 		t.Helper()
-		if _, err := other.CreateOrUpdateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Description: description}); err != nil {
+		if _, err := other.UpdateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}, Description: description}); err != nil {
 			t.Fatal(err)
 		}
-		var seen map[User]int
-		poll(t, func() error {
-			mu.Lock()
-			defer mu.Unlock()
-			if woken["Stream/ns/sentinel"] == 0 {
-				return fmt.Errorf("the sentinel's news has not arrived (%s)", description)
-			}
-			seen = maps.Clone(woken)
-			clear(woken)
-			return nil
-		})
-		return seen
 	}
 
 	p.ExpectOwnWrite("Stream/ns/orders")
 	if _, err := c.JS.CreateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}}); err != nil {
 		t.Fatal(err)
 	}
-	if seen := barrier("own create"); seen["Stream/ns/orders"] != 0 {
+	if seen := w.until(t, "Stream/ns/sentinel", sentinel("own create")); seen["Stream/ns/orders"] != 0 {
 		t.Fatalf("the pool's own create woke its user %d times", seen["Stream/ns/orders"])
 	}
-	if _, err := other.UpdateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}, Description: "theirs"}); err != nil {
-		t.Fatal(err)
-	}
-	if seen := barrier("their update"); seen["Stream/ns/orders"] == 0 {
+	updateOrders("theirs")
+	if seen := w.until(t, "Stream/ns/sentinel", sentinel("their update")); seen["Stream/ns/orders"] == 0 {
 		t.Fatal("another client's update, after the own write's news, did not wake the user")
 	}
 	// A failed write withdraws the expectation: the next news is news.
 	p.ExpectOwnWrite("Stream/ns/orders")
 	p.OwnWriteFailed("Stream/ns/orders")
-	if _, err := other.UpdateStream(testCtx(t), js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}, Description: "again"}); err != nil {
-		t.Fatal(err)
-	}
-	if seen := barrier("after a failed write"); seen["Stream/ns/orders"] == 0 {
+	updateOrders("again")
+	if seen := w.until(t, "Stream/ns/sentinel", sentinel("after a failed write")); seen["Stream/ns/orders"] == 0 {
 		t.Fatal("an update after a withdrawn expectation did not wake the user")
 	}
 }
@@ -611,32 +554,11 @@ func TestPoolOwnWriteIsNoNews(t *testing.T) {
 func TestPoolClosedConnectionWakesItsUsers(t *testing.T) {
 	one, two := poolServer(t, 0), poolServer(t, 0)
 	p := newTestPool(t)
-	var mu sync.Mutex
-	woken := map[User]int{}
-	p.OnChange = func(u User) {
-		mu.Lock()
-		woken[u]++
-		mu.Unlock()
-	}
-	c, err := p.Acquire(testCtx(t), "Stream/ns/a", Address{Stream: "a"}, specFor(one))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Acquire(testCtx(t), "Stream/ns/b", Address{Stream: "b"}, specFor(two)); err != nil {
-		t.Fatal(err)
-	}
-	c.NC.Close()
-	poll(t, func() error {
-		mu.Lock()
-		defer mu.Unlock()
-		if woken["Stream/ns/a"] == 0 {
-			return fmt.Errorf("the user of the closed connection was not woken")
-		}
-		return nil
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	if woken["Stream/ns/b"] != 0 {
+	w := recordWakeups(p)
+	c := acquireAll(t, p, specFor(one), map[User]Address{"Stream/ns/a": {Stream: "a"}})
+	acquireAll(t, p, specFor(two), map[User]Address{"Stream/ns/b": {Stream: "b"}})
+	seen := w.until(t, "Stream/ns/a", func() error { c.NC.Close(); return nil })
+	if seen["Stream/ns/b"] != 0 {
 		t.Fatal("the user of another connection was woken")
 	}
 }

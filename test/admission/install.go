@@ -4,12 +4,8 @@
 package admission
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/manifest"
 )
 
 // enforceTimeout bounds the wait for a new policy to take effect: the API
@@ -35,21 +32,14 @@ func Install(ctx context.Context, c client.Client, root string) error {
 	if err != nil {
 		return err
 	}
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	docs, err := manifest.Documents(data)
+	if err != nil {
+		return err
+	}
+	for _, doc := range docs {
 		var u unstructured.Unstructured
 		if err := utilyaml.Unmarshal(doc, &u.Object); err != nil {
 			return err
-		}
-		if len(u.Object) == 0 {
-			continue
 		}
 		if err := c.Create(ctx, &u); err != nil {
 			return err
