@@ -111,6 +111,9 @@ func (p *Pool) Release(user User) {
 func (p *Pool) moveUser(user User, u use) {
 	old, had := p.users[user]
 	if had && old.conn == u.conn {
+		if old.addr == u.addr {
+			u.ownWrite = old.ownWrite // a pass between a write and its news
+		}
 		p.users[user] = u
 		return
 	}
