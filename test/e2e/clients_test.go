@@ -146,9 +146,13 @@ func publishToJetStream(t *testing.T, nc *nats.Conn) {
 	}
 	ctx, cancel := context.WithTimeout(testCtx(t), wait)
 	defer cancel()
-	if _, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "E2E", Subjects: []string{"e2e.js.>"}, Replicas: 3}); err != nil {
-		t.Fatalf("creating an R3 stream: %v", err)
-	}
+	// A new meta leader learns its peers' state a moment after it is
+	// elected: until then placement answers "no suitable peers". A create
+	// that times out may have gone through; the same config again is fine.
+	eventually(t, wait, func() error {
+		_, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "E2E", Subjects: []string{"e2e.js.>"}, Replicas: 3})
+		return err
+	})
 	ack, err := js.Publish(ctx, "e2e.js.one", []byte("stored"))
 	if err != nil {
 		t.Fatalf("publishing to the R3 stream: %v", err)

@@ -30,13 +30,24 @@ func (n *natsContainer) stop(w *podWorker, reason string, grace time.Duration, n
 	}
 	n.stopping, n.killAt, n.ready = true, deadline, false
 	w.k.logf("%s: stopping nats (%s), grace %s", w.key, reason, grace)
+	proc := n.run.proc
 	if c := findContainer(w.pod, natsContainerName); c != nil {
 		if sig, ok := preStopSignal(c); ok {
-			_ = n.run.proc.signal(sig)
+			_ = proc.signal(sig)
+			// A real kubelet sends SIGTERM once the exec hook has ended: a
+			// process started, signalling and exiting, some milliseconds
+			// in all. nats-server enters lame duck mode on a goroutine of
+			// its own; SIGTERM at the same instant could overtake it.
+			time.AfterFunc(preStopHookTime, func() { _ = proc.signal(syscall.SIGTERM) })
+			return
 		}
 	}
-	_ = n.run.proc.signal(syscall.SIGTERM)
+	_ = proc.signal(syscall.SIGTERM)
 }
+
+// preStopHookTime is how long the preStop hook takes, as the kubelet that
+// waits for it sees it.
+const preStopHookTime = 50 * time.Millisecond
 
 // natsExited records how a run ended and, unless the pod is going away,
 // schedules the restart (restartPolicy Always) after the back-off.
