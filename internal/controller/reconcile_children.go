@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,33 +56,7 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 	}
-	scalingDown := c.Status.Replicas > c.Spec.ReplicaCount() || readyReason(c) == reasonScalingDown ||
-		(blocker != nil && blocker.Reason == reasonScalingDown)
-	if scalingDown {
-		// A scale-down is under way or just done: clear its stale peers.
-		// A removed server shows as offline only seconds after it stops,
-		// so this repeats until none is left.
-		pods, err := r.serverPods(ctx, c)
-		var pending []string
-		if err == nil {
-			pending, err = r.removeGonePeers(ctx, c, pods, cred.System)
-		}
-		if err != nil {
-			return ctrl.Result{}, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: removing JetStream peers: " + err.Error()}, err
-		}
-		if len(pending) > 0 && blocker == nil {
-			blocker = &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: removing JetStream peers " + strings.Join(pending, ", ") + " from the meta group"}
-		}
-	}
 	return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil
-}
-
-// readyReason is the reason of the Ready condition the last pass wrote.
-func readyReason(c *v1alpha1.NatsCluster) string {
-	if ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); ready != nil {
-		return ready.Reason
-	}
-	return ""
 }
 
 func asObjects[T client.Object](in []T) []client.Object {

@@ -62,27 +62,20 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 // user that expects the news of its own write (ownable) is not woken by it,
 // once.
 func (p *Pool) advisory(key string, addr Address, ownable bool) {
-	if addr.Stream == "" || p.OnChange == nil {
+	if addr.Stream == "" {
 		return
 	}
 	now := time.Now()
-	p.mu.Lock()
-	var wake []User
-	for user, u := range p.users {
+	p.wakeWhere(func(user User, u *use) bool {
 		if u.conn.key != key || u.addr.Stream != addr.Stream || (addr.Consumer != "" && u.addr.Consumer != addr.Consumer) {
-			continue
+			return false
 		}
 		if ownable && u.addr == addr && now.Before(u.ownWrite) {
-			u.ownWrite = time.Time{}
-			p.users[user] = u
-			continue
+			u.ownWrite = time.Time{} // its own news, once
+			return false
 		}
-		wake = append(wake, user)
-	}
-	p.mu.Unlock()
-	for _, u := range wake {
-		p.OnChange(u)
-	}
+		return true
+	})
 }
 
 // ownable reports whether an advisory may be the news of a write of the

@@ -177,13 +177,24 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 
 // wakeUsersOf wakes every user of c.
 func (p *Pool) wakeUsersOf(c *Conn) {
+	p.wakeWhere(func(_ User, u *use) bool { return u.conn == c })
+}
+
+// wakeWhere calls OnChange for every user match picks, outside the lock;
+// match may update the use it is given.
+func (p *Pool) wakeWhere(match func(User, *use) bool) {
 	if p.OnChange == nil {
 		return
 	}
 	p.mu.Lock()
 	var wake []User
 	for user, u := range p.users {
-		if u.conn == c {
+		before := u
+		picked := match(user, &u)
+		if u != before {
+			p.users[user] = u
+		}
+		if picked {
 			wake = append(wake, user)
 		}
 	}
