@@ -8,6 +8,9 @@ const (
 	// internal endpoint, even while other parts (an external address, a
 	// rollout) are still on their way.
 	ConditionAvailable = "Available"
+	// ConditionCertificatesReady is True when every certificate the servers
+	// need exists, can be read and has not expired.
+	ConditionCertificatesReady = "CertificatesReady"
 )
 
 // Reasons, shared by conditions and events.
@@ -21,4 +24,10 @@ const (
 	ReasonApplyFailed         = "ApplyFailed"
 	ReasonServersReady        = "ServersReady"
 	ReasonServersNotReady     = "ServersNotReady"
+	ReasonCertificatesReady   = "CertificatesReady"
+	ReasonCertificateMissing  = "CertificateMissing"
+	ReasonCertificateInvalid  = "CertificateInvalid"
+	ReasonCertificateExpired  = "CertificateExpired"
+	ReasonCertManagerMissing  = "CertManagerMissing"
+	ReasonNoTLS               = "NoTLS"
 )

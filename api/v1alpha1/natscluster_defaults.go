@@ -32,6 +32,18 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 	if s.Auth.SecretRef != nil && s.Auth.SecretRef.Key == "" {
 		s.Auth.SecretRef.Key = "password"
 	}
+	if s.TLS.Routes.Enabled == nil {
+		s.TLS.Routes.Enabled = ptr.To(true)
+	}
+	if r := s.TLS.Routes.IssuerRef; r != nil {
+		s.TLS.Routes.IssuerRef = r.withDefaults()
+	}
+	if ct := s.TLS.Client; ct != nil && ct.IssuerRef != nil {
+		ct.IssuerRef = ct.IssuerRef.withDefaults()
+	}
+	if m := s.TLS.Monitor; m != nil && m.Enabled == nil {
+		m.Enabled = ptr.To(true)
+	}
 	if s.JetStream.Enabled == nil {
 		s.JetStream.Enabled = ptr.To(true)
 	}
@@ -65,4 +77,16 @@ func (a *AuthSpec) AppUser() string {
 		return DefaultAppUser
 	}
 	return a.User
+}
+
+// withDefaults is a copy of r with the kind and group defaulted.
+func (r *IssuerRef) withDefaults() *IssuerRef {
+	out := *r
+	if out.Kind == "" {
+		out.Kind = "Issuer"
+	}
+	if out.Group == "" {
+		out.Group = "cert-manager.io"
+	}
+	return &out
 }

@@ -9,6 +9,7 @@ import (
 
 // NatsClusterSpec is the desired state of a NATS server cluster.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.monitor) || has(self.tls.client)",message="tls.monitor needs tls.client: nats-server serves https monitoring with the client certificate"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 2 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="2 replicas cannot form a JetStream quorum: use 1 or 3 or more, or disable JetStream"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 1 || !has(self.replicas) || self.replicas != 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a JetStream cluster cannot shrink to a single server: its clustered streams would lose their quorum"
 type NatsClusterSpec struct {
@@ -40,6 +41,11 @@ type NatsClusterSpec struct {
 	// +kubebuilder:default={}
 	// +optional
 	Auth AuthSpec `json:"auth,omitempty"`
+
+	// TLS secures routes (mutual TLS by default), clients and monitoring.
+	// +kubebuilder:default={}
+	// +optional
+	TLS TLSSpec `json:"tls,omitempty"`
 
 	// JetStream configures persistence.
 	// +kubebuilder:default={}
@@ -330,6 +336,10 @@ type NatsClusterStatus struct {
 	// Endpoint is where clients connect.
 	// +optional
 	Endpoint Endpoint `json:"endpoint,omitempty"`
+	// CertificatesExpiry is when the first of the servers' certificates
+	// expires; renewal comes well before.
+	// +optional
+	CertificatesExpiry *metav1.Time `json:"certificatesExpiry,omitempty"`
 	// CredentialsSecretRef names a Secret with a ready-to-use url (credentials
 	// included) and the separate fields a client library wants.
 	// +optional

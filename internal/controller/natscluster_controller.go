@@ -36,6 +36,9 @@ type NatsClusterReconciler struct {
 	Applier   *apply.Applier
 	Recorder  recorder.EventRecorder
 	Versions  *VersionProbe
+	// ClusterDomain is the DNS suffix of Services, for certificate names;
+	// cluster.local when empty.
+	ClusterDomain string
 }
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch
@@ -46,6 +49,7 @@ type NatsClusterReconciler struct {
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;patch
 
 // Reconcile brings one NatsCluster's children to what its spec says, then
 // writes its status once.
@@ -60,7 +64,7 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	c := live.WithDefaults()
 
 	obs := status.ClusterObservation{Cluster: c, Now: metav1.Now()}
-	result, blocker, applyErr := r.reconcileChildren(ctx, c)
+	result, blocker, applyErr := r.reconcileChildren(ctx, c, &obs)
 	pods, err := r.observe(ctx, c, &obs)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -102,7 +106,8 @@ func (r *NatsClusterReconciler) writeStatus(ctx context.Context, live *v1alpha1.
 	return r.Status().Update(ctx, live)
 }
 
-// podOwner maps a server pod to its NatsCluster by the instance label.
+// podOwner maps a server pod (or a Secret cert-manager labelled for a
+// cluster) to its NatsCluster by the instance label.
 func podOwner(_ context.Context, pod client.Object) []reconcile.Request {
 	name := pod.GetLabels()[render.LabelInstance]
 	if name == "" || pod.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
@@ -127,5 +132,8 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// watched for the version they report and for their readiness,
 		// which may reach the cache after the StatefulSet's status does.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podOwner)).
+		// cert-manager writes the Secrets of issued certificates with the
+		// cluster's labels (secretTemplate), not as the cluster's children.
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(podOwner)).
 		Complete(r)
 }

@@ -31,16 +31,25 @@ const secretRetry = 30 * time.Second
 
 // reconcileChildren renders c's objects and applies them. A blocker is what
 // the user should know; an error is retried with backoff.
-func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster) (ctrl.Result, *status.Blocker, error) {
+func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (ctrl.Result, *status.Blocker, error) {
 	cred, credHash, blocker, err := r.credentials(ctx, c)
 	if err != nil || blocker != nil {
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, err
 	}
-	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash})
+	var renewIn time.Duration
+	if render.GeneratesRoutePKI(c) && render.HasRoutes(c) {
+		if cred.RoutePKI, renewIn, err = r.routePKI(ctx, c); err != nil {
+			return ctrl.Result{}, nil, err
+		}
+	}
+	if obs.Certificates, cred.ClientCA, err = r.observeCertificates(ctx, c, cred.RoutePKI); err != nil {
+		return ctrl.Result{}, nil, err
+	}
+	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain()})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil
 	}
-	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs), cred.System)
+	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs))
 	if err != nil {
 		return ctrl.Result{}, nil, err
 	}
@@ -50,13 +59,24 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 	secrets := render.Secrets(c, cred)
 	for _, obj := range append(asObjects(secrets), objs...) {
 		if err := r.Applier.Apply(ctx, c, obj); err != nil {
+			if b := certManagerMissing(err); b != nil {
+				return ctrl.Result{}, b, nil
+			}
 			if conflict := (*apply.ConflictError)(nil); errors.As(err, &conflict) {
 				return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonNameConflict, Message: err.Error(), Fatal: true}, nil
 			}
 			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 	}
-	return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil
+	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, nil
+}
+
+// soonest is the shorter of two requeue delays, zero meaning none.
+func soonest(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 func asObjects[T client.Object](in []T) []client.Object {

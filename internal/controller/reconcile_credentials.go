@@ -55,6 +55,15 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 		cred.System = value
 		sum.Write([]byte(value))
 	}
+	if render.HasRoutes(c) {
+		value, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey})
+		if err != nil {
+			return cred, "", nil, err
+		}
+		cred.Route = value
+		sum.Write([]byte(value))
+	}
+	// Certificates are not hashed: renewed, they are reloaded, not restarted.
 	return cred, hex.EncodeToString(sum.Sum(nil)[:8]), nil, nil
 }
 

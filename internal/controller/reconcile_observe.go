@@ -35,6 +35,10 @@ func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsClu
 	if err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c))); err != nil {
 		return nil, err
 	}
-	obs.ObservedVersion = r.Versions.Oldest(ctx, pods.Items)
+	// Without the access (a Secret not there yet) no server is asked: the
+	// version is then the configured one.
+	if a, err := r.access(ctx, c); err == nil {
+		obs.ObservedVersion = r.Versions.Oldest(ctx, pods.Items, a)
+	}
 	return pods.Items, nil
 }

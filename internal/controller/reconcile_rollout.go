@@ -3,7 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -21,72 +22,61 @@ import (
 // Raft groups catching up raise no Kubernetes event.
 const settleRetry = time.Second
 
-// rollout replaces the servers that run an outdated pod template, one at a
-// time: only when every server is up and ready and, with JetStream, every
-// Raft group has a leader and current replicas; the meta leader last. It
-// never proceeds on a timeout. The blocker it returns says what it waits
-// for, or which server it replaces.
+// rollout replaces the servers that run an outdated pod template, as
+// plan.Rollout decides: one at a time once every Raft group is settled,
+// the meta leader last, at once for a route TLS change, and at once for an
+// outdated server that is not ready. It never proceeds on a timeout. The
+// blocker it returns says what it waits for, or which server it replaces.
 func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, pods []corev1.Pod) (*status.Blocker, time.Duration, error) {
 	if sts == nil || sts.Status.UpdateRevision == "" {
 		return nil, 0, nil
 	}
-	outdated := outdatedPods(pods, sts.Status.UpdateRevision)
-	if len(outdated) == 0 {
+	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), RouteTLS: c.Spec.RouteTLSEnabled() && render.HasRoutes(c)}
+	anyOutdated := false
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		p := &pods[i]
+		byName[p.Name] = p
+		s := plan.Server{
+			Name:        p.Name,
+			Outdated:    p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision,
+			Ready:       podReady(p),
+			Terminating: !p.DeletionTimestamp.IsZero(),
+			RouteTLS:    p.Annotations[render.AnnotationRouteTLS] == "true",
+		}
+		anyOutdated = anyOutdated || s.Outdated
+		obs.Servers = append(obs.Servers, s)
+	}
+	if !anyOutdated {
 		return nil, 0, nil
 	}
+	if c.Spec.JetStreamEnabled() && len(pods) > 1 {
+		views := r.jetStreamViews(ctx, c, pods)
+		obs.Unsettled, obs.MetaLeader = natsmon.Unsettled(views), natsmon.MetaLeader(views)
+	}
+	step := plan.Rollout(obs)
 	waiting := func(msg string) (*status.Blocker, time.Duration, error) {
 		return &status.Blocker{Reason: v1alpha1.ReasonProgressing, Message: "rolling update: " + msg}, settleRetry, nil
 	}
-	if len(pods) < int(c.Spec.ReplicaCount()) {
-		return waiting(fmt.Sprintf("waiting for %d of %d servers to exist", c.Spec.ReplicaCount()-int32(len(pods)), c.Spec.ReplicaCount()))
+	if step.Action == plan.Wait {
+		if step.Waiting == "" {
+			return nil, 0, nil
+		}
+		return waiting(step.Waiting)
 	}
-	for i := range pods {
-		if !pods[i].DeletionTimestamp.IsZero() || !podReady(&pods[i]) {
-			return waiting("waiting for server " + pods[i].Name + " to be ready")
+	for _, name := range step.Servers {
+		victim := byName[name]
+		// The UID precondition makes sure a pod replaced meanwhile is not hit.
+		if err := r.Delete(ctx, victim, client.Preconditions{UID: &victim.UID}); client.IgnoreNotFound(err) != nil {
+			return nil, 0, err
 		}
 	}
-	leader := ""
-	if c.Spec.JetStreamEnabled() && len(pods) > 1 {
-		views := r.jetStreamViews(ctx, c, pods)
-		if msg := natsmon.Unsettled(views); msg != "" {
-			return waiting("waiting for JetStream to settle: " + msg)
-		}
-		leader = natsmon.MetaLeader(views)
+	what := fmt.Sprintf("replacing server %s", strings.Join(step.Servers, ", "))
+	if step.Action == plan.ReplaceAll {
+		what = fmt.Sprintf("route TLS change: restarting servers %s at once (servers with and without route TLS cannot route to each other)", strings.Join(step.Servers, ", "))
 	}
-	victim := nextToReplace(outdated, leader)
-	// The UID precondition makes sure a pod replaced meanwhile is not hit.
-	if err := r.Delete(ctx, victim, client.Preconditions{UID: &victim.UID}); client.IgnoreNotFound(err) != nil {
-		return nil, 0, err
-	}
-	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "RollingUpdate", "Replace",
-		"replacing server %s (%d of %d servers outdated)", victim.Name, len(outdated), len(pods))
-	return waiting(fmt.Sprintf("replacing server %s, %d of %d servers outdated", victim.Name, len(outdated), len(pods)))
-}
-
-// outdatedPods are the pods not on the StatefulSet's update revision.
-func outdatedPods(pods []corev1.Pod, revision string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for i := range pods {
-		if pods[i].Labels[appsv1.ControllerRevisionHashLabelKey] != revision {
-			out = append(out, &pods[i])
-		}
-	}
-	return out
-}
-
-// nextToReplace picks the highest ordinal that does not lead the meta
-// group; the leader goes last, so leadership moves once, not per server.
-func nextToReplace(outdated []*corev1.Pod, leader string) *corev1.Pod {
-	sort.Slice(outdated, func(i, j int) bool { // by ordinal: nats-10 after nats-9
-		a, b := outdated[i].Name, outdated[j].Name
-		return len(a) > len(b) || (len(a) == len(b) && a > b)
-	})
-	for _, p := range outdated {
-		if p.Name != leader {
-			return p
-		}
-	}
-	return outdated[0]
+	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "RollingUpdate", "Replace", "%s", what)
+	return waiting(what)
 }
 
 // jetStreamViews is every server's JetStream view, keyed by server (pod)
@@ -99,19 +89,20 @@ func (r *NatsClusterReconciler) jetStreamViews(ctx context.Context, c *v1alpha1.
 	for i := range pods {
 		views[pods[i].Name] = nil
 	}
+	a, err := r.access(ctx, c)
+	if err != nil {
+		return views
+	}
 	if !render.HasSystemUser(c) {
 		for i := range pods {
-			if info, err := natsmon.FetchJSZ(ctx, r.Versions.HTTP, pods[i].Status.PodIP, render.MonitorPort); err == nil {
+			url, hc := a.monitorURL(r.Versions.HTTP, &pods[i], natsmon.JSZQuery)
+			if info, err := natsmon.FetchJSZ(ctx, hc, url); err == nil {
 				views[pods[i].Name] = info
 			}
 		}
 		return views
 	}
-	password, err := r.systemPassword(ctx, c)
-	if err != nil {
-		return views
-	}
-	nc, err := connectSystem(pods, password)
+	nc, err := a.connect(pods)
 	if err != nil {
 		return views
 	}

@@ -32,7 +32,7 @@ const (
 // JetStream peers are removed; a removed server shows as offline only
 // seconds after it stops, so the passes go on (reason ScalingDown) until
 // none is left. What cannot be done safely is refused, never half done.
-func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, live int32, pods []corev1.Pod, cred string) (int32, *status.Blocker, error) {
+func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, live int32, pods []corev1.Pod) (int32, *status.Blocker, error) {
 	want := c.Spec.ReplicaCount()
 	shrinking := want < live
 	underWay := shrinking || c.Status.Replicas > want || readyReason(c) == reasonScalingDown
@@ -51,6 +51,10 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 		}
 		return refuse(fmt.Sprintf("scaling a JetStream cluster in auth mode %s from %d to %d is refused: moving replicas off a server and removing its JetStream peer need the system account, which this mode cannot have",
 			c.Spec.Auth.Mode, live, want))
+	}
+	cred, err := r.access(ctx, c)
+	if err != nil {
+		return waiting("reading the operator's access to the servers: " + err.Error())
 	}
 	// One look at the servers serves the whole pass.
 	views := r.jetStreamViews(ctx, c, pods)
@@ -96,7 +100,7 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 // replica count is removed once its pod is gone (not merely terminating:
 // lame duck takes a while) and the meta leader sees it offline. It returns
 // such peers still in the group, removed in this pass or not yet.
-func (r *NatsClusterReconciler) removeGonePeers(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred string, views map[string]*server.JSInfo) ([]string, error) {
+func (r *NatsClusterReconciler) removeGonePeers(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred serverAccess, views map[string]*server.JSInfo) ([]string, error) {
 	if len(pods) < 2 {
 		return nil, nil
 	}

@@ -39,7 +39,7 @@ func findStatefulSet(objs []client.Object) *appsv1.StatefulSet {
 //   - Scale-down goes one server at a time, each emptied first (scaleDown).
 //
 // hold is true when the StatefulSet must not be applied this pass.
-func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, desired *appsv1.StatefulSet, system string) (hold bool, _ *status.Blocker, _ error) {
+func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, desired *appsv1.StatefulSet) (hold bool, _ *status.Blocker, _ error) {
 	var live appsv1.StatefulSet
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &live)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&live, c)) {
@@ -66,7 +66,7 @@ func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha
 	if err != nil {
 		return false, nil, err
 	}
-	allowed, blocker, err := r.scaleDown(ctx, c, ptr.Deref(live.Spec.Replicas, 1), pods, system)
+	allowed, blocker, err := r.scaleDown(ctx, c, ptr.Deref(live.Spec.Replicas, 1), pods)
 	desired.Spec.Replicas = ptr.To(allowed)
 	return false, blocker, err
 }

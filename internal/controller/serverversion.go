@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
 
-	"github.com/kubenats/kubenats/internal/render"
 )
 
 // VersionProbe asks running servers their version on the monitor port's
@@ -39,10 +36,10 @@ func NewVersionProbe(timeout time.Duration) *VersionProbe {
 
 // Oldest is the lowest version among the ready pods, "" when none answers.
 // During a rolling upgrade it says what every server runs at least.
-func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod) string {
+func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod, a serverAccess) string {
 	var oldest *version.Version
 	for i := range pods {
-		v, err := version.ParseSemantic(p.version(ctx, &pods[i]))
+		v, err := version.ParseSemantic(p.version(ctx, &pods[i], a))
 		if err != nil {
 			continue
 		}
@@ -56,7 +53,7 @@ func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod) string {
 	return oldest.String()
 }
 
-func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod) string {
+func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a serverAccess) string {
 	if pod.Status.PodIP == "" || !podReady(pod) {
 		return ""
 	}
@@ -67,7 +64,8 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod) string {
 	if ok && known.uid == pod.UID {
 		return known.version
 	}
-	v, err := p.fetch(ctx, pod.Status.PodIP)
+	url, hc := a.monitorURL(p.HTTP, pod, "/varz")
+	v, err := fetchVersion(ctx, hc, url)
 	if err != nil {
 		return ""
 	}
@@ -77,13 +75,12 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod) string {
 	return v
 }
 
-func (p *VersionProbe) fetch(ctx context.Context, ip string) (string, error) {
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(render.MonitorPort)) + "/varz"
+func fetchVersion(ctx context.Context, hc *http.Client, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := p.HTTP.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return "", err
 	}

@@ -4,12 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,8 +17,8 @@ import (
 // account user, to the servers at the pods' addresses. Only the system
 // account may move replicas and remove peers; from another account such a
 // request gets no answer at all.
-func systemRequest(ctx context.Context, pods []corev1.Pod, password, subject string, body any) error {
-	nc, err := connectSystem(pods, password)
+func systemRequest(ctx context.Context, pods []corev1.Pod, a serverAccess, subject string, body any) error {
+	nc, err := a.connect(pods)
 	if err != nil {
 		return err
 	}
@@ -50,27 +46,6 @@ func systemRequest(ctx context.Context, pods []corev1.Pod, password, subject str
 		return fmt.Errorf("%s: %s (error code %d)", subject, resp.Error.Description, resp.Error.Code)
 	}
 	return nil
-}
-
-// connectSystem connects as the operator's system account user to the
-// servers at the pods' addresses. The connection is short-lived: these
-// requests are rare (rollouts, scale-down), so no pool is worth keeping.
-func connectSystem(pods []corev1.Pod, password string) (*nats.Conn, error) {
-	var urls []string
-	for i := range pods {
-		if ip := pods[i].Status.PodIP; ip != "" && pods[i].DeletionTimestamp.IsZero() {
-			urls = append(urls, "nats://"+net.JoinHostPort(ip, strconv.Itoa(render.ClientPort)))
-		}
-	}
-	if len(urls) == 0 {
-		return nil, fmt.Errorf("no server to connect to")
-	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(render.SystemUser, password),
-		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second))
-	if err != nil {
-		return nil, fmt.Errorf("connecting as the system user: %w", err)
-	}
-	return nc, nil
 }
 
 // systemPassword is the operator's own system user password, from the

@@ -12,6 +12,14 @@ import (
 // envRef matches an unquoted $NAME reference as Render writes it.
 var envRef = regexp.MustCompile(`\$[A-Z_][A-Z0-9_]*\b`)
 
+// routeURLsSuffix ends the name of an environment variable that holds an
+// array of URLs (Cluster.RouteURLs).
+const routeURLsSuffix = "_URLS"
+
+// envListRef matches a reference to such a variable; the check stands in an
+// empty array for it.
+var envListRef = regexp.MustCompile(`\$[A-Z_][A-Z0-9_]*` + routeURLsSuffix + `\b`)
+
 // checkPlaceholder stands in for every secret: letters only, so nats-server
 // reads it as a string, as it will read the real generated values.
 const checkPlaceholder = "kubenatsCheckPlaceholder"
@@ -23,16 +31,35 @@ const checkPlaceholder = "kubenatsCheckPlaceholder"
 // Environment references are replaced by a placeholder, so Check needs no
 // environment and reads no secret.
 func (c *Config) Check() error {
-	text, err := c.Render()
+	text, err := c.forCheck().Render()
 	if err != nil {
 		return err
 	}
 	return CheckRendered(text)
 }
 
+// forCheck is c without the certificate files the pods mount: their paths
+// exist only in the pod (nats-server would open them), and the tls blocks
+// are the operator's own, checked by validateTLS. An https monitoring port
+// becomes a plain one, which needs no certificate.
+func (c *Config) forCheck() *Config {
+	out := *c
+	out.TLS = nil
+	if out.HTTPSPort != 0 {
+		out.HTTPPort, out.HTTPSPort = out.HTTPSPort, 0
+	}
+	if c.Cluster != nil {
+		cl := *c.Cluster
+		cl.TLS = nil
+		out.Cluster = &cl
+	}
+	return &out
+}
+
 // CheckRendered is Check for a file Render already wrote, so that a caller
 // holding the text does not render it twice.
 func CheckRendered(text []byte) error {
+	text = envListRef.ReplaceAll(text, []byte(`[]`))
 	text = envRef.ReplaceAll(text, []byte(`"`+checkPlaceholder+`"`))
 	opts := &server.Options{}
 	if err := opts.ProcessConfigString(string(text)); err != nil {

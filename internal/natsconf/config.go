@@ -12,6 +12,11 @@ type Config struct {
 	Port int
 	// HTTPPort is the monitoring port (conventionally 8222).
 	HTTPPort int
+	// HTTPSPort is the monitoring port served over TLS instead; nats-server
+	// serves it with the client listener's certificate (TLS), so it needs one.
+	HTTPSPort int
+	// TLS secures the client listener (and the https monitoring port).
+	TLS *TLS
 	// PidFile is where nats-server writes its pid, so that a sidecar can
 	// signal it for reloads.
 	PidFile string
@@ -50,6 +55,25 @@ type Cluster struct {
 	NoAdvertise bool
 	// Routes are route URLs such as nats://nats-0.nats:6222, in this order.
 	Routes []string
+	// RouteURLs names an environment variable that holds the routes as a
+	// nats.conf array instead, for routes that carry credentials: the
+	// credentials then never appear in the file. The name must end in
+	// _URLS, which tells the config check to stand in an empty array.
+	RouteURLs Value
+	// Advertise is the address other servers learn for this one through
+	// gossip. A DNS name keeps TLS verification working for implicit routes,
+	// which would otherwise dial the peer's IP address.
+	Advertise Value
+	// Authorization is what every route must present.
+	Authorization *RouteAuthorization
+	// TLS secures the routes; with Verify it is mutual.
+	TLS *TLS
+}
+
+// RouteAuthorization is the one user every route authenticates as.
+type RouteAuthorization struct {
+	User     Value
+	Password Value
 }
 
 // JetStream is the jetstream block. Zero sizes are omitted, which lets

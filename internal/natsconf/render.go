@@ -25,6 +25,7 @@ func (c *Config) Render() ([]byte, error) {
 	w.comment(header)
 	sections := []func(*confWriter) error{
 		c.writeServer,
+		c.writeClientTLS,
 		c.writeCluster,
 		c.writeJetStream,
 		c.writeAuthorization,
@@ -50,6 +51,7 @@ func (c *Config) writeServer(w *confWriter) error {
 	}
 	writePort(w, "port", c.Port)
 	writePort(w, "http_port", c.HTTPPort)
+	writePort(w, "https_port", c.HTTPSPort)
 	if c.PidFile != "" {
 		if err := writeString(w, "pid_file", c.PidFile); err != nil {
 			return err
@@ -82,6 +84,37 @@ func (c *Config) writeCluster(w *confWriter) error {
 	writePort(w, "port", cl.Port)
 	if cl.NoAdvertise {
 		w.keyValue("no_advertise", "true")
+	}
+	if !cl.Advertise.IsZero() {
+		v, err := cl.Advertise.format()
+		if err != nil {
+			return fmt.Errorf("cluster advertise: %w", err)
+		}
+		w.keyValue("advertise", v)
+	}
+	if a := cl.Authorization; a != nil {
+		user, err := a.User.format()
+		if err != nil {
+			return fmt.Errorf("cluster authorization user: %w", err)
+		}
+		password, err := a.Password.format()
+		if err != nil {
+			return fmt.Errorf("cluster authorization password: %w", err)
+		}
+		w.openBlock("authorization")
+		w.keyValue("user", user)
+		w.keyValue("password", password)
+		w.closeBlock()
+	}
+	if err := writeTLS(w, cl.TLS); err != nil {
+		return fmt.Errorf("cluster: %w", err)
+	}
+	if !cl.RouteURLs.IsZero() {
+		v, err := cl.RouteURLs.format()
+		if err != nil {
+			return fmt.Errorf("cluster routes: %w", err)
+		}
+		w.keyValue("routes", v)
 	}
 	if len(cl.Routes) > 0 {
 		w.openArray("routes")
@@ -143,4 +176,9 @@ func writeString(w *confWriter, key, value string) error {
 	}
 	w.keyValue(key, quoted)
 	return nil
+}
+
+// writeClientTLS writes the top-level tls block of the client listener.
+func (c *Config) writeClientTLS(w *confWriter) error {
+	return writeTLS(w, c.TLS)
 }

@@ -45,6 +45,18 @@ func (c *Config) validateServer() error {
 	if err := validatePort("http_port", c.HTTPPort); err != nil {
 		return err
 	}
+	if err := validatePort("https_port", c.HTTPSPort); err != nil {
+		return err
+	}
+	if c.HTTPSPort != 0 && c.TLS == nil {
+		return errors.New("https_port needs the client tls block: nats-server serves monitoring with its certificate")
+	}
+	if c.HTTPSPort != 0 && c.HTTPPort != 0 {
+		return errors.New("set http_port or https_port, not both")
+	}
+	if err := validateTLS("client", c.TLS); err != nil {
+		return err
+	}
 	if !c.ServerName.isEnv() && strings.Contains(c.ServerName.text, " ") {
 		return fmt.Errorf("server_name %q contains a space, which nats-server refuses", c.ServerName.text)
 	}
@@ -72,6 +84,20 @@ func (c *Config) validateCluster() error {
 		if route == "" {
 			return fmt.Errorf("cluster route %d is empty", i)
 		}
+	}
+	if !c.Cluster.RouteURLs.IsZero() {
+		if len(c.Cluster.Routes) > 0 {
+			return errors.New("cluster routes come from a file list or an environment variable, not both")
+		}
+		if !c.Cluster.RouteURLs.isEnv() || !strings.HasSuffix(c.Cluster.RouteURLs.text, routeURLsSuffix) {
+			return fmt.Errorf("cluster routes must be an environment variable whose name ends in %s", routeURLsSuffix)
+		}
+	}
+	if a := c.Cluster.Authorization; a != nil && (a.User.IsZero() || a.Password.IsZero()) {
+		return errors.New("cluster authorization needs a user and a password")
+	}
+	if err := validateTLS("cluster", c.Cluster.TLS); err != nil {
+		return err
 	}
 	return validatePort("cluster port", c.Cluster.Port)
 }

@@ -4,20 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
-	"strconv"
 
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// jszQuery asks for every account's streams and consumers with their Raft
+// JSZQuery asks for every account's streams and consumers with their Raft
 // groups: the full picture a settle decision needs.
-const jszQuery = "/jsz?accounts=true&streams=true&consumers=true&raft=true&config=true"
+const JSZQuery = "/jsz?accounts=true&streams=true&consumers=true&raft=true&config=true"
 
-// FetchJSZ reads one server's JetStream view from its monitor port.
-func FetchJSZ(ctx context.Context, c *http.Client, ip string, port int) (*server.JSInfo, error) {
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(port)) + jszQuery
+// FetchJSZ reads one server's JetStream view from its monitor port, at url
+// (JSZQuery on the server's monitor address).
+func FetchJSZ(ctx context.Context, c *http.Client, url string) (*server.JSInfo, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, err

@@ -28,10 +28,10 @@ func TestConfigMapReadsCredentialsFromEnv(t *testing.T) {
 		wantRefs  []string
 		forbidden []string
 	}{
-		{"users", cluster(), []string{"$SERVER_NAME", "$NATS_PASSWORD", "$NATS_SYSTEM_PASSWORD"}, []string{"$NATS_TOKEN", "token"}},
+		{"users", cluster(), []string{"$SERVER_NAME", "$NATS_PASSWORD", "$NATS_SYSTEM_PASSWORD", "$NATS_ROUTE_PASSWORD", "$NATS_ROUTE_URLS"}, []string{"$NATS_TOKEN", "token", "nats://"}},
 		{"users with a secretRef", cluster(withAuthSecret("mine", "pw")), []string{"$NATS_PASSWORD", "$NATS_SYSTEM_PASSWORD"}, []string{"mine"}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), []string{"$SERVER_NAME", "$NATS_TOKEN"}, []string{"$NATS_PASSWORD", "$NATS_SYSTEM_PASSWORD", "accounts"}},
-		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), []string{"$SERVER_NAME"}, []string{"$NATS_", "authorization", "accounts", "password"}},
+		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), []string{"$SERVER_NAME", "$NATS_ROUTE_PASSWORD"}, []string{"$NATS_PASSWORD", "$NATS_TOKEN", "$NATS_SYSTEM_PASSWORD", "accounts"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := configText(t, tc.in)

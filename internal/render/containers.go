@@ -21,6 +21,8 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 	if c.Spec.JetStreamEnabled() {
 		mounts = append(mounts, corev1.VolumeMount{Name: DataVolumeName, MountPath: StoreDir})
 	}
+	_, tlsMounts := tlsVolumes(c)
+	mounts = append(mounts, tlsMounts...)
 	return corev1.Container{
 		Name:            ServerContainerName,
 		Image:           ServerImage(c),
@@ -35,9 +37,9 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 		},
 		Resources:       resources,
 		VolumeMounts:    mounts,
-		StartupProbe:    startupProbe(),
-		ReadinessProbe:  readinessProbe(),
-		LivenessProbe:   livenessProbe(),
+		StartupProbe:    startupProbe(c),
+		ReadinessProbe:  readinessProbe(c),
+		LivenessProbe:   livenessProbe(c),
 		SecurityContext: containerSecurityContext(),
 		Lifecycle: &corev1.Lifecycle{
 			// Lame duck mode moves clients away before the server stops.
@@ -71,6 +73,14 @@ func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) [
 	if HasSystemUser(c) {
 		env = append(env, secretEnv(EnvSystemPassword, SystemSecretName(c), PasswordKey))
 	}
+	if HasRoutes(c) {
+		// The route list is read at start: a server started before a
+		// scale-out does not dial the new servers, they dial it.
+		env = append(env,
+			secretEnv(EnvRoutePassword, RouteSecretName(c), PasswordKey),
+			secretEnv(EnvRouteURLs, RouteSecretName(c), RouteURLsKey),
+			corev1.EnvVar{Name: EnvRouteAdvertise, Value: routeAdvertise(c)})
+	}
 	if limit := goMemLimit(resources); limit != "" {
 		env = append(env, corev1.EnvVar{Name: "GOMEMLIMIT", Value: limit})
 	}
@@ -86,17 +96,25 @@ func secretEnv(name, secret, key string) corev1.EnvVar {
 
 // reloaderContainer sends nats-server a reload signal when the mounted
 // config changes, so routes and users change without a restart.
-func reloaderContainer() corev1.Container {
+// It watches the certificates too: nats-server serves a renewed
+// certificate only once it reloads.
+func reloaderContainer(c *v1alpha1.NatsCluster) corev1.Container {
+	args := []string{"-pid", PidFile, "-config", ConfigFile}
+	mounts := []corev1.VolumeMount{
+		{Name: configVolume, MountPath: ConfigDir, ReadOnly: true},
+		{Name: pidVolume, MountPath: PidDir},
+	}
+	_, tlsMounts := tlsVolumes(c)
+	for _, m := range tlsMounts {
+		args = append(args, "-config", m.MountPath+"/"+TLSCertKey)
+	}
 	return corev1.Container{
 		Name:            "reloader",
 		Image:           ReloaderImage,
 		ImagePullPolicy: corev1.PullIfNotPresent,
-		Args:            []string{"-pid", PidFile, "-config", ConfigFile},
+		Args:            args,
 		Resources:       reloaderResources,
-		VolumeMounts: []corev1.VolumeMount{
-			{Name: configVolume, MountPath: ConfigDir, ReadOnly: true},
-			{Name: pidVolume, MountPath: PidDir},
-		},
+		VolumeMounts:    append(mounts, tlsMounts...),
 		SecurityContext: containerSecurityContext(),
 	}
 }

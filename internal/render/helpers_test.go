@@ -222,3 +222,25 @@ func envVar(ctr corev1.Container, name string) (corev1.EnvVar, bool) {
 	}
 	return corev1.EnvVar{}, false
 }
+
+func withClientTLS(secret string) func(*v1alpha1.NatsCluster) {
+	return func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: secret} }
+}
+
+func withClientIssuer(name string) func(*v1alpha1.NatsCluster) {
+	return func(c *v1alpha1.NatsCluster) {
+		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &v1alpha1.IssuerRef{Name: name}}
+	}
+}
+
+func withRouteTLS(on bool) func(*v1alpha1.NatsCluster) {
+	return func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Routes.Enabled = &on }
+}
+
+func withRouteIssuer(name string) func(*v1alpha1.NatsCluster) {
+	return func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: name, Kind: "ClusterIssuer"} }
+}
+
+func withMonitorTLS() func(*v1alpha1.NatsCluster) {
+	return func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Monitor = &v1alpha1.MonitorTLSSpec{} }
+}

@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -23,6 +26,12 @@ const (
 	EnvPassword       = "NATS_PASSWORD"
 	EnvToken          = "NATS_TOKEN"
 	EnvSystemPassword = "NATS_SYSTEM_PASSWORD"
+	// The route credentials and the route list that carries them: only in
+	// the routes Secret, never in the ConfigMap.
+	EnvRoutePassword = "NATS_ROUTE_PASSWORD"
+	EnvRouteURLs     = "NATS_ROUTE_URLS"
+	// EnvRouteAdvertise is this server's route address by DNS name.
+	EnvRouteAdvertise = "NATS_ROUTE_ADVERTISE"
 )
 
 // Account and user names in mode users.
@@ -31,6 +40,8 @@ const (
 	SystemAccount = "SYS"
 	// SystemUser is the operator's own user in the system account.
 	SystemUser = "kubenats-system"
+	// RouteUser is the one user every route authenticates as.
+	RouteUser = "kubenats-route"
 )
 
 // Lame duck: the server stops accepting, then spreads its clients' reconnects
@@ -49,13 +60,18 @@ func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) {
 	conf := &natsconf.Config{
 		ServerName:          natsconf.Env(EnvServerName),
 		Port:                ClientPort,
-		HTTPPort:            MonitorPort,
+		TLS:                 clientTLS(c),
 		PidFile:             PidFile,
 		LameDuckDuration:    LameDuckDuration,
 		LameDuckGracePeriod: LameDuckGracePeriod,
 		Cluster:             clusterBlock(c),
 		JetStream:           jetStreamBlock(c),
 		Extra:               extra,
+	}
+	if c.Spec.MonitorTLSEnabled() {
+		conf.HTTPSPort = MonitorPort
+	} else {
+		conf.HTTPPort = MonitorPort
 	}
 	switch c.Spec.Auth.Mode {
 	case v1alpha1.AuthToken:
@@ -78,19 +94,45 @@ func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) {
 }
 
 // clusterBlock routes every server to every other through the headless
-// Service. A single server has no cluster block.
+// Service. Routes are closed to strangers: every route authenticates with
+// the route password and, unless route TLS is off, with a certificate from
+// the cluster's CA. A single server has no cluster block.
 func clusterBlock(c *v1alpha1.NatsCluster) *natsconf.Cluster {
-	n := int(c.Spec.ReplicaCount())
-	if n < 2 {
+	if c.Spec.ReplicaCount() < 2 {
 		return nil
 	}
+	return &natsconf.Cluster{
+		Name: c.Name, Port: ClusterPort, NoAdvertise: true,
+		// The route URLs carry the route password, so they come from the
+		// routes Secret through the environment.
+		RouteURLs: natsconf.Env(EnvRouteURLs),
+		// Gossiped routes dial what a server advertises: its DNS name, which
+		// its certificate carries, not its IP address, which it does not.
+		Advertise:     natsconf.Env(EnvRouteAdvertise),
+		Authorization: &natsconf.RouteAuthorization{User: natsconf.String(RouteUser), Password: natsconf.Env(EnvRoutePassword)},
+		TLS:           routeTLS(c),
+	}
+}
+
+// RouteURLs is the value of the routes Secret's urls key: one route to
+// every server, with the route credentials, as a nats.conf array. The short
+// form <pod>.<headless> resolves through the pod's DNS search path, and the
+// route certificate carries it.
+func RouteURLs(c *v1alpha1.NatsCluster, password string) string {
+	n := int(c.Spec.ReplicaCount())
 	routes := make([]string, n)
 	for i := range routes {
-		// The short form <pod>.<headless> resolves through the pod's DNS search
-		// path; a TLS route certificate must carry the same form in its SANs.
-		routes[i] = fmt.Sprintf("nats://%s.%s:%d", PodName(c, i), HeadlessServiceName(c), ClusterPort)
+		u := url.URL{Scheme: "nats", User: url.UserPassword(RouteUser, password),
+			Host: fmt.Sprintf("%s.%s:%d", PodName(c, i), HeadlessServiceName(c), ClusterPort)}
+		routes[i] = strconv.Quote(u.String())
 	}
-	return &natsconf.Cluster{Name: c.Name, Port: ClusterPort, NoAdvertise: true, Routes: routes}
+	return "[" + strings.Join(routes, ", ") + "]"
+}
+
+// routeAdvertise is EnvRouteAdvertise's value, quoted so that nats-server
+// reads it as a string (the kubelet expands $(POD_NAME)).
+func routeAdvertise(c *v1alpha1.NatsCluster) string {
+	return fmt.Sprintf(`"$(%s).%s:%d"`, EnvPodName, HeadlessServiceName(c), ClusterPort)
 }
 
 func jetStreamBlock(c *v1alpha1.NatsCluster) *natsconf.JetStream {
@@ -150,15 +192,10 @@ func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
 	}
 	// A passthrough typo would stop every server at start: refuse it here,
 	// for the operator and `kubenats render` alike.
-	if err := natsconf.CheckRendered(text); err != nil {
+	if err := conf.Check(); err != nil {
 		return RenderedConf{}, err
 	}
 	restart := *conf
-	if conf.Cluster != nil {
-		cl := *conf.Cluster
-		cl.Routes = nil
-		restart.Cluster = &cl
-	}
 	restart.Authorization, restart.Accounts, restart.SystemAccount = nil, nil, ""
 	restart.Extra = map[string]any{}
 	for k, v := range conf.Extra {

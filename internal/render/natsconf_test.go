@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsconf"
+	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -99,6 +101,11 @@ func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 	text := cm.Data[render.ConfigKey]
 	ctr := serverContainerOf(t, c)
 	env, secrets := podEnvironment(t, ctr, render.PodName(c, 0))
+	if password, ok := env[render.EnvRoutePassword]; ok {
+		// The routes Secret holds the route list made with the password.
+		env[render.EnvRouteURLs] = render.RouteURLs(c.WithDefaults(), password)
+		delete(secrets, secretRef{render.RouteSecretName(c), render.RouteURLsKey})
+	}
 
 	// Every $NAME the file reads must come from the pod, not from whatever
 	// this test process happens to have in its environment.
@@ -114,7 +121,9 @@ func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 	}
 
 	path := filepath.Join(t.TempDir(), "nats.conf")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+	// The certificates the pod mounts, made here and put where it would.
+	mounted := strings.ReplaceAll(text, render.TLSDir+"/", writeTestCertificates(t)+"/")
+	if err := os.WriteFile(path, []byte(mounted), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	_, statErr := os.Stat(render.StoreDir)
@@ -140,6 +149,8 @@ type confWant struct {
 	name      string // cluster name; "" is demo
 	replicas  int    // 0 is 3
 	noJS      bool
+	// noRouteTLS: routes without TLS (still with a password).
+	noRouteTLS bool
 	maxStore  int64 // 0 is 10Gi
 	maxMemory int64 // 0 is unset
 	domain    string
@@ -163,6 +174,7 @@ func TestNatsConfLoadsInNatsServer(t *testing.T) {
 		{"one server has no routes", cluster(withReplicas(1)), confWant{replicas: 1}},
 		{"five servers route to all five", cluster(withReplicas(5)), confWant{replicas: 5}},
 		{"JetStream off", cluster(withJetStream(false)), confWant{noJS: true}},
+		{"route TLS off keeps the route password", cluster(withRouteTLS(false)), confWant{noRouteTLS: true}},
 		{"JetStream off with two servers", cluster(withJetStream(false), withReplicas(2)), confWant{noJS: true, replicas: 2}},
 		{"fileStore size in Gi", cluster(withFileStoreSize("1Gi")), confWant{maxStore: gi}},
 		{"fileStore size in Mi", cluster(withFileStoreSize("500Mi")), confWant{maxStore: 500 << 20}},
@@ -228,6 +240,9 @@ func TestNatsConfLoadsInNatsServer(t *testing.T) {
 			equal(t, "ServerName", o.ServerName, w.name+"-0")
 			equal(t, "Port", o.Port, render.ClientPort)
 			equal(t, "HTTPPort", o.HTTPPort, render.MonitorPort)
+			if o.TLSConfig != nil {
+				t.Error("the client port has TLS nobody asked for")
+			}
 			equal(t, "PidFile", o.PidFile, render.PidFile)
 			equal(t, "LameDuckDuration", o.LameDuckDuration, render.LameDuckDuration)
 			equal(t, "LameDuckGracePeriod", o.LameDuckGracePeriod, render.LameDuckGracePeriod)
@@ -284,14 +299,29 @@ func checkRoutes(t *testing.T, o *server.Options, w confWant) {
 	equal(t, "Cluster.Name", o.Cluster.Name, w.name)
 	equal(t, "Cluster.Port", o.Cluster.Port, render.ClusterPort)
 	equal(t, "Cluster.NoAdvertise", o.Cluster.NoAdvertise, true)
+	equal(t, "Cluster.Advertise", o.Cluster.Advertise, fmt.Sprintf("%s-0.%s-headless:6222", w.name, w.name))
+	equal(t, "Cluster.Username", o.Cluster.Username, render.RouteUser)
+	if o.Cluster.Password == "" {
+		t.Error("routes accept any server: the cluster has no route password")
+	}
 	if len(o.Routes) != w.replicas {
 		t.Fatalf("%d routes %v, want %d", len(o.Routes), o.Routes, w.replicas)
 	}
 	for i, u := range o.Routes {
 		want := fmt.Sprintf("%s-%d.%s-headless:6222", w.name, i, w.name)
-		if u.Scheme != "nats" || u.Host != want {
-			t.Errorf("route %d is %s, want nats://%s", i, u, want)
+		password, _ := u.User.Password()
+		if u.Scheme != "nats" || u.Host != want || u.User.Username() != render.RouteUser || password != o.Cluster.Password {
+			t.Errorf("route %d is %s, want nats://%s with the route credentials", i, u.Redacted(), want)
 		}
+	}
+	if w.noRouteTLS {
+		if o.Cluster.TLSConfig != nil {
+			t.Error("route TLS is off, yet the cluster block has TLS")
+		}
+		return
+	}
+	if o.Cluster.TLSConfig == nil || o.Cluster.TLSConfig.ClientAuth != tls.RequireAndVerifyClientCert || o.Cluster.TLSConfig.ClientCAs == nil {
+		t.Errorf("routes are not mutual TLS: %+v", o.Cluster.TLSConfig)
 	}
 }
 
@@ -478,4 +508,31 @@ func TestNatsConfModel(t *testing.T) {
 			}
 		})
 	}
+}
+
+// writeTestCertificates writes a CA and a certificate where the pod would
+// mount them (routes/ and client/ under a stand-in for render.TLSDir).
+func writeTestCertificates(t *testing.T) string {
+	t.Helper()
+	now := time.Now()
+	ca, err := pki.NewCA("test", now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := pki.Issue(ca, []string{"*.demo-headless"}, now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, sub := range []string{"routes", "client"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range map[string]string{render.TLSCertKey: leaf.Cert, render.TLSKeyKey: leaf.Key, render.TLSCAKey: ca.Cert} {
+			if err := os.WriteFile(filepath.Join(dir, sub, name), []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
 }

@@ -16,12 +16,12 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 		return nil, err
 	}
 	in.ConfigHash = conf.RestartHash
-	return []client.Object{
-		ServiceAccount(c),
-		ConfigMap(c, conf),
+	objs := []client.Object{ServiceAccount(c), ConfigMap(c, conf)}
+	objs = append(objs, Certificates(c, in.ClusterDomain)...)
+	return append(objs,
 		HeadlessService(c),
 		ClientService(c),
 		StatefulSet(c, in),
 		PodDisruptionBudget(c),
-	}, nil
+	), nil
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"maps"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,10 @@ const (
 	// AnnotationCredentialsHash covers the credentials the servers read from
 	// their environment at start.
 	AnnotationCredentialsHash = "kubenats.io/credentials-hash"
+	// AnnotationRouteTLS is "true" when the pod's routes use TLS. A change
+	// of it cannot roll one server at a time (servers with and without
+	// route TLS do not route to each other): the rollout restarts them all.
+	AnnotationRouteTLS = "kubenats.io/route-tls"
 )
 
 // RunAsUser is the unprivileged user every container runs as.
@@ -33,6 +38,9 @@ type Inputs struct {
 	ConfigHash string
 	// CredentialsHash changes when the credentials in the Secrets change.
 	CredentialsHash string
+	// ClusterDomain is the DNS suffix of the cluster's Services, for the
+	// names certificates carry; DefaultClusterDomain when empty.
+	ClusterDomain string
 }
 
 func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
@@ -42,6 +50,7 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 		annotations = map[string]string{}
 	}
 	annotations[AnnotationConfigHash] = in.ConfigHash
+	annotations[AnnotationRouteTLS] = strconv.FormatBool(c.Spec.RouteTLSEnabled() && HasRoutes(c))
 	delete(annotations, AnnotationCredentialsHash)
 	if in.CredentialsHash != "" {
 		annotations[AnnotationCredentialsHash] = in.CredentialsHash
@@ -55,7 +64,7 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 			ShareProcessNamespace:         ptr.To(true),
 			TerminationGracePeriodSeconds: ptr.To(terminationGracePeriod),
 			SecurityContext:               podSecurityContext(),
-			Containers:                    []corev1.Container{serverContainer(c), reloaderContainer()},
+			Containers:                    []corev1.Container{serverContainer(c), reloaderContainer(c)},
 			Volumes:                       volumes(c),
 			NodeSelector:                  pt.NodeSelector,
 			Tolerations:                   pt.Tolerations,
@@ -110,10 +119,11 @@ const (
 )
 
 func volumes(c *v1alpha1.NatsCluster) []corev1.Volume {
-	return []corev1.Volume{
+	tlsVols, _ := tlsVolumes(c)
+	return append([]corev1.Volume{
 		{Name: configVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(c)},
 		}}},
 		{Name: pidVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-	}
+	}, tlsVols...)
 }

@@ -3,6 +3,8 @@ package render
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
 )
 
 // The probes look early and often: a startup probe that waits 10 s before
@@ -10,12 +12,16 @@ import (
 // then allows up to 10 minutes, since JetStream recovering a large store is
 // slow and must not be killed half-way.
 
-func healthProbe(path string, period, failures int32) *corev1.Probe {
+func healthProbe(c *v1alpha1.NatsCluster, path string, period, failures int32) *corev1.Probe {
+	scheme := corev1.URISchemeHTTP
+	if c.Spec.MonitorTLSEnabled() {
+		scheme = corev1.URISchemeHTTPS // the kubelet does not verify it
+	}
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
 			Path:   path,
 			Port:   intstr.FromString("monitor"),
-			Scheme: corev1.URISchemeHTTP,
+			Scheme: scheme,
 		}},
 		PeriodSeconds:    period,
 		TimeoutSeconds:   5,
@@ -25,11 +31,15 @@ func healthProbe(path string, period, failures int32) *corev1.Probe {
 }
 
 // startupProbe passes once the server answers at all.
-func startupProbe() *corev1.Probe { return healthProbe("/healthz", 1, 600) }
+func startupProbe(c *v1alpha1.NatsCluster) *corev1.Probe { return healthProbe(c, "/healthz", 1, 600) }
 
 // readinessProbe passes once this server's JetStream is up, without waiting
 // for every stream to be current (which would block a whole cluster's start).
-func readinessProbe() *corev1.Probe { return healthProbe("/healthz?js-server-only=true", 2, 3) }
+func readinessProbe(c *v1alpha1.NatsCluster) *corev1.Probe {
+	return healthProbe(c, "/healthz?js-server-only=true", 2, 3)
+}
 
 // livenessProbe only fails when JetStream is gone altogether.
-func livenessProbe() *corev1.Probe { return healthProbe("/healthz?js-enabled-only=true", 10, 3) }
+func livenessProbe(c *v1alpha1.NatsCluster) *corev1.Probe {
+	return healthProbe(c, "/healthz?js-enabled-only=true", 10, 3)
+}

@@ -66,7 +66,29 @@ type Credentials struct {
 	Client string
 	// System is the system user's password (mode users).
 	System string
+	// Route is the route password (clusters of two servers and more).
+	Route string
+	// RoutePKI is the route CA and certificate the operator keeps
+	// (GeneratesRoutePKI); nil otherwise.
+	RoutePKI *RoutePKI
+	// ClientCA is ca.crt of the client certificate, handed to clients in
+	// the credentials Secret; empty without client TLS.
+	ClientCA string
 }
+
+// RoutePKI is a generated CA and the route certificate it signed, PEM.
+type RoutePKI struct {
+	CACert, CAKey, Cert, Key string
+}
+
+// RouteSecretName holds the route password and the route URLs with it.
+func RouteSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes" }
+
+// RouteURLsKey is the routes Secret's key with the route URLs.
+const RouteURLsKey = "urls"
+
+// HasRoutes reports whether the servers route to each other.
+func HasRoutes(c *v1alpha1.NatsCluster) bool { return c.Spec.ReplicaCount() > 1 }
 
 // Secrets are the Secrets c needs with the given values: <name>-auth when
 // the operator generates the client credential, <name>-system for its own
@@ -80,12 +102,25 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 	if HasSystemUser(c) {
 		out = append(out, Secret(c, SystemSecretName(c), map[string]string{PasswordKey: cred.System}))
 	}
+	if HasRoutes(c) {
+		out = append(out, Secret(c, RouteSecretName(c), map[string]string{
+			PasswordKey: cred.Route, RouteURLsKey: RouteURLs(c, cred.Route),
+		}))
+	}
+	if p := cred.RoutePKI; p != nil && GeneratesRoutePKI(c) {
+		out = append(out,
+			Secret(c, CASecretName(c), map[string]string{TLSCertKey: p.CACert, TLSKeyKey: p.CAKey}),
+			Secret(c, RouteTLSSecretName(c), map[string]string{TLSCertKey: p.Cert, TLSKeyKey: p.Key, TLSCAKey: p.CACert}))
+	}
 	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))
 }
 
 func clientCredentials(c *v1alpha1.NatsCluster, cred Credentials) map[string]string {
 	servers := InternalURL(c)
 	data := map[string]string{CredentialsServersKey: servers, CredentialsURLKey: servers}
+	if cred.ClientCA != "" {
+		data[TLSCAKey] = cred.ClientCA
+	}
 	switch c.Spec.Auth.Mode {
 	case v1alpha1.AuthNone:
 	case v1alpha1.AuthToken:

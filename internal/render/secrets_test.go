@@ -33,23 +33,33 @@ func TestSecretsPerAuthMode(t *testing.T) {
 		want map[string][]string
 	}{
 		{"users", cluster(), map[string][]string{
+			"demo-routes": {"password", "urls"},
 			"demo-auth":   {"password"},
 			"demo-system": {"password"},
 			"demo-client": {"password", "servers", "url", "user"},
 		}},
 		{"users with a secretRef", cluster(withAuthSecret("mine", "pw")), map[string][]string{
+			"demo-routes": {"password", "urls"},
 			"demo-system": {"password"},
 			"demo-client": {"password", "servers", "url", "user"},
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string][]string{
+			"demo-routes": {"password", "urls"},
 			"demo-auth":   {"token"},
 			"demo-client": {"servers", "token", "url"},
 		}},
 		{"token with a secretRef", cluster(withAuthMode(v1alpha1.AuthToken), withAuthSecret("tok", "value")), map[string][]string{
+			"demo-routes": {"password", "urls"},
 			"demo-client": {"servers", "token", "url"},
 		}},
 		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), map[string][]string{
+			"demo-routes": {"password", "urls"},
 			"demo-client": {"servers", "url"},
+		}},
+		{"one server has no routes", cluster(withReplicas(1)), map[string][]string{
+			"demo-auth":   {"password"},
+			"demo-system": {"password"},
+			"demo-client": {"password", "servers", "url", "user"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +83,9 @@ func TestSecretsPerAuthMode(t *testing.T) {
 }
 
 func TestSecretValues(t *testing.T) {
-	cred := render.Credentials{Client: "clientValue", System: "systemValue"}
+	cred := render.Credentials{Client: "clientValue", System: "systemValue", Route: "routeValue"}
+	routes := map[string]string{"password": "routeValue", "urls": `["nats://kubenats-route:routeValue@demo-0.demo-headless:6222", ` +
+		`"nats://kubenats-route:routeValue@demo-1.demo-headless:6222", "nats://kubenats-route:routeValue@demo-2.demo-headless:6222"]`}
 	for _, tc := range []struct {
 		name string
 		in   *v1alpha1.NatsCluster
@@ -83,21 +95,35 @@ func TestSecretValues(t *testing.T) {
 			"demo-auth":   {"password": "clientValue"},
 			"demo-system": {"password": "systemValue"},
 			"demo-client": {"user": "nats", "password": "clientValue", "servers": "nats://demo.ns.svc:4222", "url": "nats://nats:clientValue@demo.ns.svc:4222"},
+			"demo-routes": routes,
 		}},
 		{"users with a custom user", cluster(withAuthUser("app")), map[string]map[string]string{
 			"demo-auth":   {"password": "clientValue"},
 			"demo-system": {"password": "systemValue"},
 			"demo-client": {"user": "app", "password": "clientValue", "servers": "nats://demo.ns.svc:4222", "url": "nats://app:clientValue@demo.ns.svc:4222"},
+			"demo-routes": routes,
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string]map[string]string{
 			"demo-auth":   {"token": "clientValue"},
 			"demo-client": {"token": "clientValue", "servers": "nats://demo.ns.svc:4222", "url": "nats://clientValue@demo.ns.svc:4222"},
+			"demo-routes": routes,
 		}},
 		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), map[string]map[string]string{
 			"demo-client": {"servers": "nats://demo.ns.svc:4222", "url": "nats://demo.ns.svc:4222"},
+			"demo-routes": routes,
+		}},
+		{"client TLS: tls:// URLs and the CA", cluster(withClientTLS("my-tls")), map[string]map[string]string{
+			"demo-auth":   {"password": "clientValue"},
+			"demo-system": {"password": "systemValue"},
+			"demo-client": {"user": "nats", "password": "clientValue", "servers": "tls://demo.ns.svc:4222", "url": "tls://nats:clientValue@demo.ns.svc:4222", "ca.crt": "CA PEM"},
+			"demo-routes": routes,
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			cred := cred
+			if tc.in.Spec.TLS.Client != nil {
+				cred.ClientCA = "CA PEM"
+			}
 			got := map[string]map[string]string{}
 			for _, s := range render.Secrets(tc.in.WithDefaults(), cred) {
 				got[s.Name] = s.StringData
@@ -171,24 +197,41 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 		want map[string]secretRef
 	}{
 		{"users", cluster(), map[string]secretRef{
+			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
 			"NATS_PASSWORD":        {"demo-auth", "password"},
 			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
 		}},
 		{"users with a secretRef", cluster(withAuthSecret("mine", "pw")), map[string]secretRef{
+			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
 			"NATS_PASSWORD":        {"mine", "pw"},
 			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
 		}},
 		{"users with a secretRef and no key", cluster(withAuthSecret("mine", "")), map[string]secretRef{
+			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
 			"NATS_PASSWORD":        {"mine", "password"},
 			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string]secretRef{
+			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
 			"NATS_TOKEN": {"demo-auth", "token"},
 		}},
 		{"token with a secretRef", cluster(withAuthMode(v1alpha1.AuthToken), withAuthSecret("tok", "value")), map[string]secretRef{
+			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
 			"NATS_TOKEN": {"tok", "value"},
 		}},
-		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), map[string]secretRef{}},
+		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), map[string]secretRef{
+			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":     {"demo-routes", "urls"},
+		}},
+		{"one server has no route credentials", cluster(withReplicas(1)), map[string]secretRef{
+			"NATS_PASSWORD":        {"demo-auth", "password"},
+			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := secretEnv(serverContainerOf(t, tc.in))
@@ -197,7 +240,7 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 			}
 			c := tc.in.WithDefaults()
 			rendered := map[secretRef]bool{}
-			for _, s := range render.Secrets(c, render.Credentials{Client: "c", System: "s"}) {
+			for _, s := range render.Secrets(c, render.Credentials{Client: "c", System: "s", Route: "r"}) {
 				for k := range s.StringData {
 					rendered[secretRef{s.Name, k}] = true
 				}

@@ -32,7 +32,7 @@ func ClientService(c *v1alpha1.NatsCluster) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Type:     serviceType(spec.Type),
 			Selector: SelectorLabels(c),
-			Ports:    []corev1.ServicePort{port("nats", ClientPort, "tcp")},
+			Ports:    []corev1.ServicePort{port("nats", ClientPort, clientAppProtocol(c))},
 		},
 	}
 	if len(spec.Annotations) > 0 {
@@ -66,10 +66,28 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 			PublishNotReadyAddresses: true,
 			Selector:                 SelectorLabels(c),
 			Ports: []corev1.ServicePort{
-				port("nats", ClientPort, "tcp"),
+				port("nats", ClientPort, clientAppProtocol(c)),
 				port("cluster", ClusterPort, "tcp"),
-				port("monitor", MonitorPort, "http"),
+				port("monitor", MonitorPort, monitorAppProtocol(c)),
 			},
 		},
 	}
+}
+
+// clientAppProtocol is tcp even with TLS: nats-server says INFO in the
+// clear before the handshake, so the bytes on the wire start as plain TCP.
+// Only a TLS-first listener is TLS from its first byte. Routes are the same
+// (their INFO comes first too), so the cluster port is always tcp.
+func clientAppProtocol(c *v1alpha1.NatsCluster) string {
+	if ct := c.Spec.TLS.Client; ct != nil && ct.HandshakeFirst {
+		return "tls"
+	}
+	return "tcp"
+}
+
+func monitorAppProtocol(c *v1alpha1.NatsCluster) string {
+	if c.Spec.MonitorTLSEnabled() {
+		return "https"
+	}
+	return "http"
 }

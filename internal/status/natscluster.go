@@ -31,6 +31,8 @@ type ClusterObservation struct {
 	Blocker *Blocker
 	// ObservedVersion is the version a running server reported; "" if none.
 	ObservedVersion string
+	// Certificates are the certificates the servers mount.
+	Certificates []Certificate
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -55,8 +57,10 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	st.Endpoint = endpoint
 
 	available := availability(st.ReadyReplicas, want)
-	ready := readiness(o, want, lbPending)
-	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available)
+	certs, expiry := certificates(o.Certificates, o.Now.Time)
+	st.CertificatesExpiry = expiry
+	ready := readiness(o, want, lbPending, certs)
+	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available, certs)
 	st.Phase = phase(o.Blocker, ready)
 	return st
 }
@@ -74,12 +78,15 @@ func availability(ready, want int32) Verdict {
 
 // readiness is True only when every part is ready; otherwise its reason
 // names the first thing in the way.
-func readiness(o ClusterObservation, want int32, lbPending bool) Verdict {
+func readiness(o ClusterObservation, want int32, lbPending bool, certs Verdict) Verdict {
 	notReady := func(reason, msg string) Verdict {
 		return Verdict{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 	}
 	if b := o.Blocker; b != nil {
 		return notReady(b.Reason, b.Message)
+	}
+	if certs.Status != metav1.ConditionTrue {
+		return notReady(certs.Reason, certs.Message)
 	}
 	if msg := rolloutPending(o.StatefulSet, want); msg != "" {
 		return notReady(v1alpha1.ReasonProgressing, msg)

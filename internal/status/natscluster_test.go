@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -296,7 +297,7 @@ func TestNatsClusterListsReadyFirstThenAvailable(t *testing.T) {
 			for _, c := range st.Conditions {
 				types = append(types, c.Type)
 			}
-			want := []string{v1alpha1.ConditionReady, v1alpha1.ConditionAvailable}
+			want := []string{v1alpha1.ConditionReady, v1alpha1.ConditionAvailable, v1alpha1.ConditionCertificatesReady}
 			if !reflect.DeepEqual(types, want) {
 				t.Fatalf("condition types = %v, want %v", types, want)
 			}
@@ -501,5 +502,43 @@ func TestNatsClusterIsIdempotent(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+func TestCertificatesReady(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	soon, later := now.Add(time.Hour), now.Add(48*time.Hour)
+	for _, tc := range []struct {
+		name       string
+		certs      []Certificate
+		wantStatus metav1.ConditionStatus
+		wantReason string
+		wantExpiry *time.Time
+	}{
+		{"no TLS at all", nil, metav1.ConditionTrue, v1alpha1.ReasonNoTLS, nil},
+		{"all there: the earliest expiry", []Certificate{{Listener: "routes", Found: true, NotAfter: later}, {Listener: "client", Found: true, NotAfter: soon}},
+			metav1.ConditionTrue, v1alpha1.ReasonCertificatesReady, &soon},
+		{"one not issued yet", []Certificate{{Listener: "routes", Found: true, NotAfter: later}, {Listener: "client", Secret: "c"}},
+			metav1.ConditionFalse, v1alpha1.ReasonCertificateMissing, nil},
+		{"one unreadable", []Certificate{{Listener: "client", Found: true, Invalid: "junk"}}, metav1.ConditionFalse, v1alpha1.ReasonCertificateInvalid, nil},
+		{"one expired", []Certificate{{Listener: "client", Found: true, NotAfter: now.Add(-time.Second)}}, metav1.ConditionFalse, v1alpha1.ReasonCertificateExpired, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := NatsCluster(ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3), Certificates: tc.certs, Now: now})
+			got := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionCertificatesReady)
+			if got.Status != tc.wantStatus || got.Reason != tc.wantReason {
+				t.Fatalf("CertificatesReady = %s/%s (%s), want %s/%s", got.Status, got.Reason, got.Message, tc.wantStatus, tc.wantReason)
+			}
+			ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady)
+			if (ready.Status == metav1.ConditionTrue) != (tc.wantStatus == metav1.ConditionTrue) {
+				t.Errorf("Ready = %s with certificates %s: Ready must wait for every certificate", ready.Status, got.Status)
+			}
+			switch {
+			case tc.wantExpiry == nil && st.CertificatesExpiry != nil:
+				t.Errorf("expiry %v, want none", st.CertificatesExpiry)
+			case tc.wantExpiry != nil && (st.CertificatesExpiry == nil || !st.CertificatesExpiry.Time.Equal(*tc.wantExpiry)):
+				t.Errorf("expiry %v, want %v", st.CertificatesExpiry, *tc.wantExpiry)
+			}
+		})
 	}
 }

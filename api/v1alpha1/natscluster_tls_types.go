@@ -1,0 +1,135 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// TLSSpec says where each of a cluster's listeners gets its certificate.
+// Routes between the servers use mutual TLS by default; clients and
+// monitoring use TLS when asked.
+type TLSSpec struct {
+	// Routes secure the connections between the servers.
+	// +kubebuilder:default={}
+	// +optional
+	Routes RouteTLSSpec `json:"routes,omitempty"`
+
+	// Client secures the client port (4222). Unset: plaintext, with
+	// authentication.
+	// +optional
+	Client *ClientTLSSpec `json:"client,omitempty"`
+
+	// Monitor serves the monitoring port (8222) over https. nats-server
+	// serves it with the client certificate, so it needs spec.tls.client.
+	// +optional
+	Monitor *MonitorTLSSpec `json:"monitor,omitempty"`
+}
+
+// RouteTLSSpec secures the routes. Unless disabled, every route is mutual
+// TLS: each server presents a certificate valid for its own DNS names and
+// accepts only peers whose certificate chains to the same CA. With neither
+// secretName nor issuerRef the operator keeps a CA per cluster and issues
+// the route certificate itself. Routes also always authenticate with a
+// password, TLS or not.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.issuerRef))",message="routes: set secretName or issuerRef, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || self.enabled || (!has(self.secretName) && !has(self.issuerRef))",message="routes: secretName and issuerRef need route TLS enabled"
+type RouteTLSSpec struct {
+	// Enabled turns route TLS on (the default). Turning it off, or on for a
+	// cluster that ran without it, restarts every server at once: servers
+	// with and without route TLS cannot route to each other (see the
+	// README's "Route TLS transition").
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// SecretName is a kubernetes.io/tls Secret of your own with tls.crt,
+	// tls.key and ca.crt. Its certificate must be valid for server and
+	// client authentication and carry the servers' DNS names
+	// (*.<name>-headless, also with the namespace, .svc and the cluster
+	// domain).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// IssuerRef has cert-manager issue the route certificate.
+	// +optional
+	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
+}
+
+// ClientTLSSpec secures the client port.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.secretName) != has(self.issuerRef)",message="client TLS: set exactly one of secretName and issuerRef"
+type ClientTLSSpec struct {
+	// SecretName is a Secret of your own with tls.crt, tls.key and ca.crt,
+	// valid for the names clients use.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+
+	// IssuerRef has cert-manager issue the certificate for the client
+	// Service's names (short, with namespace, .svc, cluster domain), the
+	// headless Service's wildcard and localhost.
+	// +optional
+	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
+
+	// Verify requires every client to present a certificate that chains to
+	// ca.crt (mutual TLS).
+	// +optional
+	Verify bool `json:"verify,omitempty"`
+
+	// HandshakeFirst starts TLS before the server says anything, for
+	// clients that connect TLS-first.
+	// +optional
+	HandshakeFirst bool `json:"handshakeFirst,omitempty"`
+}
+
+// MonitorTLSSpec serves monitoring over https.
+type MonitorTLSSpec struct {
+	// Enabled serves https on the monitoring port (the default once the
+	// block is there).
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// IssuerRef names a cert-manager issuer.
+type IssuerRef struct {
+	// Name of the issuer.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Kind is Issuer (in the cluster's namespace, the default) or
+	// ClusterIssuer.
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	// +kubebuilder:default=Issuer
+	// +optional
+	Kind string `json:"kind,omitempty"`
+
+	// Group of the issuer; cert-manager.io unless an external issuer.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:default=cert-manager.io
+	// +optional
+	Group string `json:"group,omitempty"`
+
+	// Duration of the certificates it issues; cert-manager's default (90
+	// days) when unset, at least 1h.
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// RenewBefore is how long before expiry cert-manager renews them;
+	// cert-manager's default (a third of the duration) when unset.
+	// +optional
+	RenewBefore *metav1.Duration `json:"renewBefore,omitempty"`
+}
+
+// RouteTLSEnabled reports whether routes use TLS (the default).
+func (s *NatsClusterSpec) RouteTLSEnabled() bool {
+	return s.TLS.Routes.Enabled == nil || *s.TLS.Routes.Enabled
+}
+
+// MonitorTLSEnabled reports whether monitoring is served over https.
+func (s *NatsClusterSpec) MonitorTLSEnabled() bool {
+	m := s.TLS.Monitor
+	return m != nil && (m.Enabled == nil || *m.Enabled) && s.TLS.Client != nil
+}

@@ -1,0 +1,162 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// routePKI returns the route CA and certificate the operator keeps for c,
+// made or renewed as pki.Due decides, and when to look again for the next
+// renewal. Renewed files reach the servers through their Secret volume and
+// a reload: no server restarts.
+func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster) (*render.RoutePKI, time.Duration, error) {
+	ca, err := r.ownedKeyPair(ctx, c, render.CASecretName(c))
+	if err != nil {
+		return nil, 0, err
+	}
+	cert, err := r.ownedKeyPair(ctx, c, render.RouteTLSSecretName(c))
+	if err != nil {
+		return nil, 0, err
+	}
+	now := time.Now()
+	names := render.RouteDNSNames(c, r.clusterDomain())
+	decision := pki.Due(cert, ca, names, now)
+	switch decision.Action {
+	case pki.ReplaceCA:
+		if ca, err = pki.NewCA(c.Namespace+"/"+c.Name+" route CA", now, pki.CAValidity); err != nil {
+			return nil, 0, err
+		}
+		fallthrough
+	case pki.Renew:
+		if cert, err = pki.Issue(ca, names, now, pki.CertValidity); err != nil {
+			return nil, 0, err
+		}
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCertificate",
+			"issued the route certificate: %s", decision.Why)
+	}
+	out := &render.RoutePKI{CACert: ca.Cert, CAKey: ca.Key, Cert: cert.Cert, Key: cert.Key}
+	at, ok := pki.RenewAt(cert.Cert)
+	if !ok {
+		return out, 0, nil
+	}
+	return out, max(time.Until(at), time.Second), nil
+}
+
+// ownedKeyPair reads tls.crt and tls.key of a Secret the operator made for
+// c; anything else (absent, another's) reads as empty.
+func (r *NatsClusterReconciler) ownedKeyPair(ctx context.Context, c *v1alpha1.NatsCluster, name string) (pki.KeyPair, error) {
+	var s corev1.Secret
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
+	switch {
+	case apierrors.IsNotFound(err):
+		return pki.KeyPair{}, nil
+	case err != nil:
+		return pki.KeyPair{}, err
+	case !metav1.IsControlledBy(&s, c):
+		return pki.KeyPair{}, nil
+	}
+	return pki.KeyPair{Cert: string(s.Data[render.TLSCertKey]), Key: string(s.Data[render.TLSKeyKey])}, nil
+}
+
+// clusterDomain is the DNS suffix certificates carry.
+func (r *NatsClusterReconciler) clusterDomain() string {
+	if r.ClusterDomain == "" {
+		return render.DefaultClusterDomain
+	}
+	return r.ClusterDomain
+}
+
+// observeCertificates reads every certificate the servers mount, for the
+// CertificatesReady condition, and returns the client CA for the clients'
+// credentials Secret. The operator's own route certificate counts as found
+// when it was issued in this pass.
+func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1alpha1.NatsCluster, routes *render.RoutePKI) ([]status.Certificate, string, error) {
+	var out []status.Certificate
+	clientCA := ""
+	if c.Spec.RouteTLSEnabled() && render.HasRoutes(c) {
+		cert := status.Certificate{Listener: "routes", Secret: render.RouteTLSSecretName(c)}
+		if routes != nil {
+			fillCertificate(&cert, map[string][]byte{
+				render.TLSCertKey: []byte(routes.Cert), render.TLSKeyKey: []byte(routes.Key), render.TLSCAKey: []byte(routes.CACert),
+			})
+		} else if err := r.readCertificate(ctx, c, &cert); err != nil {
+			return nil, "", err
+		}
+		out = append(out, cert)
+	}
+	if c.Spec.TLS.Client != nil {
+		cert := status.Certificate{Listener: "client", Secret: render.ClientTLSSecretName(c)}
+		data, err := r.tlsSecretData(ctx, c, cert.Secret)
+		if err != nil {
+			return nil, "", err
+		}
+		fillCertificate(&cert, data)
+		clientCA = string(data[render.TLSCAKey])
+		out = append(out, cert)
+	}
+	return out, clientCA, nil
+}
+
+func (r *NatsClusterReconciler) readCertificate(ctx context.Context, c *v1alpha1.NatsCluster, cert *status.Certificate) error {
+	data, err := r.tlsSecretData(ctx, c, cert.Secret)
+	if err != nil {
+		return err
+	}
+	fillCertificate(cert, data)
+	return nil
+}
+
+// tlsSecretData is the data of a certificate's Secret: from the cache when
+// it carries the operator's labels (cert-manager's, through the
+// Certificate's secretTemplate), else straight from the API server (the
+// user's own). Absent reads as empty.
+func (r *NatsClusterReconciler) tlsSecretData(ctx context.Context, c *v1alpha1.NatsCluster, name string) (map[string][]byte, error) {
+	key := client.ObjectKey{Namespace: c.Namespace, Name: name}
+	var s corev1.Secret
+	err := r.Get(ctx, key, &s)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, &s)
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return s.Data, err
+}
+
+// fillCertificate records what a TLS Secret's data says of its certificate.
+func fillCertificate(cert *status.Certificate, data map[string][]byte) {
+	if len(data[render.TLSCertKey]) == 0 || len(data[render.TLSKeyKey]) == 0 || len(data[render.TLSCAKey]) == 0 {
+		return
+	}
+	cert.Found = true
+	parsed, err := pki.ParseCert(string(data[render.TLSCertKey]))
+	if err != nil {
+		cert.Invalid = "tls.crt holds no readable certificate"
+		return
+	}
+	cert.NotAfter = parsed.NotAfter
+}
+
+// certManagerMissing turns an apply that failed for want of cert-manager's
+// CRDs into a blocker the user can act on.
+func certManagerMissing(err error) *status.Blocker {
+	if !meta.IsNoMatchError(err) && !errors.Is(err, &meta.NoKindMatchError{}) {
+		return nil
+	}
+	return &status.Blocker{Reason: v1alpha1.ReasonCertManagerMissing, Fatal: true,
+		Message: fmt.Sprintf("spec.tls names a cert-manager issuer, but the API server does not serve %s %s: install cert-manager, or name a Secret instead",
+			render.CertificateAPIVersion, render.CertificateKind)}
+}

@@ -1,0 +1,143 @@
+package controller
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// serverAccess is how the operator reaches one cluster's servers: as its
+// system user on the client port, and on the monitor port, each with the
+// TLS the servers expect. Servers are dialed at their pod addresses and
+// verified under their DNS names (the certificates carry no addresses).
+type serverAccess struct {
+	cluster  *v1alpha1.NatsCluster
+	password string
+	// tls is nil for plaintext; otherwise it trusts the client CA and, when
+	// clients must present a certificate, presents the servers' own.
+	tls *tls.Config
+	// monitorTLS: the monitor port speaks https.
+	monitorTLS bool
+}
+
+// access reads what the operator needs to reach c's servers.
+func (r *NatsClusterReconciler) access(ctx context.Context, c *v1alpha1.NatsCluster) (serverAccess, error) {
+	a := serverAccess{cluster: c, monitorTLS: c.Spec.MonitorTLSEnabled()}
+	if render.HasSystemUser(c) {
+		password, err := r.systemPassword(ctx, c)
+		if err != nil {
+			return a, err
+		}
+		a.password = password
+	}
+	if ct := c.Spec.TLS.Client; ct != nil {
+		data, err := r.tlsSecretData(ctx, c, render.ClientTLSSecretName(c))
+		if err != nil {
+			return a, err
+		}
+		if a.tls, err = clientTLSConfig(data, ct.Verify); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+// clientTLSConfig trusts ca.crt and, with verify, presents tls.crt: the
+// operator needs no client certificate of its own (the issued one carries
+// client auth).
+func clientTLSConfig(data map[string][]byte, verify bool) (*tls.Config, error) {
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(data[render.TLSCAKey]) {
+		return nil, errors.New("the client certificate's Secret has no usable ca.crt")
+	}
+	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	if verify {
+		pair, err := tls.X509KeyPair(data[render.TLSCertKey], data[render.TLSKeyKey])
+		if err != nil {
+			return nil, errors.New("the client certificate's Secret has no usable tls.crt and tls.key")
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// connect connects as the system user to the servers of pods. The
+// connection is short-lived: these requests are rare (rollouts,
+// scale-down), so no pool is worth keeping. The URLs name the servers by
+// DNS name, so that nats.go verifies each against its certificate; the
+// dialer maps each name to its pod's address.
+func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
+	addrs := map[string]string{}
+	var urls []string
+	for i := range pods {
+		if ip := pods[i].Status.PodIP; ip != "" && pods[i].DeletionTimestamp.IsZero() {
+			host := render.PodDNSName(a.cluster, pods[i].Name)
+			addrs[host] = ip
+			urls = append(urls, a.scheme()+"://"+net.JoinHostPort(host, strconv.Itoa(render.ClientPort)))
+		}
+	}
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("no server to connect to")
+	}
+	opts := []nats.Option{nats.UserInfo(render.SystemUser, a.password), nats.Name("kubenats-system"),
+		nats.NoReconnect(), nats.Timeout(3 * time.Second), nats.SetCustomDialer(podDialer(addrs))}
+	if a.tls != nil {
+		opts = append(opts, nats.Secure(a.tls.Clone()))
+		if ct := a.cluster.Spec.TLS.Client; ct != nil && ct.HandshakeFirst {
+			opts = append(opts, nats.TLSHandshakeFirst())
+		}
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting as the system user: %w", err)
+	}
+	return nc, nil
+}
+
+func (a serverAccess) scheme() string {
+	if a.tls != nil {
+		return "tls"
+	}
+	return "nats"
+}
+
+// podDialer dials the pod address behind a server's DNS name, and nothing
+// else: the operator never dials a name a pod did not give it.
+type podDialer map[string]string
+
+func (d podDialer) Dial(network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, err
+	}
+	ip, ok := d[host]
+	if !ok {
+		return nil, fmt.Errorf("%s is not a server of this cluster", host)
+	}
+	return (&net.Dialer{Timeout: 3 * time.Second}).Dial(network, net.JoinHostPort(ip, port))
+}
+
+// monitorURL is the URL of path on pod's monitor port, and the client that
+// may fetch it: https verified under the pod's DNS name, or plain http.
+func (a serverAccess) monitorURL(plain *http.Client, pod *corev1.Pod, path string) (string, *http.Client) {
+	hostPort := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(render.MonitorPort))
+	if !a.monitorTLS || a.tls == nil {
+		return "http://" + hostPort + path, plain
+	}
+	cfg := a.tls.Clone()
+	cfg.ServerName = render.PodDNSName(a.cluster, pod.Name)
+	return "https://" + hostPort + path, &http.Client{Timeout: plain.Timeout, Transport: &http.Transport{TLSClientConfig: cfg}}
+}

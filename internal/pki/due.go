@@ -1,0 +1,79 @@
+package pki
+
+import (
+	"crypto/x509"
+	"slices"
+	"time"
+)
+
+// Action is what the route PKI needs next.
+type Action int
+
+const (
+	// Keep: the CA and the certificate are fine.
+	Keep Action = iota
+	// ReplaceCA: there is no usable CA; make one and a certificate with it.
+	ReplaceCA
+	// Renew: issue a new certificate with the existing CA.
+	Renew
+)
+
+// Decision is an Action and why, for the event that reports it.
+type Decision struct {
+	Action Action
+	Why    string
+}
+
+// Due decides what the route PKI needs, from the CA and certificate found
+// (PEM, empty when absent), the names the certificate must carry, and now.
+// A certificate is renewed when two thirds of its life have passed, when
+// its names differ, when it no longer chains to the CA, or when it cannot
+// be read; the CA is replaced only when it is missing, unreadable or
+// expires before a fresh certificate would.
+func Due(found KeyPair, foundCA KeyPair, names []string, now time.Time) Decision {
+	ca, err := ParseCert(foundCA.Cert)
+	switch {
+	case foundCA.Cert == "" || foundCA.Key == "":
+		return Decision{ReplaceCA, "no route CA yet"}
+	case err != nil || !ca.IsCA:
+		return Decision{ReplaceCA, "the route CA cannot be read"}
+	case ca.NotAfter.Before(now.Add(CertValidity)):
+		return Decision{ReplaceCA, "the route CA expires within a certificate's lifetime"}
+	}
+	cert, err := ParseCert(found.Cert)
+	switch {
+	case found.Cert == "" || found.Key == "":
+		return Decision{Renew, "no route certificate yet"}
+	case err != nil:
+		return Decision{Renew, "the route certificate cannot be read"}
+	case cert.CheckSignatureFrom(ca) != nil:
+		return Decision{Renew, "the route certificate is not signed by the route CA"}
+	case !sameNames(cert.DNSNames, names):
+		return Decision{Renew, "the route certificate's names changed"}
+	case !now.Before(renewAt(cert)):
+		return Decision{Renew, "the route certificate is due for renewal"}
+	}
+	return Decision{Keep, ""}
+}
+
+// renewAt is two thirds into the certificate's life.
+func renewAt(cert *x509.Certificate) time.Time {
+	life := cert.NotAfter.Sub(cert.NotBefore)
+	return cert.NotBefore.Add(life * 2 / 3)
+}
+
+// RenewAt is when Due will ask for a new certificate, for the requeue.
+func RenewAt(certPEM string) (time.Time, bool) {
+	cert, err := ParseCert(certPEM)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return renewAt(cert), true
+}
+
+func sameNames(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}

@@ -1,0 +1,164 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Server is one server as a rollout sees it.
+type Server struct {
+	Name string
+	// Outdated: its pod runs an older template than the StatefulSet's.
+	Outdated bool
+	// Ready: its pod passes the readiness probe.
+	Ready bool
+	// Terminating: its pod is being deleted.
+	Terminating bool
+	// RouteTLS: its routes use TLS.
+	RouteTLS bool
+}
+
+// RolloutObservation is what one rollout decision is made from.
+type RolloutObservation struct {
+	Servers []Server
+	// Want is the number of servers the spec asks for.
+	Want int
+	// RouteTLS is what the current template says of route TLS.
+	RouteTLS bool
+	// Unsettled names what keeps the Raft groups from being settled, "" when
+	// they are (or when there is no JetStream to settle).
+	Unsettled string
+	// MetaLeader is the JetStream meta leader, "" when unknown.
+	MetaLeader string
+}
+
+// Action is what a rollout step does.
+type Action int
+
+const (
+	// Wait: nothing to do now (Step.Waiting says why), or nothing at all.
+	Wait Action = iota
+	// Replace deletes one outdated server's pod.
+	Replace
+	// ReplaceAll deletes every outdated server's pod at once.
+	ReplaceAll
+)
+
+// Step is the one next thing a rollout does.
+type Step struct {
+	Action  Action
+	Servers []string
+	// Waiting says what the rollout waits for; "" when it acts or is done.
+	Waiting string
+}
+
+// Done reports whether there is nothing to roll out.
+func (s Step) Done() bool { return s.Action == Wait && s.Waiting == "" }
+
+// Rollout decides the next step of replacing outdated servers:
+//   - an outdated server that is not ready serves nothing: replacing it
+//     costs nothing, and waiting for it would wait forever on a change that
+//     was reverted;
+//   - a change of route TLS cannot go one server at a time (servers with and
+//     without it do not route to each other): once the cluster is settled,
+//     every outdated server goes at once, and if the cluster is split
+//     already (some run the new mode), the rest go at once too;
+//   - otherwise one server at a time, only when every server exists and is
+//     ready and every Raft group is settled, highest ordinal first, the meta
+//     leader last, so that leadership moves once.
+func Rollout(o RolloutObservation) Step {
+	outdated := o.outdated()
+	if len(outdated) == 0 {
+		return Step{}
+	}
+	for _, s := range outdated {
+		if !s.Ready && !s.Terminating {
+			return Step{Action: Replace, Servers: []string{s.Name}}
+		}
+	}
+	if o.routeTLSChanges(outdated) {
+		return o.transition(outdated)
+	}
+	if why := o.notAllUp(); why != "" {
+		return Step{Waiting: why}
+	}
+	if o.Unsettled != "" {
+		return Step{Waiting: "waiting for JetStream to settle: " + o.Unsettled}
+	}
+	sortByOrdinalDescending(outdated)
+	for _, s := range outdated {
+		if s.Name != o.MetaLeader {
+			return Step{Action: Replace, Servers: []string{s.Name}}
+		}
+	}
+	return Step{Action: Replace, Servers: []string{outdated[0].Name}}
+}
+
+// transition moves the whole cluster to the new route TLS mode at once.
+func (o RolloutObservation) transition(outdated []Server) Step {
+	split := false
+	for _, s := range o.Servers {
+		if !s.Terminating && !s.Outdated && s.RouteTLS == o.RouteTLS {
+			split = true
+		}
+	}
+	if !split {
+		if why := o.notAllUp(); why != "" {
+			return Step{Waiting: "route TLS change: " + why}
+		}
+		if o.Unsettled != "" {
+			return Step{Waiting: "route TLS change: waiting for JetStream to settle: " + o.Unsettled}
+		}
+	}
+	var names []string
+	for _, s := range outdated {
+		if !s.Terminating {
+			names = append(names, s.Name)
+		}
+	}
+	if len(names) == 0 {
+		return Step{Waiting: "route TLS change: waiting for the servers to stop"}
+	}
+	sort.Strings(names)
+	return Step{Action: ReplaceAll, Servers: names}
+}
+
+func (o RolloutObservation) outdated() []Server {
+	var out []Server
+	for _, s := range o.Servers {
+		if s.Outdated {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (o RolloutObservation) routeTLSChanges(outdated []Server) bool {
+	for _, s := range outdated {
+		if s.RouteTLS != o.RouteTLS {
+			return true
+		}
+	}
+	return false
+}
+
+// notAllUp names the first server that is missing, going or not ready.
+func (o RolloutObservation) notAllUp() string {
+	if len(o.Servers) < o.Want {
+		return fmt.Sprintf("waiting for %d of %d servers to exist", o.Want-len(o.Servers), o.Want)
+	}
+	for _, s := range o.Servers {
+		if s.Terminating || !s.Ready {
+			return "waiting for server " + s.Name + " to be ready"
+		}
+	}
+	return ""
+}
+
+// sortByOrdinalDescending: nats-10 before nats-9.
+func sortByOrdinalDescending(servers []Server) {
+	sort.Slice(servers, func(i, j int) bool {
+		a, b := servers[i].Name, servers[j].Name
+		return len(a) > len(b) || (len(a) == len(b) && a > b)
+	})
+}

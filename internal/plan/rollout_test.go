@@ -1,0 +1,86 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func servers(names ...string) []Server {
+	out := make([]Server, len(names))
+	for i, n := range names {
+		out[i] = Server{Name: n, Ready: true}
+	}
+	return out
+}
+
+func with(ss []Server, name string, edit func(*Server)) []Server {
+	out := slices.Clone(ss)
+	for i := range out {
+		if out[i].Name == name {
+			edit(&out[i])
+		}
+	}
+	return out
+}
+
+func outdated(s *Server)    { s.Outdated = true }
+func notReady(s *Server)    { s.Ready = false }
+func terminating(s *Server) { s.Terminating = true }
+func routeTLS(s *Server)    { s.RouteTLS = true }
+
+func allOutdated(ss []Server) []Server {
+	out := slices.Clone(ss)
+	for i := range out {
+		out[i].Outdated = true
+	}
+	return out
+}
+
+func TestRollout(t *testing.T) {
+	three := servers("nats-0", "nats-1", "nats-2")
+	for _, tc := range []struct {
+		name        string
+		obs         RolloutObservation
+		wantAction  Action
+		wantServers []string
+		wantWaiting string
+	}{
+		{"nothing outdated: done", RolloutObservation{Servers: three, Want: 3}, Wait, nil, ""},
+		{"highest ordinal first", RolloutObservation{Servers: allOutdated(three), Want: 3, MetaLeader: "nats-0"}, Replace, []string{"nats-2"}, ""},
+		{"nats-10 comes before nats-9", RolloutObservation{Servers: allOutdated(servers("nats-9", "nats-10")), Want: 2}, Replace, []string{"nats-10"}, ""},
+		{"the meta leader goes last", RolloutObservation{Servers: allOutdated(three), Want: 3, MetaLeader: "nats-2"}, Replace, []string{"nats-1"}, ""},
+		{"the meta leader when it is the last outdated one",
+			RolloutObservation{Servers: with(three, "nats-2", outdated), Want: 3, MetaLeader: "nats-2"}, Replace, []string{"nats-2"}, ""},
+		{"never while a Raft group lags",
+			RolloutObservation{Servers: allOutdated(three), Want: 3, Unsettled: "stream ORDERS: replica nats-1 is not current"}, Wait, nil, "ORDERS"},
+		{"never while a server is not ready",
+			RolloutObservation{Servers: with(allOutdated(three), "nats-0", func(s *Server) { s.Outdated = false; s.Ready = false }), Want: 3}, Wait, nil, "nats-0"},
+		{"never while a server is going",
+			RolloutObservation{Servers: with(allOutdated(three), "nats-1", terminating), Want: 3}, Wait, nil, "nats-1"},
+		{"never while a server is missing", RolloutObservation{Servers: allOutdated(three[:2]), Want: 3}, Wait, nil, "1 of 3"},
+		{"an outdated server that is not ready is replaced at once, settled or not",
+			RolloutObservation{Servers: with(allOutdated(three), "nats-1", notReady), Want: 3, Unsettled: "server nats-1 did not answer"}, Replace, []string{"nats-1"}, ""},
+		{"a broken new server halts the rollout",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", func(s *Server) { s.Outdated = false }), "nats-2", notReady), Want: 3}, Wait, nil, "nats-2"},
+		{"route TLS on: all outdated at once once settled",
+			RolloutObservation{Servers: allOutdated(three), Want: 3, RouteTLS: true}, ReplaceAll, []string{"nats-0", "nats-1", "nats-2"}, ""},
+		{"route TLS on: not while unsettled",
+			RolloutObservation{Servers: allOutdated(three), Want: 3, RouteTLS: true, Unsettled: "the meta group has no leader"}, Wait, nil, "route TLS change"},
+		{"route TLS off: all at once too",
+			RolloutObservation{Servers: allOutdated(with(with(with(three, "nats-0", routeTLS), "nats-1", routeTLS), "nats-2", routeTLS)), Want: 3}, ReplaceAll, []string{"nats-0", "nats-1", "nats-2"}, ""},
+		{"route TLS: a split cluster finishes at once, unsettled as it is",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-0", func(s *Server) { s.Outdated = false; s.RouteTLS = true }), "nats-1", terminating),
+				Want: 3, RouteTLS: true, Unsettled: "server nats-0 did not answer"}, ReplaceAll, []string{"nats-2"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Rollout(tc.obs)
+			if got.Action != tc.wantAction || !slices.Equal(got.Servers, tc.wantServers) {
+				t.Fatalf("Rollout = %+v, want action %d on %v", got, tc.wantAction, tc.wantServers)
+			}
+			if tc.wantWaiting == "" && got.Waiting != "" || !strings.Contains(got.Waiting, tc.wantWaiting) {
+				t.Errorf("waiting = %q, want it to mention %q", got.Waiting, tc.wantWaiting)
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package render
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsconf"
+)
+
+// Keys of a TLS Secret, as cert-manager and kubernetes.io/tls write them.
+const (
+	TLSCertKey = corev1.TLSCertKey       // tls.crt
+	TLSKeyKey  = corev1.TLSPrivateKeyKey // tls.key
+	TLSCAKey   = "ca.crt"
+)
+
+// Where the pods mount their certificates. nats-server rereads the files
+// on every reload, which is how a renewed certificate is served without a
+// restart.
+const (
+	TLSDir       = "/etc/nats-tls"
+	RouteTLSDir  = TLSDir + "/routes"
+	ClientTLSDir = TLSDir + "/client"
+)
+
+// Volume names of the certificates.
+const (
+	routeTLSVolume  = "routes-tls"
+	clientTLSVolume = "client-tls"
+)
+
+// routeTLSHandshakeTimeout is generous: a route that times out its
+// handshake on a busy node is retried a second later, a stall for nothing.
+const routeTLSHandshakeTimeout = 5e9 // 5 s
+
+// CASecretName holds the per-cluster CA the operator keeps for routes.
+func CASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-ca" }
+
+// RouteTLSSecretName holds the route certificate: the user's Secret, or one
+// the operator (generated CA) or cert-manager (issuerRef) writes.
+func RouteTLSSecretName(c *v1alpha1.NatsCluster) string {
+	if n := c.Spec.TLS.Routes.SecretName; n != "" {
+		return n
+	}
+	return c.Name + "-routes-tls"
+}
+
+// ClientTLSSecretName holds the client certificate: the user's Secret, or
+// the one cert-manager writes.
+func ClientTLSSecretName(c *v1alpha1.NatsCluster) string {
+	if ct := c.Spec.TLS.Client; ct != nil && ct.SecretName != "" {
+		return ct.SecretName
+	}
+	return c.Name + "-client-tls"
+}
+
+// GeneratesRoutePKI reports whether the operator keeps the route CA and
+// certificate itself (route TLS on, neither a Secret nor an issuer named).
+func GeneratesRoutePKI(c *v1alpha1.NatsCluster) bool {
+	r := c.Spec.TLS.Routes
+	return c.Spec.RouteTLSEnabled() && r.SecretName == "" && r.IssuerRef == nil
+}
+
+// RouteDNSNames are the names a route certificate must carry: every form
+// under which one server dials another (routes use <pod>.<headless>), as
+// wildcards, so that scaling needs no new certificate. No IP addresses:
+// pods get new ones, and routes dial names (cluster.advertise).
+func RouteDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
+	return wildcards(HeadlessServiceName(c), c.Namespace, clusterDomain)
+}
+
+// ClientDNSNames are the names clients use: the client Service in every
+// form, each server through the headless Service (the operator connects to
+// servers one by one), and localhost for a client in the pod.
+func ClientDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
+	svc, ns := ClientServiceName(c), c.Namespace
+	names := []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc." + clusterDomain}
+	names = append(names, wildcards(HeadlessServiceName(c), ns, clusterDomain)...)
+	return append(names, "localhost")
+}
+
+func wildcards(headless, ns, clusterDomain string) []string {
+	base := []string{headless, headless + "." + ns, headless + "." + ns + ".svc", headless + "." + ns + ".svc." + clusterDomain}
+	out := make([]string, len(base))
+	for i, b := range base {
+		out[i] = "*." + b
+	}
+	return out
+}
+
+// PodDNSName is the name the operator verifies a server's certificate
+// against when it dials that server's address.
+func PodDNSName(c *v1alpha1.NatsCluster, pod string) string {
+	return fmt.Sprintf("%s.%s.%s.svc", pod, HeadlessServiceName(c), c.Namespace)
+}
+
+// routeTLS is the cluster block's tls: mutual, against the route CA.
+func routeTLS(c *v1alpha1.NatsCluster) *natsconf.TLS {
+	if !c.Spec.RouteTLSEnabled() {
+		return nil
+	}
+	return &natsconf.TLS{
+		CertFile: RouteTLSDir + "/" + TLSCertKey,
+		KeyFile:  RouteTLSDir + "/" + TLSKeyKey,
+		CAFile:   RouteTLSDir + "/" + TLSCAKey,
+		Verify:   true,
+		Timeout:  routeTLSHandshakeTimeout,
+	}
+}
+
+// clientTLS is the client listener's tls, or nil.
+func clientTLS(c *v1alpha1.NatsCluster) *natsconf.TLS {
+	ct := c.Spec.TLS.Client
+	if ct == nil {
+		return nil
+	}
+	return &natsconf.TLS{
+		CertFile:       ClientTLSDir + "/" + TLSCertKey,
+		KeyFile:        ClientTLSDir + "/" + TLSKeyKey,
+		CAFile:         ClientTLSDir + "/" + TLSCAKey,
+		Verify:         ct.Verify,
+		HandshakeFirst: ct.HandshakeFirst,
+	}
+}
+
+// tlsVolumes mount the certificate Secrets. The Secret of a certificate
+// still being issued may not exist yet: the pod waits for it
+// (ContainerCreating), which is what the CertificatesReady condition says.
+func tlsVolumes(c *v1alpha1.NatsCluster) ([]corev1.Volume, []corev1.VolumeMount) {
+	var vols []corev1.Volume
+	var mounts []corev1.VolumeMount
+	add := func(volume, secret, dir string) {
+		vols = append(vols, corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName:  secret,
+			DefaultMode: int32Ptr(0o440),
+			Items: []corev1.KeyToPath{
+				{Key: TLSCertKey, Path: TLSCertKey}, {Key: TLSKeyKey, Path: TLSKeyKey}, {Key: TLSCAKey, Path: TLSCAKey},
+			},
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
+	}
+	if c.Spec.RouteTLSEnabled() && c.Spec.ReplicaCount() > 1 {
+		add(routeTLSVolume, RouteTLSSecretName(c), RouteTLSDir)
+	}
+	if c.Spec.TLS.Client != nil {
+		add(clientTLSVolume, ClientTLSSecretName(c), ClientTLSDir)
+	}
+	return vols, mounts
+}
+
+func int32Ptr(v int32) *int32 { return &v }

@@ -1,0 +1,114 @@
+package render_test
+
+import (
+	"crypto/tls"
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+func TestClientAndMonitorTLSLoadInNatsServer(t *testing.T) {
+	got := loadAsServer(t, cluster(withClientTLS("my-tls"), withMonitorTLS()))
+	o := got.opts
+	if o.TLSConfig == nil {
+		t.Fatal("client TLS asked for, nats-server has none")
+	}
+	equal(t, "client verify", o.TLSVerify, false)
+	equal(t, "HTTPSPort", o.HTTPSPort, render.MonitorPort)
+	equal(t, "HTTPPort", o.HTTPPort, 0)
+
+	verified := loadAsServer(t, func() *v1alpha1.NatsCluster {
+		c := cluster(withClientTLS("my-tls"))
+		c.Spec.TLS.Client.Verify, c.Spec.TLS.Client.HandshakeFirst = true, true
+		return c
+	}()).opts
+	if verified.TLSConfig.ClientAuth != tls.RequireAndVerifyClientCert || !verified.TLSHandshakeFirst {
+		t.Errorf("verify and handshakeFirst: client auth %v, handshake first %v", verified.TLSConfig.ClientAuth, verified.TLSHandshakeFirst)
+	}
+}
+
+func TestTLSVolumesAndProbes(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		in          *v1alpha1.NatsCluster
+		wantSecrets []string
+		wantScheme  corev1.URIScheme
+	}{
+		{"default: the route certificate", cluster(), []string{"demo-routes-tls"}, corev1.URISchemeHTTP},
+		{"route TLS off: nothing mounted", cluster(withRouteTLS(false)), nil, corev1.URISchemeHTTP},
+		{"one server: no routes, no route certificate", cluster(withReplicas(1)), nil, corev1.URISchemeHTTP},
+		{"the user's route Secret", cluster(func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Routes.SecretName = "mine" }), []string{"mine"}, corev1.URISchemeHTTP},
+		{"client TLS and https monitoring", cluster(withClientTLS("client-tls"), withMonitorTLS()), []string{"demo-routes-tls", "client-tls"}, corev1.URISchemeHTTPS},
+		{"client TLS from an issuer", cluster(withClientIssuer("ca")), []string{"demo-routes-tls", "demo-client-tls"}, corev1.URISchemeHTTP},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sts := find[*appsv1.StatefulSet](t, renderObjects(t, tc.in, render.Inputs{}), "demo")
+			var secrets []string
+			for _, v := range sts.Spec.Template.Spec.Volumes {
+				if v.Secret != nil {
+					secrets = append(secrets, v.Secret.SecretName)
+				}
+			}
+			if !slices.Equal(secrets, tc.wantSecrets) {
+				t.Errorf("secret volumes %v, want %v", secrets, tc.wantSecrets)
+			}
+			ctr := serverContainerOf(t, tc.in)
+			for _, p := range []*corev1.Probe{ctr.StartupProbe, ctr.ReadinessProbe, ctr.LivenessProbe} {
+				equal(t, "probe scheme", p.HTTPGet.Scheme, tc.wantScheme)
+			}
+		})
+	}
+}
+
+func TestCertificatesCarryTheNamesClientsAndRoutesUse(t *testing.T) {
+	c := cluster(withClientIssuer("client-ca"), withRouteIssuer("route-ca"))
+	objs := renderObjects(t, c, render.Inputs{ClusterDomain: "example.org"})
+	routes := find[*unstructured.Unstructured](t, objs, "demo-routes")
+	client := find[*unstructured.Unstructured](t, objs, "demo-client")
+	for _, tc := range []struct {
+		cert   *unstructured.Unstructured
+		secret string
+		issuer map[string]any
+		names  []string
+	}{
+		{routes, "demo-routes-tls", map[string]any{"name": "route-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}, []string{
+			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org"}},
+		{client, "demo-client-tls", map[string]any{"name": "client-ca", "kind": "Issuer", "group": "cert-manager.io"}, []string{
+			"demo", "demo.ns", "demo.ns.svc", "demo.ns.svc.example.org",
+			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org", "localhost"}},
+	} {
+		spec := tc.cert.Object["spec"].(map[string]any)
+		equal(t, tc.cert.GetName()+" secretName", spec["secretName"], any(tc.secret))
+		var names []string
+		for _, n := range spec["dnsNames"].([]any) {
+			names = append(names, n.(string))
+		}
+		if !slices.Equal(names, tc.names) {
+			t.Errorf("%s dnsNames = %v, want %v", tc.cert.GetName(), names, tc.names)
+		}
+		if _, hasIPs := spec["ipAddresses"]; hasIPs {
+			t.Errorf("%s asks for IP SANs: pods change addresses", tc.cert.GetName())
+		}
+		issuer := spec["issuerRef"].(map[string]any)
+		for k, v := range tc.issuer {
+			equal(t, tc.cert.GetName()+" issuerRef."+k, issuer[k], v)
+		}
+		usages := spec["usages"].([]any)
+		if !slices.Contains(usages, any("server auth")) || !slices.Contains(usages, any("client auth")) {
+			t.Errorf("%s usages %v: both ends of a connection use it", tc.cert.GetName(), usages)
+		}
+		labels := spec["secretTemplate"].(map[string]any)["labels"].(map[string]any)
+		equal(t, tc.cert.GetName()+" secret label", labels[render.LabelManagedBy], any(render.ManagedBy))
+	}
+}
+
+func TestClientServiceURLsUseTLS(t *testing.T) {
+	c := cluster(withClientTLS("x")).WithDefaults()
+	equal(t, "InternalURL", render.InternalURL(c), "tls://demo.ns.svc:4222")
+}
