@@ -165,10 +165,11 @@ func commandLine(c *corev1.Container, env *envVars, mounts []mount) (command, ar
 }
 
 // rewriteConfig is what the nats container reads from a ConfigMap file:
-// paths and pod DNS names made real here, and, in the file it runs with,
-// every listener on the pod's address.
+// paths made real here, and, in the file it runs with, every listener on
+// the pod's address. Pod DNS names stay: the server resolves them through
+// its hosts file (hosts.go).
 func (w *podWorker) rewriteConfig(path string, data []byte, mounts []mount, configFile string) []byte {
-	text := rewriteHosts(rewritePaths(string(data), mounts), w.k.resolver(w.key.Namespace))
+	text := rewritePaths(string(data), mounts)
 	if path == configFile {
 		text = bindListeners(text, w.ip)
 	}
@@ -208,7 +209,7 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	header := fmt.Sprintf("=== loopback kubelet: run %d of pod %s (uid %s) at %s: %s %s\n",
 		n.runs+1, w.key, w.uid, time.Now().Format(time.RFC3339Nano), binary, strings.Join(args, " "))
 	appendFile(logPath, header)
-	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath)
+	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath, w.k.dns.hostsFile(w.key.Namespace))
 	if err != nil {
 		w.notStarted("RunContainerError", err)
 		return err

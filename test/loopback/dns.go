@@ -1,15 +1,9 @@
 package loopback
 
-import (
-	"strings"
+import "strings"
 
-	corev1 "k8s.io/api/core/v1"
-)
-
-// Cluster DNS, inside the harness only. The suggested shape: every
-// (namespace, pod name) gets a stable address the first time anyone asks,
-// even before that pod exists (addresses.go); a pod DNS name resolves to
-// it once the headless Service the name goes through exists.
+// Cluster DNS names, for clients in the test process (Cluster.Dial); the
+// servers resolve them through their hosts files (hosts.go).
 
 // clusterDomain is the DNS suffix a fully qualified service name may carry.
 const clusterDomain = "cluster.local"
@@ -34,26 +28,4 @@ func podDNSName(host string) (pod, service, ns string, ok bool) {
 		ns = labels[2]
 	}
 	return pod, service, ns, pod != "" && service != ""
-}
-
-// resolver answers cluster DNS names of pods (see podDNSName) asked from
-// namespace ns: the name of a headless Service's pod resolves to that pod's
-// stable address, whether or not the pod exists yet, as long as the Service
-// does.
-func (k *kubelet) resolver(ns string) func(host string) (string, bool) {
-	return func(host string) (string, bool) {
-		pod, service, podNS, ok := podDNSName(host)
-		if !ok {
-			return "", false
-		}
-		if podNS == "" {
-			podNS = ns
-		}
-		svc, err := k.services.Services(podNS).Get(service)
-		if err != nil || svc.Spec.ClusterIP != corev1.ClusterIPNone {
-			return "", false
-		}
-		ip, err := k.addrs.address(podNS, pod)
-		return ip, err == nil
-	}
 }

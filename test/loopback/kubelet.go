@@ -28,6 +28,7 @@ type kubelet struct {
 	dir          string // pods/, claims/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
 	addrs        *addressBook
+	dns          *dnsTable
 	reaper       *reaper
 	log          *fileLog
 
@@ -50,6 +51,7 @@ type kubelet struct {
 func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *addressBook, r *reaper, log *fileLog) *kubelet {
 	return &kubelet{
 		cs: cs, node: node, dir: dir, natsBinaries: natsBinaries, addrs: addrs, reaper: r, log: log,
+		dns:     newDNSTable(filepath.Join(dir, "dns")),
 		workers: map[types.UID]*podWorker{}, finished: map[types.UID]bool{}, binding: map[types.UID]bool{},
 	}
 }
@@ -57,7 +59,7 @@ func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *
 // start registers the node and begins watching pods.
 func (k *kubelet) start(ctx context.Context) error {
 	k.ctx, k.cancel = context.WithCancel(ctx)
-	for _, sub := range []string{"pods", "claims", "logs"} {
+	for _, sub := range []string{"pods", "claims", "logs", "dns"} {
 		if err := os.MkdirAll(filepath.Join(k.dir, sub), 0o755); err != nil {
 			return err
 		}
@@ -263,3 +265,10 @@ func (k *kubelet) claimDir(claim *corev1.PersistentVolumeClaim) string {
 func (k *kubelet) removePodDir(dir string) { _ = os.RemoveAll(dir) }
 
 func (k *kubelet) logf(format string, args ...any) { k.log.printf(format, args...) }
+
+// isHeadless reports whether ns has a headless Service of that name, which
+// is what gives its pods DNS names.
+func (k *kubelet) isHeadless(ns, name string) bool {
+	svc, err := k.services.Services(ns).Get(name)
+	return err == nil && svc.Spec.ClusterIP == corev1.ClusterIPNone
+}

@@ -19,8 +19,10 @@ type process struct {
 // startProcess runs path with args and env in dir, appending its output to
 // logPath. The child gets its own process group, so that a signal reaches
 // everything it started, and SIGKILL when this process dies (Pdeathsig);
-// the reaper covers what Pdeathsig misses.
-func startProcess(r *reaper, path string, args, env []string, dir, logPath string) (*process, error) {
+// the reaper covers what Pdeathsig misses. With hosts set, the child runs
+// in a mount namespace of its own where that file is /etc/hosts (a shell
+// bind-mounts it, then execs path: the pid stays the program's).
+func startProcess(r *reaper, path string, args, env []string, dir, logPath, hosts string) (*process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -29,8 +31,16 @@ func startProcess(r *reaper, path string, args, env []string, dir, logPath strin
 	// right after the start and no goroutine copies output.
 	defer log.Close()
 	cmd := exec.Command(path, args...)
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if hosts != "" {
+		shell := append([]string{"-c", `mount --bind "$0" /etc/hosts && exec "$@"`, hosts, path}, args...)
+		cmd = exec.Command("/bin/sh", shell...)
+		// Go makes the new namespace's mounts private before the exec, so
+		// the bind mount never reaches this machine's own /etc/hosts.
+		attr.Unshareflags = syscall.CLONE_NEWNS
+	}
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}

@@ -1,15 +1,14 @@
 package loopback
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 )
 
 // This file bridges what a pod sees in a real cluster and this machine
-// lacks, inside the harness only: paths in the container's filesystem,
-// cluster DNS names (resolved as dns.go says), and a network namespace of
-// its own (every listener on 0.0.0.0 would collide). It rewrites the
+// lacks, inside the harness only: paths in the container's filesystem, and
+// a network namespace of its own (every listener on 0.0.0.0 would
+// collide). Cluster DNS is real enough to need no rewriting (hosts.go). It rewrites the
 // container's args and the nats.conf files it mounts from ConfigMaps; the
 // operator's output is never changed anywhere else.
 
@@ -60,28 +59,6 @@ func mountAt(s string, i int, ms []mount) (mount, bool) {
 
 func isPathByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/'
-}
-
-// urlHost finds the host of every URL: scheme://[userinfo@]host.
-var urlHost = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://(?:[^/\s"'@]*@)?([A-Za-z0-9.-]+)`)
-
-// rewriteHosts replaces the host of every URL that resolve knows with its
-// address, leaving the rest of the URL (scheme, credentials, port) alone.
-func rewriteHosts(s string, resolve func(host string) (string, bool)) string {
-	var b strings.Builder
-	last := 0
-	for _, m := range urlHost.FindAllStringSubmatchIndex(s, -1) {
-		start, end := m[2], m[3]
-		ip, ok := resolve(s[start:end])
-		if !ok {
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString(ip)
-		last = end
-	}
-	b.WriteString(s[last:])
-	return b.String()
 }
 
 // listenerBlocks are the top-level nats.conf blocks that open a listener of

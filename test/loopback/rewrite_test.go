@@ -55,34 +55,33 @@ func TestPodDNSName(t *testing.T) {
 
 // TestRewrittenConfigOfTheOperator rewrites the nats.conf the operator
 // renders and reads the result with nats-server's own parser: listeners on
-// the pod's address, routes to the other pods' addresses, paths in the
-// pod's directories.
+// the pod's address, paths in the pod's directories, and pod DNS names left
+// alone (the server resolves them through its hosts file).
 func TestRewrittenConfigOfTheOperator(t *testing.T) {
-	conf := operatorConf(t, &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "nats", Namespace: "demo"}})
+	off := false
+	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "nats", Namespace: "demo"}}
+	c.Spec.TLS.Routes.Enabled = &off // no certificate files to read here
+	conf := operatorConf(t, c)
 	dir := t.TempDir()
 	ms := []mount{{"/etc/nats-config", dir + "/config"}, {"/var/run/nats", dir + "/pid"}, {"/data", dir + "/data"}}
 	sortMounts(ms)
-	addrs := map[string]string{"nats-0": "127.0.9.1", "nats-1": "127.0.9.2", "nats-2": "127.0.9.3"}
-	resolve := func(host string) (string, bool) {
-		pod, svc, ns, ok := podDNSName(host)
-		if !ok || svc != "nats-headless" || (ns != "" && ns != "demo") {
-			return "", false
-		}
-		ip, ok := addrs[pod]
-		return ip, ok
-	}
-	out := bindListeners(rewriteHosts(rewritePaths(conf, ms), resolve), "127.0.9.2")
+	out := bindListeners(rewritePaths(conf, ms), "127.0.9.2")
 
+	routes := `["nats://u:p@nats-0.nats-headless:6222", "nats://u:p@nats-1.nats-headless:6222"]`
+	for name, value := range map[string]string{"SERVER_NAME": "nats-1", "NATS_PASSWORD": "a", "NATS_SYSTEM_PASSWORD": "b",
+		"NATS_ROUTE_PASSWORD": "p", "NATS_ROUTE_URLS": routes, "NATS_ROUTE_ADVERTISE": `"nats-1.nats-headless:6222"`} {
+		t.Setenv(name, value)
+	}
 	opts := parseConf(t, out)
 	if opts.Host != "127.0.9.2" || opts.Cluster.Host != "127.0.9.2" || opts.HTTPHost != "" {
 		t.Errorf("host %q, cluster host %q, http host %q; want the pod's address for the first two and the default (the host) for http", opts.Host, opts.Cluster.Host, opts.HTTPHost)
 	}
-	var routes []string
+	var hosts []string
 	for _, u := range opts.Routes {
-		routes = append(routes, u.Host)
+		hosts = append(hosts, u.Host)
 	}
-	if got := strings.Join(routes, " "); got != "127.0.9.1:6222 127.0.9.2:6222 127.0.9.3:6222" {
-		t.Errorf("routes = %s", got)
+	if got := strings.Join(hosts, " "); got != "nats-0.nats-headless:6222 nats-1.nats-headless:6222" {
+		t.Errorf("routes = %s, want the pod DNS names untouched", got)
 	}
 	if opts.StoreDir != dir+"/data" || opts.PidFile != dir+"/pid/nats.pid" {
 		t.Errorf("store_dir %q, pid_file %q; want them under %s", opts.StoreDir, opts.PidFile, dir)

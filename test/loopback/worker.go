@@ -156,6 +156,9 @@ func (w *podWorker) claimAddress() bool {
 		return false
 	}
 	w.ip, w.holdsIP = ip, true
+	if err := w.k.dns.add(w.pod, ip, w.k.isHeadless); err != nil {
+		w.k.logf("%s: writing the hosts files: %v", w.key, err)
+	}
 	return true
 }
 
@@ -206,6 +209,9 @@ func (w *podWorker) shutdown() {
 // live elsewhere), its place in the kubelet.
 func (w *podWorker) finish() {
 	if w.holdsIP {
+		if err := w.k.dns.remove(w.uid); err != nil {
+			w.k.logf("%s: writing the hosts files: %v", w.key, err)
+		}
 		w.k.addrs.release(w.ip, w.uid)
 		w.holdsIP = false
 	}

@@ -1,0 +1,215 @@
+package e2e_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
+)
+
+// rogueWindow is how long a refused server is watched for: long enough for
+// many of its route reconnects (one a second) and a gossip round.
+const rogueWindow = 10 * time.Second
+
+// TestRoutesRefuseStrangers: a nats-server started elsewhere with the
+// cluster's name and a route to one of its servers, as an attacker in
+// another namespace would start it, never becomes a route peer or a member
+// of the JetStream meta group: not as a plain server without credentials,
+// not with TLS from a CA of its own. With route TLS turned off the route
+// password alone still keeps it out.
+func TestRoutesRefuseStrangers(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		edits    []func(*v1alpha1.NatsClusterSpec)
+		rogueTLS bool
+		wantTLS  bool
+	}{
+		{"route TLS (the default), a plain rogue", nil, false, true},
+		{"route TLS (the default), a rogue with its own CA", nil, true, true},
+		{"route TLS off, the password alone", []func(*v1alpha1.NatsClusterSpec){routeTLS(false)}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := formCluster(t, tc.edits...)
+			checkRoutes(t, f)
+			for _, pod := range f.pods {
+				info := routeInfo(t, f.ip(pod))
+				if !info.AuthRequired || info.TLSRequired != tc.wantTLS {
+					t.Fatalf("%s's route port: auth_required %v, tls_required %v; want auth, TLS %v", pod, info.AuthRequired, info.TLSRequired, tc.wantTLS)
+				}
+			}
+			rogue := startRogue(t, f, tc.rogueTLS)
+			deadline := time.Now().Add(rogueWindow)
+			for time.Now().Before(deadline) {
+				if err := noRoguePeer(f, rogue); err != nil {
+					t.Fatalf("the rogue server got in: %v\nits log:\n%s", err, lastLines(rogue.log(), 20))
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
+			// The rogue did try: its attempts were refused, not never made.
+			if !strings.Contains(rogue.log(), f.ip(f.pods[0])) {
+				t.Errorf("the rogue's log shows no route attempt to %s:\n%s", f.ip(f.pods[0]), lastLines(rogue.log(), 20))
+			}
+		})
+	}
+}
+
+func routeTLS(on bool) func(*v1alpha1.NatsClusterSpec) {
+	return func(s *v1alpha1.NatsClusterSpec) { s.TLS.Routes.Enabled = &on }
+}
+
+// serverInfo is the part of a route port's INFO the test reads.
+type serverInfo struct {
+	AuthRequired bool `json:"auth_required"`
+	TLSRequired  bool `json:"tls_required"`
+}
+
+// routeInfo reads the INFO a server's route port says first.
+func routeInfo(t *testing.T, ip string) serverInfo {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, "6222"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info serverInfo
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "INFO ")), &info); err != nil {
+		t.Fatalf("route INFO %q: %v", line, err)
+	}
+	return info
+}
+
+// rogueServer is a nats-server of an attacker's making.
+type rogueServer struct {
+	ip      string
+	name    string
+	logPath string
+}
+
+func (r *rogueServer) log() string {
+	b, _ := os.ReadFile(r.logPath)
+	return string(b)
+}
+
+// startRogue runs a nats-server with the cluster's name, JetStream and its
+// own accounts, on an address of its own (outside the loopback cluster's
+// 127.0.x.0/24 ranges), routed to the cluster's first server by address.
+func startRogue(t *testing.T, f *formed, withTLS bool) *rogueServer {
+	t.Helper()
+	dir := t.TempDir()
+	r := &rogueServer{ip: "127.1.0.7", name: "rogue", logPath: filepath.Join(dir, "rogue.log")}
+	tlsBlock := ""
+	if withTLS {
+		now := time.Now()
+		ca, err := pki.NewCA("rogue CA", now, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Names the cluster's servers carry: only the CA gives it away.
+		leaf, err := pki.Issue(ca, []string{"*." + f.cluster.Name + "-headless"}, now, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, data := range map[string]string{"tls.crt": leaf.Cert, "tls.key": leaf.Key, "ca.crt": ca.Cert} {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tlsBlock = fmt.Sprintf(`tls { cert_file: %q, key_file: %q, ca_file: %q, insecure: true }`,
+			filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "ca.crt"))
+	}
+	conf := fmt.Sprintf(`server_name: %s
+host: %s
+port: 4222
+http_port: 8222
+jetstream { store_dir: %q }
+accounts { APP { jetstream: enabled, users: [{user: a, password: a}] }, SYS { users: [{user: s, password: s}] } }
+system_account: SYS
+cluster {
+  name: %s
+  host: %s
+  port: 6222
+  %s
+  routes: ["nats://%s:6222"]
+}
+`, r.name, r.ip, filepath.Join(dir, "js"), f.cluster.Name, r.ip, tlsBlock, f.ip(f.pods[0]))
+	confPath := filepath.Join(dir, "rogue.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(r.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(natsServerBinary(t), "-c", confPath)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+	})
+	eventually(t, wait, func() error {
+		var v struct{}
+		return monitor(r.ip, "/varz", &v)
+	})
+	return r
+}
+
+// noRoguePeer: no server of the cluster routes to the rogue or counts it in
+// the meta group, and the rogue routes to nobody.
+func noRoguePeer(f *formed, r *rogueServer) error {
+	for _, pod := range f.pods {
+		var rz routez
+		if err := monitor(f.ip(pod), "/routez", &rz); err != nil {
+			return err
+		}
+		for _, route := range rz.Routes {
+			if route.RemoteName == r.name {
+				return fmt.Errorf("%s has a route to %s", pod, r.name)
+			}
+		}
+		var j jsz
+		if err := monitor(f.ip(pod), "/jsz", &j); err != nil {
+			return err
+		}
+		if j.Meta != nil && j.Meta.Size != len(f.pods) {
+			return fmt.Errorf("%s counts %d servers in the meta group", pod, j.Meta.Size)
+		}
+	}
+	var own routez
+	if err := monitor(r.ip, "/routez", &own); err != nil {
+		return err
+	}
+	if own.NumRoutes != 0 {
+		return fmt.Errorf("the rogue has %d routes", own.NumRoutes)
+	}
+	return nil
+}
+
+// natsServerBinary is the nats-server of the operator's default version.
+func natsServerBinary(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(cluster.RepoRoot(), "bin", "nats-server", v1alpha1.DefaultVersion, "nats-server")
+	if _, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
