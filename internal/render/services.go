@@ -67,7 +67,7 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 			Selector:                 SelectorLabels(c),
 			Ports: []corev1.ServicePort{
 				port("nats", ClientPort, clientAppProtocol(c)),
-				port("cluster", ClusterPort, "tcp"),
+				port("cluster", ClusterPort, routeAppProtocol(c)),
 				port("monitor", MonitorPort, monitorAppProtocol(c)),
 			},
 		},
@@ -75,11 +75,19 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 }
 
 // clientAppProtocol is tcp even with TLS: nats-server says INFO in the
-// clear before the handshake, so the bytes on the wire start as plain TCP.
-// Only a TLS-first listener is TLS from its first byte. Routes are the same
-// (their INFO comes first too), so the cluster port is always tcp.
+// clear before the client's handshake, so the bytes on the wire start as
+// plain TCP. Only a TLS-first listener is TLS from its first byte.
 func clientAppProtocol(c *v1alpha1.NatsCluster) string {
 	if ct := c.Spec.TLS.Client; ct != nil && ct.HandshakeFirst {
+		return "tls"
+	}
+	return "tcp"
+}
+
+// routeAppProtocol: a route with TLS does the handshake before anything
+// else, so its port is TLS from the first byte.
+func routeAppProtocol(c *v1alpha1.NatsCluster) string {
+	if c.Spec.RouteTLSEnabled() {
 		return "tls"
 	}
 	return "tcp"

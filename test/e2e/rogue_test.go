@@ -2,12 +2,14 @@ package e2e_test
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,18 +36,15 @@ func TestRoutesRefuseStrangers(t *testing.T) {
 		rogueTLS bool
 		wantTLS  bool
 	}{
-		{"route TLS (the default), a plain rogue", nil, false, true},
-		{"route TLS (the default), a rogue with its own CA", nil, true, true},
-		{"route TLS off, the password alone", []func(*v1alpha1.NatsClusterSpec){routeTLS(false)}, false, false},
+		{"route-tls-plain-rogue", nil, false, true},
+		{"route-tls-rogue-with-its-own-ca", nil, true, true},
+		{"route-tls-off-password-alone", []func(*v1alpha1.NatsClusterSpec){routeTLS(false)}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := formCluster(t, tc.edits...)
 			checkRoutes(t, f)
 			for _, pod := range f.pods {
-				info := routeInfo(t, f.ip(pod))
-				if !info.AuthRequired || info.TLSRequired != tc.wantTLS {
-					t.Fatalf("%s's route port: auth_required %v, tls_required %v; want auth, TLS %v", pod, info.AuthRequired, info.TLSRequired, tc.wantTLS)
-				}
+				checkRoutePort(t, f, pod, tc.wantTLS)
 			}
 			rogue := startRogue(t, f, tc.rogueTLS)
 			deadline := time.Now().Add(rogueWindow)
@@ -67,30 +66,51 @@ func routeTLS(on bool) func(*v1alpha1.NatsClusterSpec) {
 	return func(s *v1alpha1.NatsClusterSpec) { s.TLS.Routes.Enabled = &on }
 }
 
-// serverInfo is the part of a route port's INFO the test reads.
-type serverInfo struct {
-	AuthRequired bool `json:"auth_required"`
-	TLSRequired  bool `json:"tls_required"`
-}
-
-// routeInfo reads the INFO a server's route port says first.
-func routeInfo(t *testing.T, ip string) serverInfo {
+// checkRoutePort: with route TLS the route port speaks TLS from its first
+// byte, shows a certificate for the server's DNS names and refuses a
+// handshake without a client certificate; without, its INFO asks for
+// authentication.
+func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, "6222"), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	addr := net.JoinHostPort(f.ip(pod), "6222")
+	if !wantTLS {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info struct {
+			AuthRequired bool `json:"auth_required"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "INFO ")), &info); err != nil || !info.AuthRequired {
+			t.Fatalf("%s's route port says %q: want INFO with auth_required", pod, line)
+		}
+		return
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-	line, err := bufio.NewReader(conn).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+	// Only to look at the certificate: no client certificate offered.
+	conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err == nil {
+		// TLS 1.3 reports a refused client certificate on the first read.
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = conn.Read(make([]byte, 1))
+		state := conn.ConnectionState()
+		if len(state.PeerCertificates) > 0 {
+			names := state.PeerCertificates[0].DNSNames
+			if !slices.Contains(names, "*."+f.cluster.Name+"-headless") || len(state.PeerCertificates[0].IPAddresses) != 0 {
+				t.Errorf("%s's route certificate names %v, IPs %v; want the headless wildcards and no IP", pod, names, state.PeerCertificates[0].IPAddresses)
+			}
+		}
+		conn.Close()
 	}
-	var info serverInfo
-	if err := json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "INFO ")), &info); err != nil {
-		t.Fatalf("route INFO %q: %v", line, err)
+	if err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("%s's route port took a TLS client without a certificate (error %v)", pod, err)
 	}
-	return info
 }
 
 // rogueServer is a nats-server of an attacker's making.
