@@ -16,12 +16,12 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 		return nil, err
 	}
 	in.ConfigHash = conf.RestartHash
-	return []client.Object{
+	return withNetworkPolicy(c, []client.Object{
 		ServiceAccount(c),
 		ConfigMap(c, conf),
 		HeadlessService(c),
 		ClientService(c),
 		StatefulSet(c, in),
 		PodDisruptionBudget(c),
-	}, nil
+	})
 }
