@@ -24,7 +24,7 @@ const (
 // open one, policies add up. Traffic from the node itself (kubelet probes)
 // is not restricted by NetworkPolicies. Anyone who may create pods in the
 // cluster's namespace can give a pod the server labels, so the policy is a
-// second wall behind route authentication, not a replacement for it.
+// second wall, not a replacement for route authentication and TLS.
 type NetworkPolicySpec struct {
 	// Enabled renders the NetworkPolicy <name>. Off unless asked: a policy
 	// closes the client port to everyone not listed. Turning it off again
