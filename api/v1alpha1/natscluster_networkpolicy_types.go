@@ -79,20 +79,23 @@ type NetworkPolicyPeer struct {
 
 // IPBlock is a CIDR, less the CIDRs in except.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.except) || self.except.all(e, isCIDR(e) && cidr(self.cidr).containsCIDR(e) && cidr(e) != cidr(self.cidr))",message="ipBlock.except must be CIDRs strictly inside ipBlock.cidr"
+// +kubebuilder:validation:XValidation:rule="!has(self.except) || self.except.all(e, cidr(self.cidr).containsCIDR(e) && cidr(e).prefixLength() > cidr(self.cidr).prefixLength())",message="ipBlock.except must be CIDRs strictly inside ipBlock.cidr"
 type IPBlock struct {
 	// CIDR such as 203.0.113.0/24 or 2001:db8::/64.
-	// +kubebuilder:validation:MaxLength=64
-	// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="ipBlock.cidr must be a CIDR such as 203.0.113.0/24"
-	CIDR string `json:"cidr"`
+	CIDR CIDR `json:"cidr"`
 
 	// Except are CIDRs inside cidr that are not admitted.
-	// +kubebuilder:validation:MaxItems=32
-	// +kubebuilder:validation:items:MaxLength=64
+	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic
 	// +optional
-	Except []string `json:"except,omitempty"`
+	Except []CIDR `json:"except,omitempty"`
 }
+
+// CIDR is an IPv4 or IPv6 CIDR. 43 characters hold the longest IPv6 one.
+//
+// +kubebuilder:validation:MaxLength=43
+// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 203.0.113.0/24"
+type CIDR string
 
 // OperatorPeer finds the operator's pods: the pods labelled podLabels in
 // namespace. It is a field, not an operator flag, so that `kubenats render`

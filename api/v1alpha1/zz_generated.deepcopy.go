@@ -242,7 +242,7 @@ func (in *IPBlock) DeepCopyInto(out *IPBlock) {
 	*out = *in
 	if in.Except != nil {
 		in, out := &in.Except, &out.Except
-		*out = make([]string, len(*in))
+		*out = make([]CIDR, len(*in))
 		copy(*out, *in)
 	}
 }

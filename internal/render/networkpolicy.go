@@ -153,15 +153,17 @@ func checkSelector(field string, s *metav1.LabelSelector) error {
 
 // ipBlock checks a CIDR and its exceptions, which must lie strictly inside.
 func ipBlock(field string, b v1alpha1.IPBlock) (*networkingv1.IPBlock, error) {
-	outer, err := netip.ParsePrefix(b.CIDR)
+	outer, err := netip.ParsePrefix(string(b.CIDR))
 	if err != nil {
 		return nil, fmt.Errorf("%s.cidr %q is not a CIDR", field, b.CIDR)
 	}
+	out := &networkingv1.IPBlock{CIDR: string(b.CIDR)}
 	for _, e := range b.Except {
-		inner, err := netip.ParsePrefix(e)
+		inner, err := netip.ParsePrefix(string(e))
 		if err != nil || inner.Bits() <= outer.Bits() || !outer.Contains(inner.Addr()) {
 			return nil, fmt.Errorf("%s.except %q is not a CIDR strictly inside %s", field, e, b.CIDR)
 		}
+		out.Except = append(out.Except, string(e))
 	}
-	return &networkingv1.IPBlock{CIDR: b.CIDR, Except: slices.Clone(b.Except)}, nil
+	return out, nil
 }

@@ -155,7 +155,7 @@ func TestNetworkPolicyPeersKeepTheirOrder(t *testing.T) {
 		{NamespaceSelector: labelSelector("team", "b")},
 		{PodSelector: labelSelector("app", "web")},
 		{NamespaceSelector: labelSelector("team", "a"), PodSelector: labelSelector("role", "api")},
-		{IPBlock: &v1alpha1.IPBlock{CIDR: "203.0.113.0/24", Except: []string{"203.0.113.128/25"}}},
+		{IPBlock: &v1alpha1.IPBlock{CIDR: "203.0.113.0/24", Except: []v1alpha1.CIDR{"203.0.113.128/25"}}},
 	}
 	monitoring := []v1alpha1.NetworkPolicyPeer{{NamespaceSelector: labelSelector("kubernetes.io/metadata.name", "monitoring")}}
 	np := policyOf(t, cluster(withNetworkPolicy(v1alpha1.NetworkPolicySpec{Enabled: true, Clients: clients, Monitoring: monitoring})))
@@ -167,7 +167,7 @@ func TestNetworkPolicyPeersKeepTheirOrder(t *testing.T) {
 		for i, w := range want {
 			got := from[i+1]
 			if !reflect.DeepEqual(got.NamespaceSelector, w.NamespaceSelector) || !reflect.DeepEqual(got.PodSelector, w.PodSelector) ||
-				(w.IPBlock == nil) != (got.IPBlock == nil) || w.IPBlock != nil && (got.IPBlock.CIDR != w.IPBlock.CIDR || !reflect.DeepEqual(got.IPBlock.Except, w.IPBlock.Except)) {
+				(w.IPBlock == nil) != (got.IPBlock == nil) || w.IPBlock != nil && (got.IPBlock.CIDR != string(w.IPBlock.CIDR) || !reflect.DeepEqual(got.IPBlock.Except, asStrings(w.IPBlock.Except))) {
 				t.Errorf("port %d peer %d = %+v, want %+v", port, i+1, got, w)
 			}
 		}
@@ -176,12 +176,20 @@ func TestNetworkPolicyPeersKeepTheirOrder(t *testing.T) {
 	check(render.MonitorPort, monitoring)
 }
 
+func asStrings[T ~string](in []T) []string {
+	out := make([]string, len(in))
+	for i, v := range in {
+		out[i] = string(v)
+	}
+	return out
+}
+
 // TestNetworkPolicyDoesNotShareMemoryWithTheSpec: changing the rendered
 // policy leaves the NatsCluster alone.
 func TestNetworkPolicyDoesNotShareMemoryWithTheSpec(t *testing.T) {
 	c := cluster(withNetworkPolicy(v1alpha1.NetworkPolicySpec{
 		Enabled:  true,
-		Clients:  []v1alpha1.NetworkPolicyPeer{{NamespaceSelector: labelSelector("team", "a")}, {IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/8", Except: []string{"10.1.0.0/16"}}}},
+		Clients:  []v1alpha1.NetworkPolicyPeer{{NamespaceSelector: labelSelector("team", "a")}, {IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/8", Except: []v1alpha1.CIDR{"10.1.0.0/16"}}}},
 		Operator: v1alpha1.OperatorPeer{PodLabels: map[string]string{"app": "ops"}},
 	}))
 	before := c.DeepCopy()
@@ -234,9 +242,9 @@ func TestNetworkPolicyRefusesWhatTheAPIServerWould(t *testing.T) {
 			"spec.networkPolicy.clients[0]: ipBlock cannot"},
 		{"not a CIDR", v1alpha1.NetworkPolicySpec{Clients: []v1alpha1.NetworkPolicyPeer{{IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.1"}}}},
 			"spec.networkPolicy.clients[0].ipBlock.cidr"},
-		{"except outside the CIDR", v1alpha1.NetworkPolicySpec{Clients: []v1alpha1.NetworkPolicyPeer{{IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/16", Except: []string{"10.1.0.0/24"}}}}},
+		{"except outside the CIDR", v1alpha1.NetworkPolicySpec{Clients: []v1alpha1.NetworkPolicyPeer{{IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/16", Except: []v1alpha1.CIDR{"10.1.0.0/24"}}}}},
 			"spec.networkPolicy.clients[0].ipBlock.except"},
-		{"except equal to the CIDR", v1alpha1.NetworkPolicySpec{Clients: []v1alpha1.NetworkPolicyPeer{{IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/16", Except: []string{"10.0.0.0/16"}}}}},
+		{"except equal to the CIDR", v1alpha1.NetworkPolicySpec{Clients: []v1alpha1.NetworkPolicyPeer{{IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/16", Except: []v1alpha1.CIDR{"10.0.0.0/16"}}}}},
 			"spec.networkPolicy.clients[0].ipBlock.except"},
 		{"operator namespace not a DNS label", v1alpha1.NetworkPolicySpec{Operator: v1alpha1.OperatorPeer{Namespace: "Kube_Nats"}},
 			"spec.networkPolicy.operator.namespace"},

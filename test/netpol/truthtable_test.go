@@ -103,7 +103,7 @@ func customSpec() *v1alpha1.NetworkPolicySpec {
 			{NamespaceSelector: selector("team", "a")},
 			{PodSelector: selector("app", "web")},
 			{NamespaceSelector: selector(corev1.LabelMetadataName, "shop"), PodSelector: selector("role", "api")},
-			{IPBlock: &v1alpha1.IPBlock{CIDR: "203.0.113.0/24", Except: []string{"203.0.113.128/25"}}},
+			{IPBlock: &v1alpha1.IPBlock{CIDR: "203.0.113.0/24", Except: []v1alpha1.CIDR{"203.0.113.128/25"}}},
 		},
 		Monitoring: []v1alpha1.NetworkPolicyPeer{{NamespaceSelector: selector(corev1.LabelMetadataName, "monitoring")}},
 		Operator:   v1alpha1.OperatorPeer{Namespace: "platform", PodLabels: map[string]string{"app": "ops"}},
