@@ -34,6 +34,7 @@ verify-generate: generate ## Fail when the generated files are not committed as 
 .PHONY: lint
 lint: ## go vet and gofmt.
 	go vet ./...
+	cd test/netpol && go vet ./...
 	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 .PHONY: test-bins
@@ -42,8 +43,9 @@ test-bins: ## Build the Kubernetes control plane and nats-server binaries for th
 	hack/build-nats-servers.sh
 
 .PHONY: test
-test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end.
+test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end, NetworkPolicy truth tables.
 	go test $(GO_TEST_FLAGS) ./...
+	cd test/netpol && go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: demo
 demo: ## Run kubenats on this machine: loopback cluster, operator, 3-server NatsCluster, Stream, Consumer, round trip (Ctrl-C stops; DEMO_EXIT=1 exits after the round trip).

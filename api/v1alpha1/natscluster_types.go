@@ -71,6 +71,11 @@ type NatsClusterSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
+
+	// NetworkPolicy admits to each server port only who needs it. Off
+	// unless enabled.
+	// +optional
+	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
 }
 
 // ServiceType is the type of the client Service.

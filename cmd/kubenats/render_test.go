@@ -173,7 +173,7 @@ func TestRenderSamplesPrintsExpectedObjects(t *testing.T) {
 }
 
 func TestRenderIsByteForByteRepeatable(t *testing.T) {
-	inputs := append(samples(t), filepath.Join("testdata", "map-heavy.yaml"))
+	inputs := append(samples(t), filepath.Join("testdata", "map-heavy.yaml"), filepath.Join("testdata", "networkpolicy.yaml"))
 	for _, path := range inputs {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			first := renderOK(t, path)
@@ -215,6 +215,7 @@ func TestRenderGolden(t *testing.T) {
 		golden string
 	}{
 		{filepath.Join(samplesDir, "natscluster-production.yaml"), filepath.Join("testdata", "production.golden.yaml")},
+		{filepath.Join("testdata", "networkpolicy.yaml"), filepath.Join("testdata", "networkpolicy.golden.yaml")},
 	} {
 		t.Run(filepath.Base(tc.golden), func(t *testing.T) {
 			got := renderOK(t, tc.input)

@@ -68,6 +68,9 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
 		}
 	}
+	if err := r.pruneOptional(ctx, c, objs); err != nil {
+		return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+	}
 	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, nil
 }
 

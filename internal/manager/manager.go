@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -127,5 +128,6 @@ func ownedOnly() map[client.Object]cache.ByObject {
 		&corev1.Pod{}:                   ours,
 		&appsv1.StatefulSet{}:           ours,
 		&policyv1.PodDisruptionBudget{}: ours,
+		&networkingv1.NetworkPolicy{}:   ours,
 	}
 }

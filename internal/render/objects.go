@@ -18,10 +18,10 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 	in.ConfigHash = conf.RestartHash
 	objs := []client.Object{ServiceAccount(c), ConfigMap(c, conf)}
 	objs = append(objs, Certificates(c, in.ClusterDomain)...)
-	return append(objs,
+	return withNetworkPolicy(c, append(objs,
 		HeadlessService(c),
 		ClientService(c),
 		StatefulSet(c, in),
 		PodDisruptionBudget(c),
-	), nil
+	))
 }

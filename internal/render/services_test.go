@@ -149,16 +149,27 @@ func TestServicePorts(t *testing.T) {
 }
 
 func TestServicePortsAppProtocol(t *testing.T) {
+	// NATS says INFO before a client's TLS handshake (tcp), a route with TLS
+	// and a TLS-first listener handshake first (tls).
+	tlsFirst := func(c *v1alpha1.NatsCluster) {
+		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "s", HandshakeFirst: true}
+	}
 	for _, tc := range []struct {
-		service, port, want string
+		name, service, port, want string
+		in                        *v1alpha1.NatsCluster
 	}{
-		{"demo", "nats", "tcp"},
-		{"demo-headless", "nats", "tcp"},
-		{"demo-headless", "cluster", "tcp"},
-		{"demo-headless", "monitor", "http"},
+		{"default", "demo", "nats", "tcp", cluster()},
+		{"default", "demo-headless", "nats", "tcp", cluster()},
+		{"default", "demo-headless", "cluster", "tls", cluster()},
+		{"default", "demo-headless", "monitor", "http", cluster()},
+		{"route TLS off", "demo-headless", "cluster", "tcp", cluster(withRouteTLS(false))},
+		{"client TLS", "demo", "nats", "tcp", cluster(withClientTLS("s"))},
+		{"TLS first", "demo", "nats", "tls", cluster(tlsFirst)},
+		{"TLS first", "demo-headless", "nats", "tls", cluster(tlsFirst)},
+		{"https monitoring", "demo-headless", "monitor", "https", cluster(withClientTLS("s"), withMonitorTLS())},
 	} {
-		t.Run(tc.service+"/"+tc.port, func(t *testing.T) {
-			svc := find[*corev1.Service](t, renderObjects(t, cluster(), render.Inputs{}), tc.service)
+		t.Run(tc.name+"/"+tc.service+"/"+tc.port, func(t *testing.T) {
+			svc := find[*corev1.Service](t, renderObjects(t, tc.in, render.Inputs{}), tc.service)
 			for _, p := range svc.Spec.Ports {
 				if p.Name == tc.port {
 					equal(t, "appProtocol", ptr.Deref(p.AppProtocol, ""), tc.want)
