@@ -153,7 +153,7 @@ func RunCertManager(ctx context.Context, env *envtest.Environment, binDir string
 	return c, err
 }
 
-// Log is what the controllers wrote.
+// Log is what the controllers wrote (until Stop removes it).
 func (c *CertManager) Log() string {
 	data, _ := os.ReadFile(filepath.Join(c.dir, "cert-manager.log"))
 	return string(data)
