@@ -12,6 +12,17 @@ import (
 // returns at once when they are there. repoRoot "" finds the repository
 // from the working directory. The script's progress goes to out.
 func BuildNatsServers(repoRoot string, out io.Writer) error {
+	return runBuildScript(repoRoot, "build-nats-servers.sh", out)
+}
+
+// BuildCertManager runs hack/build-cert-manager.sh, which builds
+// cert-manager's controllers and places its CRDs into bin/cert-manager once
+// (about 2 minutes), for Options.CertManager and RunCertManager.
+func BuildCertManager(repoRoot string, out io.Writer) error {
+	return runBuildScript(repoRoot, "build-cert-manager.sh", out)
+}
+
+func runBuildScript(repoRoot, script string, out io.Writer) error {
 	if repoRoot == "" {
 		root, err := findRepoRoot()
 		if err != nil {
@@ -19,10 +30,10 @@ func BuildNatsServers(repoRoot string, out io.Writer) error {
 		}
 		repoRoot = root
 	}
-	cmd := exec.Command(filepath.Join(repoRoot, "hack", "build-nats-servers.sh"))
+	cmd := exec.Command(filepath.Join(repoRoot, "hack", script))
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("hack/build-nats-servers.sh: %w", err)
+		return fmt.Errorf("hack/%s: %w", script, err)
 	}
 	return nil
 }

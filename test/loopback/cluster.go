@@ -38,6 +38,14 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// NodeName of the one node; "loopback" when empty.
 	NodeName string
+	// CertManager runs cert-manager's controllers against the cluster
+	// (certmanager.go): its CRDs installed, the cert-manager namespace for
+	// ClusterIssuers' Secrets, real issuance and renewal by the CA and
+	// self-signed issuers. Needs hack/build-cert-manager.sh (BuildCertManager).
+	CertManager bool
+	// CertManagerBinaries holds cert-manager's controller and crds/;
+	// <RepoRoot>/bin/cert-manager when empty.
+	CertManagerBinaries string
 	// KeepDir leaves the cluster's directory (logs, pod and claim
 	// directories) in place after Stop, for a look after a failure.
 	KeepDir bool
@@ -59,6 +67,7 @@ type Cluster struct {
 	addrs   *addressBook
 	log     *fileLog
 	plane   *controlPlane
+	certs   *certManager
 	kubelet *kubelet
 	cancel  context.CancelFunc
 }
@@ -115,6 +124,14 @@ func New(o Options) (_ *Cluster, err error) {
 	if c.Kubernetes, err = kubernetes.NewForConfig(c.Config); err != nil {
 		return nil, err
 	}
+	if o.CertManager {
+		began := time.Now()
+		logPath := filepath.Join(c.Dir, "logs", "cert-manager.log")
+		if c.certs, err = startCertManager(ctx, c.plane.env, c.Config, o.CertManagerBinaries, c.Dir, logPath, c.reaper); err != nil {
+			return nil, err
+		}
+		c.log.printf("cert-manager's controllers running after %s", time.Since(began).Round(time.Millisecond))
+	}
 	c.kubelet = newKubelet(c.Kubernetes, o.NodeName, c.Dir, o.NatsServerBinaries, c.addrs, c.reaper, c.log)
 	if err := c.kubelet.start(ctx); err != nil {
 		return nil, fmt.Errorf("starting the loopback kubelet: %w", err)
@@ -139,6 +156,9 @@ func (o *Options) defaults() error {
 	}
 	if o.NatsServerBinaries == "" {
 		o.NatsServerBinaries = filepath.Join(o.RepoRoot, "bin", "nats-server")
+	}
+	if o.CertManagerBinaries == "" {
+		o.CertManagerBinaries = filepath.Join(o.RepoRoot, "bin", "cert-manager")
 	}
 	if len(o.CRDDirectoryPaths) == 0 {
 		o.CRDDirectoryPaths = []string{filepath.Join(o.RepoRoot, "config", "crd", "bases")}
@@ -170,7 +190,8 @@ func findRepoRoot() (string, error) {
 }
 
 // Stop ends every process the cluster started: the servers first (at once,
-// no lame duck), then the controller manager, API server and etcd. It is
+// no lame duck), then cert-manager, the controller manager, API server and
+// etcd. It is
 // safe to call more than once.
 func (c *Cluster) Stop() {
 	if c.kubelet != nil {
@@ -179,6 +200,10 @@ func (c *Cluster) Stop() {
 	}
 	if c.cancel != nil {
 		c.cancel()
+	}
+	if c.certs != nil {
+		c.certs.stop()
+		c.certs = nil
 	}
 	if c.plane != nil {
 		c.plane.stop(c.reaper)

@@ -30,6 +30,12 @@
 //	c.ServerLog(ns, pod)       // what its nats-server processes wrote
 //	c.Stop()                   // Start does it at the end of the test
 //
+// Options{CertManager: true} also runs cert-manager's real controllers
+// (certmanager.go) against the cluster: Certificates are issued and renewed
+// by the CA and self-signed issuers; c.CertManagerLog() is their output.
+// RunCertManager runs them beside a bare envtest API server.
+//
 // New/Stop do the same without a testing.T (a TestMain, a demo);
-// BuildNatsServers builds the nats-server binaries the kubelet runs.
+// BuildNatsServers builds the nats-server binaries the kubelet runs;
+// BuildCertManager builds cert-manager's controllers and places its CRDs.
 package loopback

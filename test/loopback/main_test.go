@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	if shared.cluster != nil {
 		shared.cluster.Stop()
 	}
-	if left := childrenNamed("nats-server", "kube-controller-manager", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
+	if left := childrenNamed("nats-server", "kube-controller-manager", "controller", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running after Stop: %v\n", left)
 		code = 1
 	}
