@@ -71,14 +71,34 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 	if err := r.Get(ctx, key, &s); err != nil {
 		return jetstream.ConnSpec{}, nil, err
 	}
-	return jetstream.ConnSpec{
+	spec := jetstream.ConnSpec{
 		System:   "natscluster/" + ref.Namespace + "/" + ref.Name,
 		Servers:  []string{c.Status.Endpoint.Internal},
 		Domain:   c.Spec.JetStream.Domain,
 		User:     string(s.Data[render.CredentialsUserKey]),
 		Password: string(s.Data[render.CredentialsPasswordKey]),
 		Token:    string(s.Data[render.CredentialsTokenKey]),
-	}, nil, nil
+		// With client TLS the server is verified against its CA.
+		CA: s.Data[render.TLSCAKey],
+	}
+	if ct := c.Spec.TLS.Client; ct != nil {
+		spec.TLSHandshakeFirst = ct.HandshakeFirst
+		if ct.Verify {
+			// The servers' own certificate carries client auth: the
+			// operator presents it, needing no certificate of its own.
+			var tlsSecret corev1.Secret
+			key := client.ObjectKey{Namespace: ref.Namespace, Name: render.ClientTLSSecretName(&c)}
+			if err := r.Get(ctx, key, &tlsSecret); apierrors.IsNotFound(err) {
+				err = r.APIReader.Get(ctx, key, &tlsSecret)
+			}
+			if err != nil {
+				return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
+					"NatsCluster %s/%s: its client certificate cannot be read yet", ref.Namespace, ref.Name)}, nil
+			}
+			spec.Cert, spec.PrivateKey = tlsSecret.Data[render.TLSCertKey], tlsSecret.Data[render.TLSKeyKey]
+		}
+	}
+	return spec, nil, nil
 }
 
 func namespaceAllowed(allowed []string, ns string) bool {

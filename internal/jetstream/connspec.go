@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 
@@ -26,6 +27,8 @@ type ConnSpec struct {
 	Creds                 []byte // a creds file (JWT and nkey seed)
 	NKeySeed              []byte
 	CA, Cert, PrivateKey  []byte // PEM
+	// TLSHandshakeFirst: the servers expect TLS before their INFO.
+	TLSHandshakeFirst bool
 }
 
 // Key identifies the spec by content. It is a hash: the pool's map keys
@@ -35,6 +38,7 @@ func (s ConnSpec) Key() string {
 	for _, part := range [][]byte{
 		[]byte(s.System), []byte(strings.Join(s.Servers, ",")), []byte(s.Domain),
 		[]byte(s.User), []byte(s.Password), []byte(s.Token), s.Creds, s.NKeySeed, s.CA, s.Cert, s.PrivateKey,
+		[]byte(fmt.Sprint(s.TLSHandshakeFirst)),
 	} {
 		h.Write([]byte{byte(len(part) >> 8), byte(len(part))})
 		h.Write(part)
@@ -83,6 +87,9 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 			return nil, err
 		}
 		opts = append(opts, nats.Secure(cfg))
+		if s.TLSHandshakeFirst {
+			opts = append(opts, nats.TLSHandshakeFirst())
+		}
 	}
 	return opts, nil
 }

@@ -48,8 +48,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := loopback.BuildCertManager("", os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	var err error
-	cluster, err = loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true})
+	cluster, err = loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true, CertManager: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -1,0 +1,273 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/manifest"
+	"sigs.k8s.io/yaml"
+)
+
+// TestTLSEverywhereThroughCertManager: a cluster whose routes, clients and
+// monitoring get their certificates from real cert-manager controllers (a
+// self-signed issuer bootstraps a CA issuer) forms and serves JetStream; a
+// client that has only the credentials Secret (a tls:// URL and ca.crt)
+// connects, publishes and consumes; a client without TLS is refused. Then
+// the client certificate is renewed: the same server processes serve the
+// new serial after a reload, and a connection open all along never drops.
+func TestTLSEverywhereThroughCertManager(t *testing.T) {
+	ns := namespace(t)
+	diagnoseOnFailure(t, ns)
+	applyYAML(t, ns, `
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: bootstrap}
+spec: {selfSigned: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: nats-ca}
+spec:
+  isCA: true
+  commonName: kubenats e2e CA
+  secretName: nats-ca-root
+  privateKey: {algorithm: ECDSA, size: 256}
+  issuerRef: {name: bootstrap, kind: Issuer}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: ca}
+spec: {ca: {secretName: nats-ca-root}}
+`)
+	f := formNamed(t, ns, "secure", func(s *v1alpha1.NatsClusterSpec) {
+		s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca"}
+		s.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &v1alpha1.IssuerRef{Name: "ca"}}
+		s.TLS.Monitor = &v1alpha1.MonitorTLSSpec{}
+	})
+	checkCertificatesReady(t, f)
+	creds := credentials(t, f)
+	if !strings.HasPrefix(creds["url"], "tls://") || creds["ca.crt"] == "" {
+		t.Fatalf("credentials Secret: url %s, ca.crt %d bytes; want a tls:// URL and the CA", redact(creds["url"]), len(creds["ca.crt"]))
+	}
+	if got := f.cluster.Status.Endpoint.Internal; !strings.HasPrefix(got, "tls://") {
+		t.Errorf("status endpoint %s, want tls://", got)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(creds["ca.crt"])) {
+		t.Fatal("ca.crt holds no certificate")
+	}
+
+	// A user of the credentials Secret alone, through the client Service.
+	var drops atomic.Int32
+	steady, err := connect(t, creds["url"], nats.SetCustomDialer(dialer{}), nats.Secure(&tls.Config{RootCAs: roots}),
+		nats.DisconnectErrHandler(func(*nats.Conn, error) { drops.Add(1) }))
+	if err != nil {
+		t.Fatalf("a client with the credentials Secret: %v", err)
+	}
+	roundTripJetStream(t, steady)
+	plaintextRefused(t, f.ip(f.pods[1]), creds["user"], creds["password"])
+
+	// Rotation: the servers serve the renewed certificate after a reload.
+	pod := f.pods[0]
+	before := servedSerial(t, f, pod, roots)
+	startedBefore := serverStart(t, f, pod, roots)
+	triggerRenewal(t, ns, "secure-client")
+	eventually(t, 2*time.Minute, func() error {
+		if got := servedSerial(t, f, pod, roots); got == before {
+			return fmt.Errorf("%s still serves serial %s", pod, before)
+		}
+		return nil
+	})
+	t.Logf("%s served serial %s, after the renewal %s", pod, before, servedSerial(t, f, pod, roots))
+	if started := serverStart(t, f, pod, roots); !started.Equal(startedBefore) {
+		t.Errorf("%s restarted (started %s, before %s): a renewal must be a reload", pod, started, startedBefore)
+	}
+	if n := drops.Load(); n != 0 || !steady.IsConnected() {
+		t.Errorf("the steady client dropped %d times (connected %v): a reload keeps clients", n, steady.IsConnected())
+	}
+	roundTripJetStream(t, steady)
+	checkCertificatesReady(t, f)
+}
+
+// dialer resolves cluster DNS names through the loopback cluster.
+type dialer struct{}
+
+func (dialer) Dial(network, address string) (net.Conn, error) { return cluster.Dial(network, address) }
+
+// applyYAML creates the objects of a multi-document YAML in ns.
+func applyYAML(t *testing.T, ns, docs string) {
+	t.Helper()
+	documents, err := manifest.Documents([]byte(docs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, doc := range documents {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
+			t.Fatal(err)
+		}
+		obj.SetNamespace(ns)
+		if err := cluster.Client.Create(testCtx(t), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkCertificatesReady: the condition is True and the expiry shown.
+func checkCertificatesReady(t *testing.T, f *formed) {
+	t.Helper()
+	eventually(t, wait, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(f.cluster), f.cluster); err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(f.cluster.Status.Conditions, v1alpha1.ConditionCertificatesReady)
+		if c == nil || c.Status != metav1.ConditionTrue || f.cluster.Status.CertificatesExpiry == nil {
+			return fmt.Errorf("CertificatesReady %+v, expiry %v", c, f.cluster.Status.CertificatesExpiry)
+		}
+		return nil
+	})
+}
+
+// roundTripJetStream publishes to an R3 stream and reads the message back.
+func roundTripJetStream(t *testing.T, nc *nats.Conn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(testCtx(t), wait)
+	defer cancel()
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream natsjs.Stream
+	eventually(t, wait, func() error {
+		stream, err = js.CreateOrUpdateStream(ctx, natsjs.StreamConfig{Name: "SECURE", Subjects: []string{"secure.>"}, Replicas: 3})
+		return err
+	})
+	id := fmt.Sprint(time.Now().UnixNano())
+	if _, err := js.Publish(ctx, "secure.msg", []byte(id)); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := stream.GetLastMsgForSubject(ctx, "secure.msg")
+	if err != nil || string(msg.Data) != id {
+		t.Fatalf("read back %v (%v), want %s", msg, err, id)
+	}
+}
+
+// servedSerial is the serial of the client certificate the server at pod
+// presents to a new TLS client now.
+func servedSerial(t *testing.T, f *formed, pod string, roots *x509.CertPool) string {
+	t.Helper()
+	creds := credentials(t, f)
+	url := fmt.Sprintf("tls://%s.%s-headless.%s.svc:4222", pod, f.cluster.Name, f.ns)
+	nc, err := nats.Connect(url, nats.UserInfo(creds["user"], creds["password"]), nats.SetCustomDialer(dialer{}),
+		nats.Secure(&tls.Config{RootCAs: roots}), nats.NoReconnect(), nats.Timeout(5*time.Second))
+	if err != nil {
+		t.Fatalf("TLS client of %s: %v", pod, err)
+	}
+	defer nc.Close()
+	state, err := nc.TLSConnectionState()
+	if err != nil || len(state.PeerCertificates) == 0 {
+		t.Fatalf("no TLS state from %s: %v", pod, err)
+	}
+	return state.PeerCertificates[0].SerialNumber.String()
+}
+
+// serverStart is when the server at pod started, from /varz over https,
+// verified against the CA under the pod's DNS name.
+func serverStart(t *testing.T, f *formed, pod string, roots *x509.CertPool) time.Time {
+	t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
+		RootCAs: roots, ServerName: fmt.Sprintf("%s.%s-headless.%s.svc", pod, f.cluster.Name, f.ns)}}}
+	resp, err := hc.Get("https://" + net.JoinHostPort(f.ip(pod), "8222") + "/varz")
+	if err != nil {
+		t.Fatalf("https monitoring of %s: %v", pod, err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Start time.Time `json:"start"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	// Go's TLS listener answers plain http with a 400.
+	if plain, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + net.JoinHostPort(f.ip(pod), "8222") + "/varz"); err == nil {
+		plain.Body.Close()
+		if plain.StatusCode == http.StatusOK {
+			t.Errorf("%s serves /varz over plain http too", pod)
+		}
+	}
+	return v.Start
+}
+
+// triggerRenewal sets the Certificate's Issuing condition, as `cmctl
+// renew` does: cert-manager re-issues at once.
+func triggerRenewal(t *testing.T, ns, name string) {
+	t.Helper()
+	crt := &unstructured.Unstructured{}
+	crt.SetAPIVersion("cert-manager.io/v1")
+	crt.SetKind("Certificate")
+	if err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: ns, Name: name}, crt); err != nil {
+		t.Fatal(err)
+	}
+	old, _, _ := unstructured.NestedSlice(crt.Object, "status", "conditions")
+	conditions := slices.DeleteFunc(old, func(c any) bool { return c.(map[string]any)["type"] == "Issuing" })
+	conditions = append(conditions, map[string]any{
+		"observedGeneration": crt.GetGeneration(), "type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
+		"message": "re-issuance triggered by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+	})
+	if err := unstructured.SetNestedSlice(crt.Object, conditions, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client.Status().Update(testCtx(t), crt); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// plaintextRefused: a client that speaks no TLS, credentials and all, gets
+// no PONG from the client port, only the INFO that asks for TLS.
+func plaintextRefused(t *testing.T, ip, user, password string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, "4222"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(conn)
+	info, err := r.ReadString('\n')
+	if err != nil || !strings.Contains(info, `"tls_required":true`) {
+		t.Fatalf("client port INFO %q (%v), want tls_required", info, err)
+	}
+	connect, _ := json.Marshal(map[string]any{"user": user, "pass": password, "verbose": false, "tls_required": false})
+	if _, err := fmt.Fprintf(conn, "CONNECT %s\r\nPING\r\n", connect); err != nil {
+		return // closed already: refused
+	}
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return // closed: refused
+		}
+		if strings.HasPrefix(line, "PONG") {
+			t.Fatal("a plaintext client got a PONG from a TLS client port")
+		}
+	}
+}
