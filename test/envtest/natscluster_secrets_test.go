@@ -25,8 +25,8 @@ func secretValues(t *testing.T, ns string) []string {
 	var out []string
 	for _, s := range list.Items {
 		for k, v := range s.Data {
-			if k == render.CredentialsServersKey || k == render.CredentialsUserKey {
-				continue // no secrets: the URL without credentials, the user name
+			if k == render.CredentialsServersKey || k == render.CredentialsUserKey || k == render.TLSCertKey || k == render.TLSCAKey {
+				continue // no secrets: the URL without credentials, the user name, certificates
 			}
 			out = append(out, string(v))
 		}
@@ -64,7 +64,9 @@ func TestNoCredentialAppearsInConfigMapsStatusOrEvents(t *testing.T) {
 			secrets := secretValues(t, ns)
 			// users: nats-auth password, nats-system password, nats-client url
 			// and password; token: nats-auth token, nats-client url and token.
-			want := map[v1alpha1.AuthMode]int{v1alpha1.AuthUsers: 4, v1alpha1.AuthToken: 3}[mode]
+			// Both: nats-routes password and urls, the private keys of nats-ca
+			// and nats-routes-tls.
+			want := map[v1alpha1.AuthMode]int{v1alpha1.AuthUsers: 8, v1alpha1.AuthToken: 7}[mode]
 			if len(secrets) != want {
 				t.Fatalf("%d secret values in %s, want %d", len(secrets), ns, want)
 			}

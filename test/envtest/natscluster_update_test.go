@@ -57,13 +57,14 @@ func TestSpecChangesReachTheChildren(t *testing.T) {
 		}
 		return nil
 	})
-	// The routes follow the replicas: five servers, five routes.
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-config"}}
+	// The routes follow the replicas: five servers, five routes, in the
+	// routes Secret (they carry the route password).
+	routes := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteSecretName(&v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "nats"}})}}
 	eventually(t, wait, func() error {
-		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(cm), cm); err != nil {
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(routes), routes); err != nil {
 			return err
 		}
-		return containsAll(cm.Data[render.ConfigKey], "nats://nats-4.nats-headless:6222")
+		return containsAll(string(routes.Data[render.RouteURLsKey]), "@nats-4.nats-headless:6222")
 	})
 }
 

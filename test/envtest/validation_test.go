@@ -100,6 +100,34 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 			edit: func(s *spec) { s.Image = "registry.example.com/" + strings.Repeat("n", 492) }, // 513 bytes
 			want: []string{"spec.image", "Too long", "512"}},
 
+		// TLS.
+		{name: "route-tls-secret-and-issuer",
+			edit: func(s *spec) {
+				s.TLS.Routes.SecretName = "mine"
+				s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca"}
+			},
+			want: []string{"routes: set secretName or issuerRef, not both"}},
+		{name: "route-tls-off-with-a-secret",
+			edit: func(s *spec) {
+				off := false
+				s.TLS.Routes.Enabled, s.TLS.Routes.SecretName = &off, "mine"
+			},
+			want: []string{"routes: secretName and issuerRef need route TLS enabled"}},
+		{name: "client-tls-without-a-source",
+			edit: func(s *spec) { s.TLS.Client = &v1alpha1.ClientTLSSpec{Verify: true} },
+			want: []string{"client TLS: set exactly one of secretName and issuerRef"}},
+		{name: "client-tls-with-both-sources",
+			edit: func(s *spec) {
+				s.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "s", IssuerRef: &v1alpha1.IssuerRef{Name: "ca"}}
+			},
+			want: []string{"client TLS: set exactly one of secretName and issuerRef"}},
+		{name: "monitor-tls-without-client-tls",
+			edit: func(s *spec) { s.TLS.Monitor = &v1alpha1.MonitorTLSSpec{} },
+			want: []string{"tls.monitor needs tls.client"}},
+		{name: "issuer-of-an-unknown-kind",
+			edit: func(s *spec) { s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca", Kind: "Vault"} },
+			want: []string{"spec.tls.routes.issuerRef.kind", `Unsupported value: "Vault"`}},
+
 		// Service.
 		{name: "service-type-external",
 			edit: func(s *spec) { s.Service.Type = "External" },

@@ -1,0 +1,131 @@
+package e2e_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// TestRouteTLSTransitionUnderLoad turns route TLS on for a running cluster
+// that had it off (as a cluster of the previous release has), then off
+// again, while a client keeps publishing to an R3 stream with message IDs.
+// Servers with and without route TLS cannot route to each other, so the
+// operator restarts them all at once once the cluster is settled; the
+// cluster regains its quorum by itself, every acknowledged message is read
+// back, and the longest stall of the publisher is reported.
+func TestRouteTLSTransitionUnderLoad(t *testing.T) {
+	f := formCluster(t, routeTLS(false))
+	cred := credentials(t, f)
+	var urls []string
+	for _, p := range f.pods {
+		urls = append(urls, "nats://"+f.ip(p)+":4222")
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(cred["user"], cred["password"]),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
+	go pub.run()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			close(pub.stop)
+			<-pub.done
+			stopped = true
+		}
+	}
+	defer stop()
+	ackedAtLeast := func(n int) {
+		eventually(t, upgradeTimeout, func() error {
+			pub.mu.Lock()
+			defer pub.mu.Unlock()
+			if pub.acked < n {
+				return fmt.Errorf("%d messages acknowledged, waiting for %d", pub.acked, n)
+			}
+			return nil
+		})
+	}
+	ackedAtLeast(100)
+
+	for _, on := range []bool{true, false} {
+		began := time.Now()
+		setRouteTLS(t, f, on)
+		waitRouteTLS(t, f, on)
+		pub.mu.Lock()
+		n := pub.acked
+		pub.mu.Unlock()
+		ackedAtLeast(n + 100) // publishing goes on after the transition
+		checkRoutes(t, f)
+		t.Logf("route TLS %v: %s to Ready", on, time.Since(began).Round(time.Millisecond))
+	}
+	stop()
+	pub.mu.Lock()
+	acked, stall := pub.acked, pub.stall
+	pub.mu.Unlock()
+	info, err := stream.Info(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEveryIDStored(t, js, acked, int(info.State.Msgs))
+	if n := eventsWithReason(t, f.ns, "RollingUpdate"); n != 2 {
+		t.Errorf("%d RollingUpdate events, want one restart of all servers per transition", n)
+	}
+	t.Logf("route TLS on and off under load: %d messages acknowledged, none lost; longest publish stall %s", acked, stall.Round(time.Millisecond))
+}
+
+func setRouteTLS(t *testing.T, f *formed, on bool) {
+	t.Helper()
+	c := f.cluster
+	eventually(t, wait, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		c.Spec.TLS.Routes.Enabled = &on
+		return cluster.Client.Update(testCtx(t), c)
+	})
+}
+
+// waitRouteTLS waits for Ready with every server in the wanted mode.
+func waitRouteTLS(t *testing.T, f *formed, on bool) {
+	t.Helper()
+	want := fmt.Sprint(on)
+	eventually(t, upgradeTimeout, func() error {
+		c := f.cluster
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		if c.Status.ObservedGeneration != c.Generation || !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionReady) {
+			return fmt.Errorf("not Ready yet: %+v", meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady))
+		}
+		for _, name := range f.pods {
+			var p corev1.Pod
+			if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: name}, &p); err != nil {
+				return err
+			}
+			if p.Annotations[render.AnnotationRouteTLS] != want {
+				return fmt.Errorf("%s runs route TLS %q, want %s", name, p.Annotations[render.AnnotationRouteTLS], want)
+			}
+		}
+		return nil
+	})
+}
