@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -107,6 +108,17 @@ func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 	}
 	if render.HasSystemUser(c) {
 		out = append(out, fmt.Sprintf("Secret %s, key %s: the system account user's password", render.SystemSecretName(c), render.PasswordKey))
+	}
+	if render.HasRoutes(c) {
+		out = append(out, fmt.Sprintf("Secret %s, keys %s and %s: the route password, and the route URLs made with it (%s)",
+			render.RouteSecretName(c), render.PasswordKey, render.RouteURLsKey, "one nats://kubenats-route:<password>@<pod>.<headless>:6222 per server, as a nats.conf array"))
+		if c.Spec.RouteTLSEnabled() && c.Spec.TLS.Routes.IssuerRef == nil {
+			out = append(out, fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: the route certificate, for %s",
+				render.RouteTLSSecretName(c), strings.Join(render.RouteDNSNames(c, render.DefaultClusterDomain), ", ")))
+		}
+	}
+	if ct := c.Spec.TLS.Client; ct != nil && ct.IssuerRef == nil {
+		out = append(out, fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: the client certificate", render.ClientTLSSecretName(c)))
 	}
 	if len(out) == 0 {
 		out = append(out, "(none)")

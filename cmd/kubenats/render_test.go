@@ -173,7 +173,7 @@ func TestRenderSamplesPrintsExpectedObjects(t *testing.T) {
 }
 
 func TestRenderIsByteForByteRepeatable(t *testing.T) {
-	inputs := append(samples(t), filepath.Join("testdata", "map-heavy.yaml"), filepath.Join("testdata", "networkpolicy.yaml"))
+	inputs := append(samples(t), filepath.Join("testdata", "map-heavy.yaml"), filepath.Join("testdata", "networkpolicy.yaml"), filepath.Join("testdata", "tls.yaml"))
 	for _, path := range inputs {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			first := renderOK(t, path)
@@ -216,6 +216,7 @@ func TestRenderGolden(t *testing.T) {
 	}{
 		{filepath.Join(samplesDir, "natscluster-production.yaml"), filepath.Join("testdata", "production.golden.yaml")},
 		{filepath.Join("testdata", "networkpolicy.yaml"), filepath.Join("testdata", "networkpolicy.golden.yaml")},
+		{filepath.Join("testdata", "tls.yaml"), filepath.Join("testdata", "tls.golden.yaml")},
 	} {
 		t.Run(filepath.Base(tc.golden), func(t *testing.T) {
 			got := renderOK(t, tc.input)
