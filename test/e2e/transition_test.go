@@ -40,10 +40,12 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	var stream natsjs.Stream
+	// Placement may fail right after Ready, until every peer is known.
+	eventually(t, wait, func() error {
+		stream, err = js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
+		return err
+	})
 	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
 	go pub.run()
 	stopped := false
