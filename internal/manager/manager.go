@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
@@ -29,8 +28,12 @@ import (
 
 // Options are the manager's settings, from the command line.
 type Options struct {
-	// MetricsBindAddress serves Prometheus metrics; "0" disables.
+	// MetricsBindAddress serves Prometheus metrics, over HTTPS to
+	// authenticated and authorized callers; "0" disables.
 	MetricsBindAddress string
+	// InsecureMetrics serves them over plain HTTP to anyone: for a local
+	// run, never in a cluster.
+	InsecureMetrics bool
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables.
 	HealthProbeBindAddress string
 	LeaderElection         bool
@@ -65,7 +68,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	scheme := Scheme()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                 MetricsOptions(o),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElection,
