@@ -3,6 +3,7 @@ package envtest_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -22,6 +23,13 @@ import (
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/poll"
 )
+
+// loopbackNet is a random 127.<a>.<b>.0/24, away from the loopback
+// cluster's 127.0.x.0/24 and from other runs of this suite, which may dial
+// their own pods' addresses at any time.
+func loopbackNet() string {
+	return fmt.Sprintf("127.%d.%d.", 100+rand.IntN(150), 1+rand.IntN(254))
+}
 
 // listener counts the connections made to a loopback address on the
 // client and monitor ports of a server, the ones the operator dials.
@@ -118,9 +126,10 @@ func TestForeignPodsWithTheClustersLabelsAreLeftAlone(t *testing.T) {
 		})
 		create(t, c)
 		sts := rolling(t, c)
-		serverPod(t, c, "nats-0", "r2", "127.0.77.1", sts)
-		l := listenAt(t, "127.0.77.9")
-		impostor := serverPod(t, c, "impostor", "r1", "127.0.77.9", nil)
+		subnet := loopbackNet()
+		serverPod(t, c, "nats-0", "r2", subnet+"1", sts)
+		l := listenAt(t, subnet+"9")
+		impostor := serverPod(t, c, "impostor", "r1", subnet+"9", nil)
 		// Nothing of the cluster is outdated: the pass that sees the
 		// impostor finds the rollout done.
 		poll.Holds(t, 3*time.Second, untouched(t, impostor, l))
@@ -130,11 +139,12 @@ func TestForeignPodsWithTheClustersLabelsAreLeftAlone(t *testing.T) {
 		c := natsCluster(ns, "nats")
 		create(t, c)
 		sts := rolling(t, c)
+		subnet := loopbackNet()
 		for i := range 3 {
-			serverPod(t, c, fmt.Sprintf("nats-%d", i), "r1", fmt.Sprintf("127.0.78.%d", i+1), sts)
+			serverPod(t, c, fmt.Sprintf("nats-%d", i), "r1", fmt.Sprintf("%s%d", subnet, i+1), sts)
 		}
-		l := listenAt(t, "127.0.78.9")
-		impostor := serverPod(t, c, "impostor", "r1", "127.0.78.9", nil)
+		l := listenAt(t, subnet+"9")
+		impostor := serverPod(t, c, "impostor", "r1", subnet+"9", nil)
 		// The rollout asks the servers (which do not answer here) whether
 		// JetStream has settled: it ran, with the system user.
 		eventually(t, wait, func() error {
