@@ -47,6 +47,7 @@ func run(m *testing.M) int {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s"),
 	}
+	rbac.EnforceOwnerReferences(env)
 	var err error
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest (run `make test-bins` first): %v\n", err)

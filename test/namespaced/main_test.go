@@ -49,6 +49,7 @@ func run(m *testing.M) int {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s"),
 	}
+	rbac.EnforceOwnerReferences(env)
 	cfg, err := env.Start()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest (run `make test-bins` first): %v\n", err)

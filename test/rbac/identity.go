@@ -20,6 +20,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubenats/kubenats/internal/manifest"
@@ -121,4 +122,13 @@ func Config(admin *rest.Config) *rest.Config {
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + Namespace, "system:authenticated"},
 	}
 	return cfg
+}
+
+// EnforceOwnerReferences turns on the API server's
+// OwnerReferencesPermissionEnforcement admission plugin, as hardened
+// clusters do: an owner reference that blocks its owner's deletion then
+// needs update on the owner's finalizers, which the operator's role must
+// grant for every child it makes.
+func EnforceOwnerReferences(env *envtest.Environment) {
+	env.ControlPlane.GetAPIServer().Configure().Set("enable-admission-plugins", "OwnerReferencesPermissionEnforcement")
 }
