@@ -26,6 +26,7 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC and di
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/genadmission config/admission/policy.yaml
 	$(KUSTOMIZE) build config/default > dist/install.yaml
+	$(KUSTOMIZE) build config/namespaced > dist/install-namespaced.yaml
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when the generated files are not committed as generated.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
@@ -16,12 +17,17 @@ func runManager(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o manager.Options
-	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8080", `address of the metrics endpoint; "0" disables it`)
+	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8443", `address of the metrics endpoint (HTTPS, for callers allowed GET /metrics); "0" disables it`)
+	fs.BoolVar(&o.InsecureMetrics, "metrics-insecure", false, "serve metrics over plain HTTP without authentication (local runs only)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.IntVar(&o.JetStreamWorkers, "jetstream-workers", 16, "JetStream resources of each kind reconciled in parallel")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader among replicas of the operator")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease when running outside a cluster")
+	fs.Func("watch-namespaces", "comma-separated namespaces to confine the operator to (Roles there suffice); empty: all", func(v string) error {
+		o.WatchNamespaces = splitNamespaces(v)
+		return nil
+	})
 	config.RegisterFlags(fs) // --kubeconfig
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...
@@ -47,4 +53,15 @@ func runManager(args []string, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// splitNamespaces reads a comma-separated list, ignoring blanks.
+func splitNamespaces(v string) []string {
+	var out []string
+	for _, ns := range strings.Split(v, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
@@ -17,7 +18,10 @@ import (
 
 // finalize removes the server object of a deleted resource, unless asked
 // not to, then lets the resource go. It never deletes what kubenats did not
-// create, and it does not block forever on a target that is gone.
+// create, and it does not block forever on a target that is gone (a
+// NatsCluster deleted, a namespace no longer allowed, a Secret no longer
+// usable) or in a namespace being deleted: then it leaves the server object
+// in place, with a Warning event.
 func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(obj, v1alpha1.JetStreamFinalizer) {
 		return ctrl.Result{}, nil
@@ -28,7 +32,14 @@ func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Reque
 			return ctrl.Result{}, err
 		}
 		if blocked != "" {
-			return ctrl.Result{RequeueAfter: r.Backoff.When(req)}, r.reportBlockedDeletion(ctx, obj, blocked)
+			terminating, err := r.namespaceTerminating(ctx, obj.GetNamespace())
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if !terminating {
+				return ctrl.Result{RequeueAfter: r.Backoff.When(req)}, r.reportBlockedDeletion(ctx, obj, blocked)
+			}
+			r.releaseInTerminatingNamespace(ctx, obj, blocked)
 		}
 	}
 	r.Backoff.Forget(req)
@@ -79,11 +90,41 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 		return "", nil
 	case err != nil:
 		return "cannot delete the server object: " + err.Error(), nil
-	case observed.Owner != r.owner(obj):
+	}
+	if c, _ := claimOf(observed.Owner, r.owner(obj)); c != claimMine {
 		return "", nil // someone else's: never deleted
 	}
 	if err := r.Kind.Delete(ctx, conn.JS, obj); err != nil {
 		return "cannot delete the server object: " + err.Error(), nil
 	}
 	return "", nil
+}
+
+// namespaceTerminating reports whether ns is being deleted. Read past the
+// cache, and only when a deletion is blocked: the operator watches no
+// namespaces. A namespace it may not read counts as not terminating.
+func (r *JetStreamReconciler[T, C]) namespaceTerminating(ctx context.Context, ns string) (bool, error) {
+	var n corev1.Namespace
+	err := r.APIReader.Get(ctx, client.ObjectKey{Name: ns}, &n)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case apierrors.IsForbidden(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return !n.DeletionTimestamp.IsZero() || n.Status.Phase == corev1.NamespaceTerminating, nil
+}
+
+// releaseInTerminatingNamespace tells why a resource whose server object
+// could not be deleted lets go: its namespace is going, and waiting would
+// hold the namespace in Terminating for as long as the server is away. The
+// API server takes no new events in a terminating namespace, so the
+// operator's log says it too.
+func (r *JetStreamReconciler[T, C]) releaseInTerminatingNamespace(ctx context.Context, obj T, blocked string) {
+	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "FinalizerReleased", "Delete",
+		"the namespace is being deleted and the server object could not be deleted (%s); it was left in place", blocked)
+	log.FromContext(ctx).Info("finalizer released in a terminating namespace; the server object, if any, was left in place",
+		"kind", r.Kind.Name(), "reason", blocked)
 }

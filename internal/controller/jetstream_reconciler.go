@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -34,10 +35,17 @@ const streamRetry = 5 * time.Second
 // JetStreamBase is what the four JetStream reconcilers share.
 type JetStreamBase struct {
 	client.Client
-	// APIReader reads the user's Secrets, which the caches do not hold.
+	// APIReader reads past the cache, to confirm that the resource a
+	// server object's owner mark names is gone.
 	APIReader client.Reader
-	Pool      *jetstream.Pool
-	Recorder  recorder.EventRecorder
+	// UserSecrets holds the Secrets their owners opted in for kubenats
+	// (SecretAllowLabel), the only user Secrets the operator reads; a change
+	// of one wakes the resources that name it.
+	UserSecrets cache.Cache
+	Pool        *jetstream.Pool
+	Recorder    recorder.EventRecorder
+	// Namespaces are those the operator watches; empty: all.
+	Namespaces []string
 }
 
 // NewBackoff is the retry schedule of waiting JetStream resources.
@@ -121,6 +129,6 @@ func (r *JetStreamReconciler[T, C]) user(ns, name string) jetstream.User {
 }
 
 // owner is the mark kubenats leaves in the server object's metadata.
-func (r *JetStreamReconciler[T, C]) owner(obj T) string {
-	return r.Kind.Name() + "/" + obj.GetNamespace() + "/" + obj.GetName()
+func (r *JetStreamReconciler[T, C]) owner(obj T) ownerMark {
+	return ownerMark{kind: r.Kind.Name(), namespace: obj.GetNamespace(), name: obj.GetName(), uid: obj.GetUID()}
 }

@@ -41,11 +41,15 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers i
 	if err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, userSecretIndex, jetStreamSecrets); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Kind.Name()).
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
 		WatchesRawSource(source.Channel(wake, &handler.TypedEnqueueRequestForObject[T]{})).
+		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, r.Kind.NewList)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
 		Complete(r)
 }
@@ -71,3 +75,4 @@ func (r *JetStreamReconciler[T, C]) referencing(ctx context.Context, c client.Ob
 // +kubebuilder:rbac:groups=kubenats.io,resources=streams;consumers;keyvalues;objectstores,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kubenats.io,resources=streams/status;consumers/status;keyvalues/status;objectstores/status,verbs=update
 // +kubebuilder:rbac:groups=kubenats.io,resources=streams/finalizers;consumers/finalizers;keyvalues/finalizers;objectstores/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get

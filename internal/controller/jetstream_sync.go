@@ -54,7 +54,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if err != nil {
 		return outcome{reason: reasonConnectionFailed, message: "cannot reach " + spec.System + ": " + err.Error(), retry: true}
 	}
-	desired, err := r.Kind.Desired(obj, r.owner(obj))
+	desired, err := r.Kind.Desired(obj, r.owner(obj).String())
 	if err != nil {
 		return outcome{reason: reasonInvalidSpec, message: err.Error()}
 	}
@@ -82,16 +82,9 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 		return serverFailure(err)
 	}
 
-	event := ""
-	switch {
-	case observed.Owner == r.owner(obj):
-	case !lc.AdoptExisting:
-		return outcome{reason: reasonAlreadyExists, message: fmt.Sprintf(
-			"%s %q exists on the server and kubenats did not create it: set adoptExisting to take it over", r.Kind.Name(), r.Kind.ServerName(obj))}
-	case lc.PreventUpdate:
-		return outcome{reason: reasonAlreadyExists, message: "adopting needs a write, which preventUpdate forbids"}
-	default:
-		event = reasonAdopted
+	event, refused := r.adoption(ctx, obj, observed.Owner)
+	if refused != nil {
+		return *refused
 	}
 	inSync := event == "" && st.ServerConfigHash == observed.Hash && st.ObservedGeneration == obj.GetGeneration()
 	if lc.PreventUpdate {

@@ -49,6 +49,10 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 	if ref.Namespace == "" {
 		ref.Namespace = ns
 	}
+	if len(r.Namespaces) > 0 && !slices.Contains(r.Namespaces, ref.Namespace) {
+		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, gone: true, message: fmt.Sprintf(
+			"the operator does not watch namespace %q, where NatsCluster %s lives", ref.Namespace, ref.Name)}, nil
+	}
 	var c v1alpha1.NatsCluster
 	err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &c)
 	if apierrors.IsNotFound(err) || (err == nil && !c.DeletionTimestamp.IsZero()) {
@@ -59,7 +63,9 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 		return jetstream.ConnSpec{}, nil, err
 	}
 	if ref.Namespace != ns && !namespaceAllowed(c.Spec.JetStream.AllowedNamespaces, ns) {
-		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, message: fmt.Sprintf(
+		// Gone for a deletion: only the cluster's owner can list the
+		// namespace again, and a finalizer must not wait for that.
+		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, gone: true, message: fmt.Sprintf(
 			"NatsCluster %s/%s does not list namespace %q in spec.jetstream.allowedNamespaces", ref.Namespace, ref.Name, ns)}, nil
 	}
 	if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable) || c.Status.CredentialsSecretRef == nil {
@@ -86,16 +92,12 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 		if ct.Verify {
 			// The servers' own certificate carries client auth: the
 			// operator presents it, needing no certificate of its own.
-			var tlsSecret corev1.Secret
-			key := client.ObjectKey{Namespace: ref.Namespace, Name: render.ClientTLSSecretName(&c)}
-			if err := r.Get(ctx, key, &tlsSecret); apierrors.IsNotFound(err) {
-				err = r.APIReader.Get(ctx, key, &tlsSecret)
-			}
-			if err != nil {
+			data, err := certificateSecretData(ctx, r.Client, r.UserSecrets, &c, render.ClientTLSSecretName(&c))
+			if err != nil || data == nil {
 				return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
 					"NatsCluster %s/%s: its client certificate cannot be read yet", ref.Namespace, ref.Name)}, nil
 			}
-			spec.Cert, spec.PrivateKey = tlsSecret.Data[render.TLSCertKey], tlsSecret.Data[render.TLSKeyKey]
+			spec.Cert, spec.PrivateKey = data[render.TLSCertKey], data[render.TLSKeyKey]
 		}
 	}
 	return spec, nil, nil
@@ -106,11 +108,11 @@ func namespaceAllowed(allowed []string, ns string) bool {
 }
 
 // externalConn dials a NATS system by address, with credentials from the
-// user's Secrets, read past the cache (it holds only kubenats' Secrets).
+// user's Secrets: only those their owners opted in.
 func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
 	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain}
 	if ref := conn.CredentialsSecretRef; ref != nil {
-		data, problem, err := r.secretData(ctx, ns, ref.Name)
+		data, problem, err := r.secretData(ctx, ns, ref.Name, "spec.connection.credentialsSecretRef")
 		if problem != nil || err != nil {
 			return spec, problem, err
 		}
@@ -119,7 +121,7 @@ func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alph
 		spec.User, spec.Password = string(data["user"]), string(data["password"])
 	}
 	if ref := conn.TLSSecretRef; ref != nil {
-		data, problem, err := r.secretData(ctx, ns, ref.Name)
+		data, problem, err := r.secretData(ctx, ns, ref.Name, "spec.connection.tlsSecretRef")
 		if problem != nil || err != nil {
 			return spec, problem, err
 		}
@@ -128,11 +130,16 @@ func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alph
 	return spec, nil, nil
 }
 
-func (r *JetStreamBase) secretData(ctx context.Context, ns, name string) (map[string][]byte, *targetProblem, error) {
-	var s corev1.Secret
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &s)
-	if apierrors.IsNotFound(err) {
-		return nil, &targetProblem{reason: reasonSecretNotFound, gone: true, message: fmt.Sprintf("Secret %q does not exist", name)}, nil
+// secretData is what an opted-in user Secret holds. A Secret that cannot be
+// used counts as gone: without its owner's consent the target cannot be
+// reached, and a deleted resource is let go.
+func (r *JetStreamBase) secretData(ctx context.Context, ns, name, field string) (map[string][]byte, *targetProblem, error) {
+	s, refusal, err := userSecret(ctx, r.UserSecrets, ns, name, field)
+	if refusal != "" {
+		return nil, &targetProblem{reason: reasonSecretNotFound, gone: true, message: refusal}, nil
 	}
-	return s.Data, nil, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.Data, nil, nil
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -31,12 +32,16 @@ import (
 // NatsClusterReconciler runs the servers of every NatsCluster.
 type NatsClusterReconciler struct {
 	client.Client
-	// APIReader reads what the label-filtered caches cannot hold: the
-	// user's own Secrets.
+	// APIReader reads past the label-filtered caches: the claims, which
+	// belong to the StatefulSet's pods.
 	APIReader client.Reader
-	Applier   *apply.Applier
-	Recorder  recorder.EventRecorder
-	Versions  *VersionProbe
+	// UserSecrets holds the Secrets their owners opted in for kubenats
+	// (SecretAllowLabel), the only user Secrets the operator reads; a change
+	// of one wakes the clusters that name it.
+	UserSecrets cache.Cache
+	Applier     *apply.Applier
+	Recorder    recorder.EventRecorder
+	Versions    *VersionProbe
 	// ClusterDomain is the DNS suffix of Services, for certificate names;
 	// cluster.local when empty.
 	ClusterDomain string
@@ -44,6 +49,10 @@ type NatsClusterReconciler struct {
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters/status,verbs=update
+// Owner references with blockOwnerDeletion need update on the owner's
+// finalizers where the OwnerReferencesPermissionEnforcement admission
+// plugin runs.
+// +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts;secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
@@ -121,6 +130,9 @@ func podOwner(_ context.Context, pod client.Object) []reconcile.Request {
 // NatsCluster itself wake it (its own status writes do not); any change of a
 // child does.
 func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NatsCluster{}, userSecretIndex, clusterSecrets); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.NatsCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.ServiceAccount{}).
@@ -137,5 +149,8 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// cert-manager writes the Secrets of issued certificates with the
 		// cluster's labels (secretTemplate), not as the cluster's children.
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(podOwner)).
+		// A user Secret that changes (rotated, opted in, removed) reaches
+		// the servers at once, not at the next retry.
+		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.NatsClusterList{} })).
 		Complete(r)
 }

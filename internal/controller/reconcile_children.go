@@ -25,9 +25,9 @@ const (
 	reasonScalingDown = "ScalingDown"
 )
 
-// secretRetry is how often a missing user Secret is looked for again: the
-// operator does not watch Secrets it did not label.
-const secretRetry = 30 * time.Second
+// refusedRetry is how often a refused scale-down looks again: the stream
+// whose replicas the user has yet to lower raises no Kubernetes event.
+const refusedRetry = 30 * time.Second
 
 // reconcileChildren renders c's objects and applies them. A blocker is what
 // the user should know; an error is retried with backoff.
@@ -91,14 +91,14 @@ func asObjects[T client.Object](in []T) []client.Object {
 }
 
 // retryAfter is when a pass that stopped short looks again, for what raises
-// no Kubernetes event: a Secret the operator does not watch, replicas
-// moving inside NATS, a stream the user has yet to shrink.
+// no Kubernetes event: replicas moving inside NATS, a stream the user has
+// yet to shrink. A user Secret needs no retry: its changes are watched.
 func retryAfter(b *status.Blocker) time.Duration {
 	switch {
 	case b == nil:
 		return 0
-	case b.Reason == v1alpha1.ReasonSecretNotFound, b.Reason == v1alpha1.ReasonSecretInvalid, b.Reason == reasonScaleDownRefused:
-		return secretRetry
+	case b.Reason == reasonScaleDownRefused:
+		return refusedRetry
 	case b.Reason == v1alpha1.ReasonProgressing, b.Reason == reasonScalingDown:
 		return settleRetry
 	}

@@ -84,14 +84,12 @@ func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.
 	return string(s.Data[ref.Key]), nil
 }
 
-// userSecretValue reads the user's Secret straight from the API server: the
-// operator caches only Secrets it labelled itself.
+// userSecretValue reads the user's Secret from the cache of opted-in
+// Secrets: a Secret its owner did not label for kubenats is never used.
 func (r *NatsClusterReconciler) userSecretValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef) (value, version string, _ *status.Blocker, _ error) {
-	var s corev1.Secret
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ref.Name}, &s)
-	if apierrors.IsNotFound(err) {
-		return "", "", &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true,
-			Message: fmt.Sprintf("Secret %q named by spec.auth.secretRef does not exist", ref.Name)}, nil
+	s, refusal, err := userSecret(ctx, r.UserSecrets, c.Namespace, ref.Name, "spec.auth.secretRef")
+	if refusal != "" {
+		return "", "", &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true, Message: refusal}, nil
 	}
 	if err != nil {
 		return "", "", nil, err

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -17,28 +18,30 @@ import (
 // StatefulSet, the client Service and the version the servers report. It
 // returns the server pods for the rollout.
 func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) ([]corev1.Pod, error) {
+	// Objects of these names that c does not control (a conflict the
+	// applier reports) tell nothing about c.
 	var sts appsv1.StatefulSet
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
-	case err == nil:
+	case err == nil && metav1.IsControlledBy(&sts, c):
 		obs.StatefulSet = &sts
-	case !apierrors.IsNotFound(err):
+	case err != nil && !apierrors.IsNotFound(err):
 		return nil, err
 	}
 	var svc corev1.Service
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ClientServiceName(c)}, &svc); {
-	case err == nil:
+	case err == nil && metav1.IsControlledBy(&svc, c):
 		obs.ClientService = &svc
-	case !apierrors.IsNotFound(err):
+	case err != nil && !apierrors.IsNotFound(err):
 		return nil, err
 	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c))); err != nil {
+	pods, err := r.serverPods(ctx, c, obs.StatefulSet)
+	if err != nil {
 		return nil, err
 	}
 	// Without the access (a Secret not there yet) no server is asked: the
 	// version is then the configured one.
 	if a, err := r.access(ctx, c); err == nil {
-		obs.ObservedVersion = r.Versions.Oldest(ctx, pods.Items, a)
+		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)
 	}
-	return pods.Items, nil
+	return pods, nil
 }

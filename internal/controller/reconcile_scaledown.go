@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
@@ -138,11 +137,4 @@ func readyReason(c *v1alpha1.NatsCluster) string {
 		return ready.Reason
 	}
 	return ""
-}
-
-// serverPods lists the cluster's pods from the cache.
-func (r *NatsClusterReconciler) serverPods(ctx context.Context, c *v1alpha1.NatsCluster) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c)))
-	return pods.Items, err
 }

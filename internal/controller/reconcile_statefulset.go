@@ -52,7 +52,7 @@ func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha
 		return true, &status.Blocker{Reason: v1alpha1.ReasonProgressing, Message: "waiting for the old StatefulSet to be replaced"}, nil
 	}
 	if field := immutableChange(&live, desired); field != "" {
-		if err := r.growClaims(ctx, c); err != nil {
+		if err := r.growClaims(ctx, c, &live); err != nil {
 			return false, nil, err
 		}
 		orphan := metav1.DeletePropagationOrphan
@@ -62,7 +62,7 @@ func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha
 		return true, &status.Blocker{Reason: v1alpha1.ReasonProgressing,
 			Message: fmt.Sprintf("replacing the StatefulSet to change its %s; pods and claims are kept", field)}, nil
 	}
-	pods, err := r.serverPods(ctx, c)
+	pods, err := r.serverPods(ctx, c, &live)
 	if err != nil {
 		return false, nil, err
 	}
@@ -94,10 +94,11 @@ func immutableChange(live, desired *appsv1.StatefulSet) string {
 	return ""
 }
 
-// growClaims asks every existing claim for the new store size. Claims
-// belong to the StatefulSet's pods, not to the NatsCluster, so this is a
-// plain patch of one field rather than an apply of an owned object.
-func (r *NatsClusterReconciler) growClaims(ctx context.Context, c *v1alpha1.NatsCluster) error {
+// growClaims asks every existing claim of the servers of live (c's
+// StatefulSet) for the new store size. Claims belong to the StatefulSet's
+// pods, not to the NatsCluster, so this is a plain patch of one field
+// rather than an apply of an owned object.
+func (r *NatsClusterReconciler) growClaims(ctx context.Context, c *v1alpha1.NatsCluster, live *appsv1.StatefulSet) error {
 	size := c.Spec.JetStream.FileStore.Size
 	if size == nil || !c.Spec.JetStreamEnabled() {
 		return nil
@@ -108,7 +109,7 @@ func (r *NatsClusterReconciler) growClaims(ctx context.Context, c *v1alpha1.Nats
 	}
 	for i := range claims.Items {
 		claim := &claims.Items[i]
-		if claim.Spec.Resources.Requests.Storage().Cmp(*size) >= 0 {
+		if !memberClaim(c, claim, live) || claim.Spec.Resources.Requests.Storage().Cmp(*size) >= 0 {
 			continue
 		}
 		patch := client.MergeFrom(claim.DeepCopy())

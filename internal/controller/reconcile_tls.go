@@ -119,21 +119,30 @@ func (r *NatsClusterReconciler) readCertificate(ctx context.Context, c *v1alpha1
 	return nil
 }
 
-// tlsSecretData is the data of a certificate's Secret: from the cache when
-// it carries the operator's labels (cert-manager's, through the
-// Certificate's secretTemplate), else straight from the API server (the
-// user's own). Absent reads as empty.
+// tlsSecretData is the data of one of c's certificate Secrets.
 func (r *NatsClusterReconciler) tlsSecretData(ctx context.Context, c *v1alpha1.NatsCluster, name string) (map[string][]byte, error) {
-	key := client.ObjectKey{Namespace: c.Namespace, Name: name}
+	return certificateSecretData(ctx, r.Client, r.UserSecrets, c, name)
+}
+
+// certificateSecretData is the data of a Secret holding one of c's
+// certificates: cert-manager's for c (it carries c's labels, through the
+// Certificate's secretTemplate, and so sits in the operator's cache), or
+// the user's own, which must be opted in like every user Secret. Absent or
+// refused reads as empty, which CertificatesReady reports as missing.
+func certificateSecretData(ctx context.Context, cached, userSecrets client.Reader, c *v1alpha1.NatsCluster, name string) (map[string][]byte, error) {
 	var s corev1.Secret
-	err := r.Get(ctx, key, &s)
-	if apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, &s)
+	err := cached.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
+	if err == nil && s.Labels[render.LabelInstance] == c.Name {
+		return s.Data, nil
 	}
-	if apierrors.IsNotFound(err) {
-		return nil, nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
 	}
-	return s.Data, err
+	user, refusal, err := userSecret(ctx, userSecrets, c.Namespace, name, "spec.tls")
+	if err != nil || refusal != "" {
+		return nil, err
+	}
+	return user.Data, nil
 }
 
 // fillCertificate records what a TLS Secret's data says of its certificate.

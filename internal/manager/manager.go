@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
@@ -30,8 +29,12 @@ import (
 
 // Options are the manager's settings, from the command line.
 type Options struct {
-	// MetricsBindAddress serves Prometheus metrics; "0" disables.
+	// MetricsBindAddress serves Prometheus metrics, over HTTPS to
+	// authenticated and authorized callers; "0" disables.
 	MetricsBindAddress string
+	// InsecureMetrics serves them over plain HTTP to anyone: for a local
+	// run, never in a cluster.
+	InsecureMetrics bool
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables.
 	HealthProbeBindAddress string
 	LeaderElection         bool
@@ -47,6 +50,10 @@ type Options struct {
 	// Dialer, when set, replaces TCP dialing to NATS: tests use it to
 	// resolve cluster DNS names that exist only inside a real cluster.
 	Dialer nats.CustomDialer
+	// WatchNamespaces, when set, confines the operator to these
+	// namespaces: its caches list and watch nothing elsewhere, so Roles (or
+	// RoleBindings to its ClusterRole) in them are all the RBAC it needs.
+	WatchNamespaces []string
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -62,14 +69,15 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	scheme := Scheme()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
-		Metrics:                 metricsserver.Options{BindAddress: o.MetricsBindAddress},
+		Metrics:                 MetricsOptions(o),
 		HealthProbeBindAddress:  o.HealthProbeBindAddress,
 		PprofBindAddress:        o.PprofBindAddress,
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kubenats.kubenats.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
 		Cache: cache.Options{
-			ByObject: ownedOnly(),
+			DefaultNamespaces: namespaces(o.WatchNamespaces),
+			ByObject:          ownedOnly(),
 			// Nothing reads managedFields from the cache; they are often
 			// half of an object's size, and a thousand resources are cached.
 			DefaultTransform: cache.TransformStripManagedFields(),
@@ -84,13 +92,18 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return nil, err
 	}
+	userSecrets, err := userSecretCache(mgr, o.WatchNamespaces)
+	if err != nil {
+		return nil, err
+	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
 	clusters := &controller.NatsClusterReconciler{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Applier:   applier,
-		Recorder:  mgr.GetEventRecorder("kubenats"),
-		Versions:  controller.NewVersionProbe(2 * time.Second),
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		UserSecrets: userSecrets,
+		Applier:     applier,
+		Recorder:    mgr.GetEventRecorder("kubenats"),
+		Versions:    controller.NewVersionProbe(2 * time.Second),
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -100,10 +113,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	base := &controller.JetStreamBase{
-		Client:    mgr.GetClient(),
-		APIReader: mgr.GetAPIReader(),
-		Pool:      pool,
-		Recorder:  mgr.GetEventRecorder("kubenats"),
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		UserSecrets: userSecrets,
+		Pool:        pool,
+		Recorder:    mgr.GetEventRecorder("kubenats"),
+		Namespaces:  o.WatchNamespaces,
 	}
 	workers := o.JetStreamWorkers
 	if workers <= 0 {
@@ -113,6 +128,38 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	return mgr, nil
+}
+
+// userSecretCache holds the Secrets their owners opted in for kubenats, and
+// no other: a second cache, since one cache selects one label per kind and
+// the main one holds the Secrets kubenats made. The manager starts it.
+func userSecretCache(mgr ctrl.Manager, watch []string) (cache.Cache, error) {
+	c, err := cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient:        mgr.GetHTTPClient(),
+		Scheme:            mgr.GetScheme(),
+		Mapper:            mgr.GetRESTMapper(),
+		DefaultNamespaces: namespaces(watch),
+		ByObject: map[client.Object]cache.ByObject{&corev1.Secret{}: {
+			Label: labels.SelectorFromSet(labels.Set{v1alpha1.SecretAllowLabel: v1alpha1.SecretAllowValue}),
+		}},
+		DefaultTransform: cache.TransformStripManagedFields(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, mgr.Add(c)
+}
+
+// namespaces is the caches' namespace selection: nil for all.
+func namespaces(watch []string) map[string]cache.Config {
+	if len(watch) == 0 {
+		return nil
+	}
+	out := make(map[string]cache.Config, len(watch))
+	for _, ns := range watch {
+		out[ns] = cache.Config{}
+	}
+	return out
 }
 
 // ownedOnly limits the caches of the kinds kubenats creates to the objects

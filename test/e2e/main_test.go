@@ -29,6 +29,7 @@ import (
 	"github.com/kubenats/kubenats/test/admission"
 	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/loopback"
+	"github.com/kubenats/kubenats/test/rbac"
 )
 
 // cluster is the loopback cluster every test uses.
@@ -72,6 +73,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The operator runs as its own ServiceAccount with the shipped RBAC.
+	if err := rbac.Install(context.Background(), cluster.Client, cluster.RepoRoot()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	stopOperator, err := startOperator()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -96,7 +102,7 @@ func startOperator() (stop func() error, _ error) {
 	operatorLog.Set(logFile)
 	// Tests time how fast a cluster forms: Operator returns once the
 	// caches are warm.
-	stopOperator, err := inprocess.Operator(context.Background(), cluster.Config, cluster.Dial)
+	stopOperator, err := inprocess.Operator(context.Background(), rbac.Config(cluster.Config), cluster.Dial)
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func TestFinalizerReleasedWhenTheClusterIsGone(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the server stream went with its cluster's resource: %v", err)
 	}
-	if owner := cfg.Metadata["io.kubenats.owner"]; owner != "Stream/"+ns+"/outlives" {
+	if owner := cfg.Metadata["io.kubenats.owner"]; owner != "Stream/"+ns+"/outlives/"+string(st.UID) {
 		t.Fatalf("the server stream left in place has owner %q", owner)
 	}
 }
@@ -130,7 +130,7 @@ func TestRotatedCredentialsArePickedUp(t *testing.T) {
 	port, dir := freePort(t), t.TempDir()
 	s := authNatsServer(t, port, dir, "one")
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-login"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-login", Labels: optedIn},
 		Data:       map[string][]byte{"user": []byte("app"), "password": []byte("one")},
 	}
 	create(t, secret)
@@ -161,8 +161,7 @@ func TestRotatedCredentialsArePickedUp(t *testing.T) {
 	update(t, st, func(st *v1alpha1.Stream) { st.Spec.Description = "stale" })
 	jsReady(t, st, metav1.ConditionFalse, "ConnectionFailed")
 
-	// The Secret follows. Secrets are not watched: the next spec change,
-	// or the retry of a waiting resource, reads it.
+	// The Secret follows, and the spec with it.
 	update(t, secret, func(s *corev1.Secret) { s.Data["password"] = []byte("two") })
 	update(t, st, func(st *v1alpha1.Stream) { st.Spec.Description = "rotated" })
 	jsReady(t, st, metav1.ConditionTrue, "Synced")

@@ -23,12 +23,16 @@ import (
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/admission"
+	"github.com/kubenats/kubenats/test/rbac"
 )
 
 var (
 	// k8s talks to the API server directly, with no cache, as a user would.
 	k8s client.Client
 	cfg *rest.Config
+	// operatorCfg is how the operator reaches the API server: as its
+	// ServiceAccount.
+	operatorCfg *rest.Config
 )
 
 func TestMain(m *testing.M) {
@@ -43,6 +47,7 @@ func run(m *testing.M) int {
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s"),
 	}
+	rbac.EnforceOwnerReferences(env)
 	var err error
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "starting envtest (run `make test-bins` first): %v\n", err)
@@ -58,7 +63,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := manager.New(cfg, manager.Options{
+	// The operator runs as its own ServiceAccount with the shipped RBAC:
+	// a permission missing from config/rbac fails the tests that need it.
+	if err := rbac.Install(context.Background(), k8s, root); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	operatorCfg = rbac.Config(cfg)
+	mgr, err := manager.New(operatorCfg, manager.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		Dialer: jetstream.DialerFunc(testDialer),
 	})

@@ -94,17 +94,16 @@ func TestUserSecretIsUsedAndItsAbsenceReported(t *testing.T) {
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.Auth.SecretRef = &v1alpha1.SecretKeyRef{Name: "my-password", Key: "pw"}
+		s.Auth.User = "app"
 	})
 	create(t, c)
 	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound)
 
+	// The operator watches opted-in Secrets: the new one wakes it.
 	create(t, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "my-password"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "my-password", Labels: optedIn},
 		StringData: map[string]string{"pw": "s3cret-Passw0rd"},
 	})
-	// The operator does not watch Secrets it did not label; touching the
-	// NatsCluster's spec wakes it at once instead of at the next retry.
-	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.Auth.User = "app" })
 	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonProgressing)
 
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-client"}}
@@ -120,7 +119,7 @@ func TestUserSecretIsUsedAndItsAbsenceReported(t *testing.T) {
 func TestNumericTokenIsRefusedWithAReason(t *testing.T) {
 	ns := namespace(t)
 	create(t, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token", Labels: optedIn},
 		StringData: map[string]string{"token": "0123456789"},
 	})
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {

@@ -26,3 +26,20 @@ func Until(tb testing.TB, timeout time.Duration, check func() error) {
 		time.Sleep(Interval)
 	}
 }
+
+// Holds runs check for the whole of d, failing the test the first time it
+// returns an error: a negative assertion ("nothing happens") holds over a
+// window, not at one instant.
+func Holds(tb testing.TB, d time.Duration, check func() error) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		if err := check(); err != nil {
+			tb.Fatalf("did not hold for %s: %v", d, err)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(Interval)
+	}
+}

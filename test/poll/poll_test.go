@@ -46,3 +46,33 @@ func TestUntilFailsAfterTheDeadline(t *testing.T) {
 		t.Fatalf("failure message %q", r.failed)
 	}
 }
+
+func TestHoldsChecksForTheWholeWindow(t *testing.T) {
+	start, calls := time.Now(), 0
+	Holds(t, 200*time.Millisecond, func() error { calls++; return nil })
+	if time.Since(start) < 200*time.Millisecond || calls < 3 {
+		t.Fatalf("Holds returned after %s and %d checks", time.Since(start), calls)
+	}
+}
+
+func TestHoldsFailsOnTheFirstBreak(t *testing.T) {
+	r := &recorder{TB: t}
+	calls := 0
+	func() {
+		defer func() {
+			if p := recover(); p != r {
+				t.Fatalf("Holds did not fail the test: %v", p)
+			}
+		}()
+		Holds(r, time.Minute, func() error {
+			calls++
+			if calls == 3 {
+				return errors.New("broken")
+			}
+			return nil
+		})
+	}()
+	if r.failed != "did not hold for %s: %v" || calls != 3 {
+		t.Fatalf("failure %q after %d checks", r.failed, calls)
+	}
+}
