@@ -78,6 +78,11 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	leaks, err = startLeakScanner(cluster.Config)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	stopOperator, err := startOperator()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -87,6 +92,15 @@ func run(m *testing.M) int {
 	if err := stopOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, "operator:", err)
 		code = 1
+	}
+	// Every password, token and private key the suite made, looked for in
+	// every ConfigMap, status and event it saw and in the operator's log.
+	if found := leaks.report(filepath.Join(cluster.Dir, "logs", "operator.log")); found != "" {
+		fmt.Fprintln(os.Stderr, "secrets leaked:\n"+found)
+		code = 1
+	} else {
+		secrets, texts := leaks.counts()
+		fmt.Fprintf(os.Stderr, "leak scan: none of %d secret values in %d ConfigMaps, statuses and events, or the operator's log\n", secrets, texts)
 	}
 	return code
 }
@@ -113,6 +127,9 @@ func startOperator() (stop func() error, _ error) {
 		return err
 	}, nil
 }
+
+// leaks watches the whole suite for secrets where they must not be.
+var leaks *leakScanner
 
 // operatorLog is where the operator's (and envtest's) log lines go.
 var operatorLog = &inprocess.SwitchWriter{}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/manifest"
+	"github.com/kubenats/kubenats/internal/pki"
 	"sigs.k8s.io/yaml"
 )
 
@@ -270,4 +272,71 @@ func plaintextRefused(t *testing.T, ip, user, password string) {
 			t.Fatal("a plaintext client got a PONG from a TLS client port")
 		}
 	}
+}
+
+// TestClientCertificatesAreVerified: with spec.tls.client.verify, from a
+// Secret of the user's own (opted in for kubenats), a client must present
+// a certificate from the cluster's client CA: none, or one from another
+// CA, is refused; the right one is let in. The operator itself keeps
+// working (its Stream is created through the verified port).
+func TestClientCertificatesAreVerified(t *testing.T) {
+	ns := namespace(t)
+	diagnoseOnFailure(t, ns)
+	now := time.Now()
+	ca := mustPKI(pki.NewCA("clients CA", now, time.Hour))
+	serverCert := mustPKI(pki.Issue(ca, []string{"verified", "verified." + ns + ".svc", "*.verified-headless." + ns + ".svc"}, now, time.Hour))
+	if err := cluster.Client.Create(testCtx(t), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "verified-tls", Labels: map[string]string{v1alpha1.SecretAllowLabel: v1alpha1.SecretAllowValue}},
+		Type:       corev1.SecretTypeTLS,
+		StringData: map[string]string{"tls.crt": serverCert.Cert, "tls.key": serverCert.Key, "ca.crt": ca.Cert},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := formNamed(t, ns, "verified", func(s *v1alpha1.NatsClusterSpec) {
+		s.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "verified-tls", Verify: true}
+	})
+	creds := credentials(t, f)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM([]byte(creds["ca.crt"]))
+	client := mustPKI(pki.Issue(ca, []string{"a-client"}, now, time.Hour))
+	other := mustPKI(pki.NewCA("another CA", now, time.Hour))
+	stranger := mustPKI(pki.Issue(other, []string{"a-client"}, now, time.Hour))
+	tlsWith := func(kp *pki.KeyPair) nats.Option {
+		cfg := &tls.Config{RootCAs: roots}
+		if kp != nil {
+			pair, err := tls.X509KeyPair([]byte(kp.Cert), []byte(kp.Key))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Certificates = []tls.Certificate{pair}
+		}
+		return nats.Secure(cfg)
+	}
+	for name, kp := range map[string]*pki.KeyPair{"no certificate": nil, "a certificate from another CA": &stranger} {
+		if nc, err := connect(t, creds["url"], nats.SetCustomDialer(dialer{}), tlsWith(kp)); err == nil {
+			// TLS 1.3 reports the refusal after the handshake.
+			if err := nc.Flush(); err == nil {
+				t.Errorf("a client with %s was let in", name)
+			}
+		}
+	}
+	nc, err := connect(t, creds["url"], nats.SetCustomDialer(dialer{}), tlsWith(&client))
+	if err != nil {
+		t.Fatalf("a client with a certificate of the client CA: %v", err)
+	}
+	roundTripJetStream(t, nc)
+	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "through-verify"},
+		Spec: v1alpha1.StreamSpec{Name: "VERIFIED", Subjects: []string{"verified.>"}}}
+	stream.Spec.Cluster = &v1alpha1.ClusterRef{Name: "verified"}
+	if err := cluster.Client.Create(testCtx(t), stream); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, stream, formTimeout)
+}
+
+func mustPKI(kp pki.KeyPair, err error) pki.KeyPair {
+	if err != nil {
+		panic(err)
+	}
+	return kp
 }
