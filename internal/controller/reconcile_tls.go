@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -162,7 +161,7 @@ func fillCertificate(cert *status.Certificate, data map[string][]byte) {
 // certManagerMissing turns an apply that failed for want of cert-manager's
 // CRDs into a blocker the user can act on.
 func certManagerMissing(err error) *status.Blocker {
-	if !meta.IsNoMatchError(err) && !errors.Is(err, &meta.NoKindMatchError{}) {
+	if !meta.IsNoMatchError(err) {
 		return nil
 	}
 	return &status.Blocker{Reason: v1alpha1.ReasonCertManagerMissing, Fatal: true,
