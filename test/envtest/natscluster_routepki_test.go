@@ -1,0 +1,99 @@
+package envtest_test
+
+import (
+	"crypto/x509"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// TestRoutePKIIsMadeOnceAndRenewedWhenDue: a new cluster gets a CA and a
+// route certificate for every form of its servers' names, signed by that
+// CA, good for both ends of a route; a later pass keeps both; a route
+// certificate past two thirds of its life is replaced by a new one from the
+// same CA (the servers reload it), and the CA stays.
+func TestRoutePKIIsMadeOnceAndRenewedWhenDue(t *testing.T) {
+	ns := namespace(t)
+	c := natsCluster(ns, "nats")
+	create(t, c)
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-ca"}}
+	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-routes-tls"}}
+	get(t, caSecret)
+	get(t, routeSecret)
+	ca, err := pki.ParseCert(string(caSecret.Data[render.TLSCertKey]))
+	if err != nil || !ca.IsCA {
+		t.Fatalf("nats-ca holds no CA: %v", err)
+	}
+	first := checkRouteCertificate(t, routeSecret, ca, ns)
+
+	// Another pass (a spec change) keeps them.
+	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.Auth.User = "app" })
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		get(t, routeSecret)
+		if got, _ := pki.ParseCert(string(routeSecret.Data[render.TLSCertKey])); got == nil || got.SerialNumber.Cmp(first.SerialNumber) != 0 {
+			t.Fatal("the route certificate was replaced though it was not due")
+		}
+	}
+
+	// A certificate past two thirds of its life: the operator renews it.
+	caPair := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
+	old, err := pki.Issue(caPair, render.RouteDNSNames(c, render.DefaultClusterDomain), time.Now().Add(-70*time.Minute), 90*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldCert, _ := pki.ParseCert(old.Cert)
+	routeSecret.Data[render.TLSCertKey], routeSecret.Data[render.TLSKeyKey] = []byte(old.Cert), []byte(old.Key)
+	if err := k8s.Update(ctx(t), routeSecret); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, func() error {
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(routeSecret), routeSecret); err != nil {
+			return err
+		}
+		got, err := pki.ParseCert(string(routeSecret.Data[render.TLSCertKey]))
+		if err != nil || got.SerialNumber.Cmp(oldCert.SerialNumber) == 0 {
+			return fmt.Errorf("the due route certificate is still there")
+		}
+		return nil
+	})
+	checkRouteCertificate(t, routeSecret, ca, ns)
+	get(t, caSecret)
+	if again, _ := pki.ParseCert(string(caSecret.Data[render.TLSCertKey])); again == nil || !again.Equal(ca) {
+		t.Error("renewing the route certificate replaced the CA")
+	}
+}
+
+// checkRouteCertificate verifies the route Secret against the CA for every
+// name form and both usages, and returns its certificate.
+func checkRouteCertificate(t *testing.T, s *corev1.Secret, ca *x509.Certificate, ns string) *x509.Certificate {
+	t.Helper()
+	cert, err := pki.ParseCert(string(s.Data[render.TLSCertKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(s.Data[render.TLSCAKey]) == "" || len(s.Data[render.TLSKeyKey]) == 0 {
+		t.Fatal("the route Secret lacks ca.crt or tls.key")
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca)
+	for _, host := range []string{"nats-0.nats-headless", "nats-1.nats-headless." + ns, "nats-2.nats-headless." + ns + ".svc", "nats-7.nats-headless." + ns + ".svc.cluster.local"} {
+		for _, usage := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth} {
+			if _, err := cert.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, KeyUsages: []x509.ExtKeyUsage{usage}}); err != nil {
+				t.Errorf("route certificate for %s: %v", host, err)
+			}
+		}
+	}
+	if len(cert.IPAddresses) != 0 || slices.Contains(cert.DNSNames, "localhost") {
+		t.Errorf("route certificate carries IPs %v or localhost: %v", cert.IPAddresses, cert.DNSNames)
+	}
+	return cert
+}
