@@ -43,6 +43,23 @@ func (d *dnsTable) hostsFile(ns string) string {
 	return filepath.Join(d.dir, ns+".hosts")
 }
 
+// resolvConf sends what the hosts file does not know to a name server on
+// this machine's loopback that does not exist: the lookup fails at once
+// ("no such host", as cluster DNS answers for a pod that is gone), and no
+// query leaves the machine.
+const resolvConf = "# loopback cluster DNS: names not in /etc/hosts do not exist\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n"
+
+// forPod is the DNS of a pod in namespace ns.
+func (d *dnsTable) forPod(ns string) *podDNS {
+	path := filepath.Join(d.dir, "resolv.conf")
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, err := os.Stat(path); err != nil {
+		_ = os.WriteFile(path, []byte(resolvConf), 0o644)
+	}
+	return &podDNS{hosts: d.hostsFile(ns), resolvConf: path}
+}
+
 // add records a pod that now holds ip, if it has a DNS name (a hostname
 // and the subdomain of a headless Service), and rewrites the files.
 func (d *dnsTable) add(pod *corev1.Pod, ip string, headless func(ns, svc string) bool) error {

@@ -19,10 +19,11 @@ type process struct {
 // startProcess runs path with args and env in dir, appending its output to
 // logPath. The child gets its own process group, so that a signal reaches
 // everything it started, and SIGKILL when this process dies (Pdeathsig);
-// the reaper covers what Pdeathsig misses. With hosts set, the child runs
-// in a mount namespace of its own where that file is /etc/hosts (a shell
-// bind-mounts it, then execs path: the pid stays the program's).
-func startProcess(r *reaper, path string, args, env []string, dir, logPath, hosts string) (*process, error) {
+// the reaper covers what Pdeathsig misses. With dns set, the child runs in
+// a mount namespace of its own where dns.hosts is /etc/hosts and
+// dns.resolvConf /etc/resolv.conf (a shell bind-mounts them, then execs
+// path: the pid stays the program's).
+func startProcess(r *reaper, path string, args, env []string, dir, logPath string, dns *podDNS) (*process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -32,8 +33,9 @@ func startProcess(r *reaper, path string, args, env []string, dir, logPath, host
 	defer log.Close()
 	cmd := exec.Command(path, args...)
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if hosts != "" {
-		shell := append([]string{"-c", `mount --bind "$0" /etc/hosts && exec "$@"`, hosts, path}, args...)
+	if dns != nil {
+		script := `mount --bind "$0" /etc/hosts && mount --bind "$1" /etc/resolv.conf && shift && exec "$@"`
+		shell := append([]string{"-c", script, dns.hosts, dns.resolvConf, path}, args...)
 		cmd = exec.Command("/bin/sh", shell...)
 		// Go makes the new namespace's mounts private before the exec, so
 		// the bind mount never reaches this machine's own /etc/hosts.
@@ -88,4 +90,9 @@ func (p *process) stop(sig syscall.Signal, grace time.Duration) {
 	}
 	p.kill()
 	<-p.done
+}
+
+// podDNS is what a pod's process resolves names with.
+type podDNS struct {
+	hosts, resolvConf string
 }
