@@ -2,12 +2,9 @@ package e2e_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,38 +22,8 @@ import (
 // back, and the longest stall of the publisher is reported.
 func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 	f := formCluster(t, routeTLS(false))
-	cred := credentials(t, f)
-	var urls []string
-	for _, p := range f.pods {
-		urls = append(urls, "nats://"+f.ip(p)+":4222")
-	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(cred["user"], cred["password"]),
-		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := natsjs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stream natsjs.Stream
-	// Placement may fail right after Ready, until every peer is known.
-	eventually(t, wait, func() error {
-		stream, err = js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
-		return err
-	})
-	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
-	go pub.run()
-	stopped := false
-	stop := func() {
-		if !stopped {
-			close(pub.stop)
-			<-pub.done
-			stopped = true
-		}
-	}
-	defer stop()
+	pub, js, stream := startPublishing(t, f)
+	defer pub.halt()
 	ackedAtLeast := func(n int) {
 		eventually(t, upgradeTimeout, func() error {
 			pub.mu.Lock()
@@ -80,7 +47,7 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 		checkRoutes(t, f)
 		t.Logf("route TLS %v: %s to Ready", on, time.Since(began).Round(time.Millisecond))
 	}
-	stop()
+	pub.halt()
 	pub.mu.Lock()
 	acked, stall := pub.acked, pub.stall
 	pub.mu.Unlock()

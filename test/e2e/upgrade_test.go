@@ -34,6 +34,46 @@ type publisher struct {
 	mu    sync.Mutex
 	acked int
 	stall time.Duration
+
+	haltOnce sync.Once
+}
+
+// startPublishing connects to f's servers as its application user,
+// creates the R3 stream UPGRADE and starts a publisher on it.
+func startPublishing(t *testing.T, f *formed) (*publisher, natsjs.JetStream, natsjs.Stream) {
+	t.Helper()
+	cred := credentials(t, f)
+	var urls []string
+	for _, p := range f.pods {
+		urls = append(urls, "nats://"+f.ip(p)+":4222")
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(cred["user"], cred["password"]),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream natsjs.Stream
+	// Placement may fail right after Ready, until every peer is known.
+	eventually(t, wait, func() error {
+		stream, err = js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
+		return err
+	})
+	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
+	go pub.run()
+	return pub, js, stream
+}
+
+// halt stops the publisher and waits for it; again, it does nothing.
+func (p *publisher) halt() {
+	p.haltOnce.Do(func() {
+		close(p.stop)
+		<-p.done
+	})
 }
 
 func (p *publisher) run() {
@@ -70,34 +110,8 @@ func (p *publisher) run() {
 // message is in the stream and every server runs the new version.
 func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
-	cred := credentials(t, f)
-	var urls []string
-	for _, p := range f.pods {
-		urls = append(urls, "nats://"+f.ip(p)+":4222")
-	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(cred["user"], cred["password"]),
-		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := natsjs.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
-	go pub.run()
-	defer func() {
-		if pub.stop != nil {
-			close(pub.stop)
-			<-pub.done
-		}
-	}()
+	pub, js, stream := startPublishing(t, f)
+	defer pub.halt()
 	eventually(t, wait, func() error {
 		pub.mu.Lock()
 		defer pub.mu.Unlock()
@@ -137,9 +151,7 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	})
 	upgraded := time.Since(started)
 
-	close(pub.stop)
-	<-pub.done
-	pub.stop = nil // stopped: the deferred stop has nothing left to do
+	pub.halt()
 	pub.mu.Lock()
 	acked, stall := pub.acked, pub.stall
 	pub.mu.Unlock()
