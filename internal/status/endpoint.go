@@ -26,7 +26,7 @@ func Endpoint(c *v1alpha1.NatsCluster, svc *corev1.Service) (ep v1alpha1.Endpoin
 		if host == "" {
 			return ep, true
 		}
-		ep.External = natsURL(host, render.ClientPort)
+		ep.External = clientURL(c, host, render.ClientPort)
 	case v1alpha1.ServiceType(corev1.ServiceTypeNodePort):
 		// Any node's address works, and the operator does not read nodes:
 		// report the port, which is what a user cannot guess.
@@ -64,7 +64,8 @@ func nodePort(svc *corev1.Service) int32 {
 	return 0
 }
 
-// natsURL joins host and port properly, IPv6 literals included.
-func natsURL(host string, port int) string {
-	return fmt.Sprintf("nats://%s", net.JoinHostPort(host, strconv.Itoa(port)))
+// clientURL joins host and port properly, IPv6 literals included, with
+// the scheme clients must use (tls:// with client TLS).
+func clientURL(c *v1alpha1.NatsCluster, host string, port int) string {
+	return fmt.Sprintf("%s://%s", render.ClientScheme(c), net.JoinHostPort(host, strconv.Itoa(port)))
 }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -174,5 +175,16 @@ func TestNatsClusterReportsEndpoint(t *testing.T) {
 	want := v1alpha1.Endpoint{Internal: "nats://orders.shop.svc:4222", External: "nats://[2001:db8::1]:4222"}
 	if st.Endpoint != want {
 		t.Errorf("status.endpoint = %+v, want %+v", st.Endpoint, want)
+	}
+}
+
+func TestEndpointsUseTLSSchemeWithClientTLS(t *testing.T) {
+	c := natsCluster(3, func(c *v1alpha1.NatsCluster) {
+		c.Spec.Service.Type = v1alpha1.ServiceType(corev1.ServiceTypeLoadBalancer)
+		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "s"}
+	})
+	ep, pending := Endpoint(c, loadBalancer(corev1.LoadBalancerIngress{IP: "203.0.113.7"}))
+	if pending || !strings.HasPrefix(ep.Internal, "tls://") || ep.External != "tls://203.0.113.7:4222" {
+		t.Fatalf("endpoint %+v (pending %v), want tls:// for both", ep, pending)
 	}
 }
