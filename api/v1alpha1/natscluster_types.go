@@ -57,11 +57,20 @@ type NatsClusterSpec struct {
 	PodTemplate PodTemplateSpec `json:"podTemplate,omitempty"`
 
 	// Config is merged into nats.conf after the operator's safe defaults:
-	// each key is a top-level nats.conf setting. Keys the operator owns are
-	// rejected at admission (by the ValidatingAdmissionPolicy in
-	// config/admission: CEL on a CRD cannot see a field of free-form
-	// values), and the result is checked with nats-server's own parser
-	// before any server sees it.
+	// each key is a top-level nats.conf setting, from an allow-list of
+	// settings that take no path, open no listener and leave authentication
+	// alone: connect_error_reports, debug, disable_sublist_cache, logtime,
+	// logtime_utc, max_closed_clients, max_connections, max_control_line,
+	// max_payload, max_pending, max_sub_tokens, max_subscriptions,
+	// max_traced_msg_len, no_fast_producer_stall, ping_interval, ping_max,
+	// reconnect_error_reports, server_metadata, server_tags, trace,
+	// trace_headers, trace_verbose, write_deadline, write_timeout. Keys
+	// match in any letter case, as nats-server matches them ('-' is not
+	// '_'). Other keys are refused at admission (by the
+	// ValidatingAdmissionPolicy in config/admission: CEL on a CRD cannot see
+	// a field of free-form values) and by the operator (ConfigInvalid), and
+	// the result is checked with nats-server's own parser before any server
+	// sees it.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`

@@ -23,8 +23,8 @@ func TestRenderLayout(t *testing.T) {
 		},
 		SystemAccount: "SYS",
 		Extra: map[string]any{
-			"websocket":   map[string]any{"port": float64(8080), "no_tls": true},
-			"debug":       false,
+			"server_metadata": map[string]any{"team": "payments", "az": "1"},
+			"debug":           false,
 			"server_tags": []any{"az:1", map[string]any{"k": "v"}},
 		},
 	}
@@ -63,16 +63,16 @@ accounts {
 system_account: "SYS"
 # Passthrough settings from the resource spec.
 debug: false
+server_metadata {
+  az: "1"
+  team: "payments"
+}
 server_tags: [
   "az:1"
   {
     k: "v"
   }
 ]
-websocket {
-  no_tls: true
-  port: 8080
-}
 `
 	got, err := cfg.Render()
 	if err != nil {

@@ -193,11 +193,10 @@ func TestNatsConfLoadsInNatsServer(t *testing.T) {
 				equal(t, "Trace", o.Trace, true)
 			},
 		}},
-		{"passthrough nested map", cluster(withConfig("websocket", `{"port": 8443, "no_tls": true, "compression": true}`)), confWant{
+		{"passthrough nested map", cluster(withConfig("server_metadata", `{"team": "payments", "tier": "gold"}`)), confWant{
 			extra: func(t *testing.T, o *server.Options) {
-				equal(t, "Websocket.Port", o.Websocket.Port, 8443)
-				equal(t, "Websocket.NoTLS", o.Websocket.NoTLS, true)
-				equal(t, "Websocket.Compression", o.Websocket.Compression, true)
+				equal(t, "Metadata[team]", o.Metadata["team"], "payments")
+				equal(t, "Metadata[tier]", o.Metadata["tier"], "gold")
 			},
 		}},
 		{"passthrough array", cluster(withConfig("server_tags", `["region:eu", "tier:gold"]`)), confWant{
@@ -410,7 +409,7 @@ func TestRestartHash(t *testing.T) {
 		{"JetStream domain", []func(*v1alpha1.NatsCluster){withDomain("hub")}, true},
 		{"JetStream off", []func(*v1alpha1.NatsCluster){withJetStream(false)}, true},
 		{"max_pending does not reload", []func(*v1alpha1.NatsCluster){withConfig("max_pending", "67108864")}, true},
-		{"websocket does not reload", []func(*v1alpha1.NatsCluster){withConfig("websocket", `{"port": 8443, "no_tls": true}`)}, true},
+		{"write_timeout does not reload", []func(*v1alpha1.NatsCluster){withConfig("write_timeout", `"close"`)}, true},
 		{"max_subscriptions does not reload", []func(*v1alpha1.NatsCluster){withConfig("max_subscriptions", "1000")}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

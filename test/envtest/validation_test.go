@@ -204,10 +204,10 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 		{name: "config-port",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"port": rawJSON("4333")} },
 			want: []string{"ValidatingAdmissionPolicy 'kubenats-natscluster-config-keys'",
-				"spec.config.port is owned by the operator: use the dedicated spec field"}},
+				"spec.config.port is not an allowed passthrough setting", "spec.config accepts only connect_error_reports, debug"}},
 		{name: "config-jetstream-mixed-case",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"JetStream": rawJSON(`{"max_mem":"1G"}`)} },
-			want: []string{"spec.config.JetStream is owned by the operator"}},
+			want: []string{"spec.config.JetStream is not an allowed passthrough setting"}},
 		{name: "config-authorization-beside-an-allowed-key",
 			edit: func(s *spec) {
 				s.Config = map[string]apiextensionsv1.JSON{
@@ -215,10 +215,54 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 					"authorization": rawJSON(`{"token":"t"}`),
 				}
 			},
-			want: []string{"spec.config.authorization is owned by the operator"}},
+			want: []string{"spec.config.authorization is not an allowed passthrough setting"}},
 		{name: "config-alias-monitor-port",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"Monitor_Port": rawJSON("8222")} },
-			want: []string{"spec.config.Monitor_Port is owned by the operator"}},
+			want: []string{"spec.config.Monitor_Port is not an allowed passthrough setting"}},
+		// The keys the issue names: paths, listeners and bridges, authentication.
+		{name: "config-operator-dev-zero",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"operator": rawJSON(`"/dev/zero"`)} },
+			want: []string{"spec.config.operator is not an allowed passthrough setting"}},
+		{name: "config-include",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"include": rawJSON(`"/dev/zero"`)} },
+			want: []string{"spec.config.include is not an allowed passthrough setting"}},
+		{name: "config-no-auth-user",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"NO_AUTH_USER": rawJSON(`"kubenats-system"`)} },
+			want: []string{"spec.config.NO_AUTH_USER is not an allowed passthrough setting"}},
+		{name: "config-leafnodes",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"leafnodes": rawJSON(`{"port": 7422}`)} },
+			want: []string{"spec.config.leafnodes is not an allowed passthrough setting"}},
+		{name: "config-gateway",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"gateway": rawJSON(`{"name": "x", "port": 7222}`)} },
+			want: []string{"spec.config.gateway is not an allowed passthrough setting"}},
+		{name: "config-websocket",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"websocket": rawJSON(`{"port": 8443}`)} },
+			want: []string{"spec.config.websocket is not an allowed passthrough setting"}},
+		{name: "config-mqtt",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"mqtt": rawJSON(`{"port": 1883}`)} },
+			want: []string{"spec.config.mqtt is not an allowed passthrough setting"}},
+		{name: "config-resolver",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"resolver": rawJSON(`"MEMORY"`)} },
+			want: []string{"spec.config.resolver is not an allowed passthrough setting"}},
+		{name: "config-prof-port",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"prof_port": rawJSON("6060")} },
+			want: []string{"spec.config.prof_port is not an allowed passthrough setting"}},
+		{name: "config-log-file",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"log_file": rawJSON(`"/dev/zero"`)} },
+			want: []string{"spec.config.log_file is not an allowed passthrough setting"}},
+		// Folding as nats-server folds: case only. '-' is not '_', and a rune
+		// strings.ToLower would fold onto 'k' matches nothing.
+		{name: "config-dash-spelling",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"max-payload": rawJSON("1048576")} },
+			want: []string{"spec.config.max-payload is not an allowed passthrough setting"}},
+		{name: "config-kelvin-sign",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"max_sub_to\u212Aens": rawJSON("8")} },
+			want: []string{"spec.config.max_sub_to\u212Aens is not an allowed passthrough setting"}},
+		{name: "config-same-key-twice-by-case",
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{"debug": rawJSON("true"), "DEBUG": rawJSON("false")}
+			},
+			want: []string{"name the same nats-server setting"}},
 		{name: "config-too-many-keys",
 			edit: func(s *spec) {
 				s.Config = map[string]apiextensionsv1.JSON{}
@@ -341,7 +385,7 @@ func TestValidationRejectsInvalidUpdates(t *testing.T) {
 			update: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"max_payload": rawJSON("1048576")} }},
 		{name: "config-owned-key-added",
 			update: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"server_name": rawJSON(`"x"`)} },
-			want:   []string{"spec.config.server_name is owned by the operator"}},
+			want:   []string{"spec.config.server_name is not an allowed passthrough setting"}},
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {
