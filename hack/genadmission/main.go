@@ -30,4 +30,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-

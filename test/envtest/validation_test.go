@@ -227,13 +227,17 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"include": rawJSON(`"/dev/zero"`)} },
 			want: []string{"spec.config.include is not an allowed passthrough setting"}},
 		{name: "config-no-auth-user",
-			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"NO_AUTH_USER": rawJSON(`"kubenats-system"`)} },
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{"NO_AUTH_USER": rawJSON(`"kubenats-system"`)}
+			},
 			want: []string{"spec.config.NO_AUTH_USER is not an allowed passthrough setting"}},
 		{name: "config-leafnodes",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"leafnodes": rawJSON(`{"port": 7422}`)} },
 			want: []string{"spec.config.leafnodes is not an allowed passthrough setting"}},
 		{name: "config-gateway",
-			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"gateway": rawJSON(`{"name": "x", "port": 7222}`)} },
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{"gateway": rawJSON(`{"name": "x", "port": 7222}`)}
+			},
 			want: []string{"spec.config.gateway is not an allowed passthrough setting"}},
 		{name: "config-websocket",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"websocket": rawJSON(`{"port": 8443}`)} },
