@@ -2,11 +2,7 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -14,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
 
+	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -67,7 +64,7 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod) string {
 	if ok && known.uid == pod.UID {
 		return known.version
 	}
-	v, err := p.fetch(ctx, pod.Status.PodIP)
+	v, err := natsmon.FetchVersion(ctx, p.HTTP, pod.Status.PodIP, render.MonitorPort)
 	if err != nil {
 		return ""
 	}
@@ -75,29 +72,6 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod) string {
 	p.byPod[key] = podVersion{uid: pod.UID, version: v}
 	p.mu.Unlock()
 	return v
-}
-
-func (p *VersionProbe) fetch(ctx context.Context, ip string) (string, error) {
-	url := "http://" + net.JoinHostPort(ip, strconv.Itoa(render.MonitorPort)) + "/varz"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := p.HTTP.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	var varz struct {
-		Version string `json:"version"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&varz); err != nil {
-		return "", err
-	}
-	return varz.Version, nil
 }
 
 func podReady(pod *corev1.Pod) bool {

@@ -2,8 +2,6 @@ package natsmon
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -27,11 +25,8 @@ func FetchJSZ(ctx context.Context, c *http.Client, ip string, port int) (*server
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
 	var info server.JSInfo
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+	if err := decodeJSON(resp, maxJSZBody, &info); err != nil {
 		return nil, err
 	}
 	return &info, nil
