@@ -22,6 +22,8 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader among replicas of the operator")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease when running outside a cluster")
+	fs.BoolVar(&o.AllowLocalTargets, "allow-local-targets", false,
+		"let connection.servers of JetStream resources reach loopback, link-local and API server addresses (tests and development only)")
 	config.RegisterFlags(fs) // --kubeconfig
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...

@@ -46,7 +46,7 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers i
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
 		WatchesRawSource(source.Channel(wake, &handler.TypedEnqueueRequestForObject[T]{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: jetStreamReconcileTimeout}).
 		Complete(r)
 }
 

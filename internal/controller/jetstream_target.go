@@ -88,7 +88,7 @@ func namespaceAllowed(allowed []string, ns string) bool {
 // externalConn dials a NATS system by address, with credentials from the
 // user's Secrets, read past the cache (it holds only kubenats' Secrets).
 func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
-	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain}
+	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain, External: true}
 	if ref := conn.CredentialsSecretRef; ref != nil {
 		data, problem, err := r.secretData(ctx, ns, ref.Name)
 		if problem != nil || err != nil {

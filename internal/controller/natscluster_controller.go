@@ -16,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -127,5 +128,6 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// watched for the version they report and for their readiness,
 		// which may reach the cache after the StatefulSet's status does.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podOwner)).
+		WithOptions(controller.Options{ReconciliationTimeout: natsClusterReconcileTimeout}).
 		Complete(r)
 }

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 func TestTargetPolicy(t *testing.T) {
@@ -97,17 +99,17 @@ func TestPoolRefusesLocalTargetsOfExternalSystems(t *testing.T) {
 // TestPoolIgnoresServersAnExternalSystemTellsOf: the connect_urls of a
 // server kubenats does not run would send the operator anywhere.
 func TestPoolIgnoresServersAnExternalSystemTellsOf(t *testing.T) {
-	h := startHostile(t, func(w *hostileWriter) {
-		if !w.write(`INFO {"server_id":"FAKE","version":"2.15.3","proto":1,"headers":true,"max_payload":1048576,"connect_urls":["169.254.169.254:80","127.0.0.1:1"]}` + "\r\n") {
+	h := testnats.StartHostile(t, func(w *testnats.HostileWriter) {
+		if !w.Write(`INFO {"server_id":"FAKE","version":"2.15.3","proto":1,"headers":true,"max_payload":1048576,"connect_urls":["169.254.169.254:80","127.0.0.1:1"]}` + "\r\n") {
 			return
 		}
-		r := bufio.NewReader(w.c)
+		r := bufio.NewReader(w.Conn())
 		for {
 			line, err := r.ReadString('\n')
 			if err != nil {
 				return
 			}
-			if strings.HasPrefix(line, "PING") && !w.write("PONG\r\n") {
+			if strings.HasPrefix(line, "PING") && !w.Write("PONG\r\n") {
 				return
 			}
 		}
@@ -115,7 +117,7 @@ func TestPoolIgnoresServersAnExternalSystemTellsOf(t *testing.T) {
 	p := newTestPool(t)
 	p.Targets.AllowLocal = true // the fake server runs on 127.0.0.1
 	conn, err := p.Acquire(testCtx(t), "stream/ns/a", Address{Stream: "S"},
-		ConnSpec{System: "connection/ns", Servers: []string{h.url()}, External: true})
+		ConnSpec{System: "connection/ns", Servers: []string{h.URL()}, External: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,6 +46,10 @@ type Options struct {
 	// Dialer, when set, replaces TCP dialing to NATS: tests use it to
 	// resolve cluster DNS names that exist only inside a real cluster.
 	Dialer nats.CustomDialer
+	// AllowLocalTargets lets connection.servers reach loopback, link-local
+	// and API server addresses, which are refused otherwise. Tests need it:
+	// their servers run on 127.0.0.1.
+	AllowLocalTargets bool
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -94,7 +98,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute}
+	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
+		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg)}}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}
