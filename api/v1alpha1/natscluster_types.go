@@ -47,7 +47,9 @@ type NatsClusterSpec struct {
 	JetStream JetStreamSpec `json:"jetstream,omitempty"`
 
 	// Resources of the nats container. Unset means the operator's defaults;
-	// memory requests should equal limits (nats-server advice).
+	// memory requests should equal limits (nats-server advice). A memory
+	// limit must be between 64Mi and 16Ti.
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('memory' in self.limits) || (quantity(string(self.limits['memory'])).compareTo(quantity('64Mi')) >= 0 && quantity(string(self.limits['memory'])).compareTo(quantity('16Ti')) <= 0)",message="resources.limits.memory must be between 64Mi and 16Ti"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -220,6 +222,7 @@ type FileStoreSpec struct {
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Pi')) <= 0",message="fileStore.size must be at most 1Pi"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
@@ -240,6 +243,7 @@ type MemoryStoreSpec struct {
 	// Size is JetStream's max_memory_store.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memoryStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('16Ti')) <= 0",message="memoryStore.size must be at most 16Ti"
 	Size resource.Quantity `json:"size"`
 }
 

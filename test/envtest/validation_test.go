@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -186,6 +187,27 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 		{name: "memorystore-size-zero",
 			edit: func(s *spec) { s.JetStream.MemoryStore = &v1alpha1.MemoryStoreSpec{Size: *quantity("0")} },
 			want: []string{"spec.jetstream.memoryStore.size", "memoryStore.size must be positive"}},
+		// Sizes resource.Quantity.Value() cannot hold (1E19 reads as 0: an
+		// unlimited store, GOMEMLIMIT=0), and memory too small to run in.
+		{name: "filestore-size-1e19",
+			edit: func(s *spec) { s.JetStream.FileStore.Size = quantity("1E19") },
+			want: []string{"spec.jetstream.fileStore.size", "fileStore.size must be at most 1Pi"}},
+		{name: "filestore-size-2pi",
+			edit: func(s *spec) { s.JetStream.FileStore.Size = quantity("2Pi") },
+			want: []string{"fileStore.size must be at most 1Pi"}},
+		{name: "memorystore-size-1e19",
+			edit: func(s *spec) { s.JetStream.MemoryStore = &v1alpha1.MemoryStoreSpec{Size: *quantity("1E19")} },
+			want: []string{"spec.jetstream.memoryStore.size", "memoryStore.size must be at most 16Ti"}},
+		{name: "memory-limit-1e19",
+			edit: func(s *spec) {
+				s.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: *quantity("1E19")}}
+			},
+			want: []string{"spec.resources", "resources.limits.memory must be between 64Mi and 16Ti"}},
+		{name: "memory-limit-4-bytes",
+			edit: func(s *spec) {
+				s.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: *quantity("4")}}
+			},
+			want: []string{"resources.limits.memory must be between 64Mi and 16Ti"}},
 		{name: "allowed-namespaces-duplicate",
 			edit: func(s *spec) { s.JetStream.AllowedNamespaces = []string{"team-a", "team-b", "team-a"} },
 			want: []string{"spec.jetstream.allowedNamespaces[2]", `Duplicate value: "team-a"`}},
@@ -444,6 +466,9 @@ func TestValidationAcceptsValidSpecs(t *testing.T) {
 			"jetstream": map[string]any{"memoryStore": map[string]any{"size": "1Gi"}}}},
 		{name: "memorystore-size-integer", spec: map[string]any{
 			"jetstream": map[string]any{"memoryStore": map[string]any{"size": int64(1073741824)}}}},
+		{name: "sizes-at-the-bounds", spec: map[string]any{
+			"jetstream": map[string]any{"fileStore": map[string]any{"size": "1Pi"}, "memoryStore": map[string]any{"size": "16Ti"}},
+			"resources": map[string]any{"limits": map[string]any{"memory": "64Mi"}, "requests": map[string]any{"memory": "64Mi"}}}},
 		{name: "name-52-characters", objName: "n" + strings.Repeat("a", 51), spec: map[string]any{}},
 		{name: "no-spec-key"},
 	}
