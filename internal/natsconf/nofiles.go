@@ -1,10 +1,12 @@
 package natsconf
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats-server/v2/conf"
 )
@@ -22,16 +24,26 @@ var fileReadingKeys = []string{
 	"tls", "ocsp_cache", "leafnodes", "leaf", "gateway", "websocket", "ws", "mqtt",
 }
 
-// refuseDirectives refuses a text with an include directive. Render writes
-// one key per line and quotes every string, so a directive can only be a
-// line whose first word is include (in any case, as the lexer folds it).
+// refuseDirectives refuses a text with anything the lexer could take for
+// the include directive: the word include (in any case, as the lexer folds
+// keys with strings.ToLower) followed by white space, anywhere. The lexer
+// reads a directive only in key position, which this does not try to
+// track: refusing the word everywhere is what makes the guard hold for any
+// text, not only for what Render writes (Render quotes a key spelled
+// include, and a string value that holds "include " is refused here, a
+// price worth paying for a check that provably reads nothing).
 func refuseDirectives(text []byte) error {
-	for n, line := range bytes.Split(text, []byte("\n")) {
-		// The lexer takes a bare key followed by white space as a keyword.
-		words := strings.Fields(string(line))
-		if len(words) > 0 && strings.ToLower(words[0]) == "include" {
-			return fmt.Errorf("line %d holds an include directive, which the operator never follows", n+1)
+	lowered := strings.ToLower(string(text))
+	for i := strings.Index(lowered, "include"); i >= 0; {
+		next, _ := utf8.DecodeRuneInString(lowered[i+len("include"):])
+		if unicode.IsSpace(next) {
+			return errors.New("the configuration holds the word include, which nats-server reads as a directive to load a file; the operator never follows one")
 		}
+		j := strings.Index(lowered[i+1:], "include")
+		if j < 0 {
+			break
+		}
+		i += 1 + j
 	}
 	return nil
 }
