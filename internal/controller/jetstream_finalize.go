@@ -10,6 +10,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
@@ -71,8 +72,11 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 	}
 	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Address(obj), spec)
 	if err != nil {
-		return "cannot reach " + spec.System + " to delete the server object: " + err.Error(), nil
+		logf.FromContext(ctx).Info("cannot reach the NATS system", "system", spec.System, "error", err.Error())
+		return "waiting to delete the server object: " + connectionFailedMessage, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, serverCallsTimeout)
+	defer cancel()
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	switch {
 	case errors.Is(err, jetstream.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
