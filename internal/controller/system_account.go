@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -65,8 +66,11 @@ func connectSystem(pods []corev1.Pod, password string) (*nats.Conn, error) {
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("no server to connect to")
 	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(render.SystemUser, password),
+	// The servers run the image spec.image names: the guard caps what they
+	// may send.
+	opts := append(jetstream.GuardOptions(nil), nats.UserInfo(render.SystemUser, password),
 		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second))
+	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting as the system user: %w", err)
 	}

@@ -220,3 +220,12 @@ func (g *guardedConn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// GuardOptions are the nats.go options that put a connection kubenats
+// makes outside the pool behind the same guard: its servers run an image a
+// tenant chose, and answer what they like. cfg, when set, is the TLS the
+// connection wants.
+func GuardOptions(cfg *tls.Config) []nats.Option {
+	g := &guardDialer{tls: cfg, wantTLS: cfg != nil}
+	return []nats.Option{nats.SetCustomDialer(g), nats.SkipHostLookup()}
+}

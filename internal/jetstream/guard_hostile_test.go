@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/kubenats/kubenats/test/testnats"
 )
 
@@ -62,5 +64,25 @@ func TestGuardSurvivesHostileServers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGuardOptionsGuardConnectionsOutsideThePool: the operator's own short
+// connections (the system account's, to pods running a tenant's image) are
+// guarded too.
+func TestGuardOptionsGuardConnectionsOutsideThePool(t *testing.T) {
+	h := testnats.StartHostile(t, nil, func(w *testnats.HostileWriter) {
+		w.Write("MSG _INBOX.x 1 999999999999999999\r\n")
+		w.Hold()
+	})
+	opts := append(GuardOptions(nil), nats.NoReconnect(), nats.Timeout(3*time.Second))
+	nc, err := nats.Connect(h.URL(), opts...)
+	if err == nil {
+		defer nc.Close()
+	}
+	select {
+	case <-h.HungUp():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the client did not hang up on the hostile server")
 	}
 }
