@@ -142,7 +142,8 @@ func serverFailure(err error) outcome {
 		return outcome{reason: reasonServerError, message: fmt.Sprintf("the server refused: %s (error code %d)", apiErr.Description, apiErr.ErrorCode)}
 	}
 	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) {
-		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+		logf.Log.WithName("jetstream").Info("lost the NATS system during a call", "error", err.Error())
+		return outcome{reason: reasonConnectionFailed, message: connectionFailedMessage, retry: true}
 	}
 	return outcome{reason: reasonServerError, message: err.Error(), retry: true}
 }

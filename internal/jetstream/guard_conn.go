@@ -43,6 +43,11 @@ type guardDialer struct {
 	wantTLS bool
 	// targets is checked for systems kubenats does not run, nil otherwise.
 	targets *TargetPolicy
+	// onBreak, when set, is called (once per connection, from nats.go's
+	// read loop: it must not block) when a server broke a limit. A server
+	// that did so once will again: the pool closes the whole nats.Conn
+	// rather than let nats.go reconnect to it and hold requests meanwhile.
+	onBreak func()
 }
 
 // SkipTLSHandshake tells nats.go that the connection it gets is already
@@ -157,7 +162,7 @@ func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (
 	if err := conn.SetDeadline(time.Time{}); err != nil { // nats.go sets its own
 		return nil, err
 	}
-	g := &guardedConn{Conn: conn, pending: append(info, rest...)}
+	g := &guardedConn{Conn: conn, pending: append(info, rest...), onBreak: d.onBreak}
 	if err := g.scan.feed(g.pending); err != nil {
 		return nil, err
 	}
@@ -198,6 +203,7 @@ type guardedConn struct {
 	pending []byte // read during the dial, already scanned
 	scan    protoScanner
 	broken  error
+	onBreak func()
 }
 
 func (g *guardedConn) Read(p []byte) (int, error) {
@@ -215,6 +221,9 @@ func (g *guardedConn) Read(p []byte) (int, error) {
 			g.broken = serr
 			log.Info("closing a NATS connection that broke the protocol limits", "server", g.RemoteAddr().String(), "error", serr.Error())
 			g.Conn.Close()
+			if g.onBreak != nil {
+				g.onBreak()
+			}
 			return 0, serr
 		}
 	}

@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -48,6 +49,16 @@ func TestGuardSurvivesHostileServers(t *testing.T) {
 				defer cancel()
 				if _, err := conn.JS.AccountInfo(ctx); err == nil {
 					t.Fatal("a JetStream request through a hostile server succeeded")
+				}
+				if tc.name != "a silent server" {
+					// Not left to reconnect to the same server and hold
+					// requests meanwhile: closed for good.
+					poll(t, func() error {
+						if !conn.NC.IsClosed() {
+							return errors.New("the pooled connection is still open")
+						}
+						return nil
+					})
 				}
 			}
 			if time.Since(start) > 20*time.Second {

@@ -152,6 +152,7 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		c.err = err
 		return
 	}
+	guard.onBreak = func() { go p.closeBroken(c) }
 	opts, err := spec.options(guard)
 	if err != nil {
 		c.err = err
@@ -182,6 +183,15 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		return
 	}
 	c.NC, c.JS = nc, jsc
+}
+
+// closeBroken closes c for good once its dial is over: a server broke the
+// guard's limits. Its users are woken (ClosedHandler) and dial anew.
+func (p *Pool) closeBroken(c *Conn) {
+	<-c.ready
+	if c.NC != nil {
+		c.NC.Close()
+	}
 }
 
 // wakeUsersOf wakes every user of c.

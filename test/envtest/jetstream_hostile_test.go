@@ -59,11 +59,12 @@ func TestHostileServerCannotStopTheOperator(t *testing.T) {
 			return err
 		}
 		c := meta.FindStatusCondition(bad.Status.Conditions, v1alpha1.ConditionReady)
-		if c == nil || c.Status != metav1.ConditionFalse {
-			return fmt.Errorf("Ready %+v, want False", c)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "ConnectionFailed" {
+			return fmt.Errorf("Ready %+v, want False/ConnectionFailed", c)
 		}
 		return nil
 	})
+	t.Logf("message: %s", meta.FindStatusCondition(bad.Status.Conditions, v1alpha1.ConditionReady).Message)
 	good := newStream(ns, "good", at(serverURL(natsServer(t, 0))))
 	create(t, good)
 	jsReady(t, good, metav1.ConditionTrue, "Synced")
