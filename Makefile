@@ -45,9 +45,27 @@ test-bins: ## Build the Kubernetes control plane, nats-server and cert-manager b
 	hack/build-cert-manager.sh
 
 .PHONY: test
-test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end, NetworkPolicy truth tables.
+test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; NetworkPolicy truth tables; then a short fuzz.
 	go test $(GO_TEST_FLAGS) ./...
 	cd test/netpol && go test $(GO_TEST_FLAGS) ./...
+	$(MAKE) fuzz
+
+# Fuzz targets, package:target. Each runs FUZZ_TIME past its checked-in seed
+# corpus (testdata/fuzz), which plain `go test` already runs.
+FUZZ_TARGETS := \
+	./internal/natsconf:FuzzRender \
+	./internal/natsconf:FuzzCheckRendered \
+	./internal/natsconf:FuzzCheckEnvString \
+	./internal/jetstream:FuzzTranslate
+FUZZ_TIME ?= 8s
+
+.PHONY: fuzz
+fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check and the JetStream translation, FUZZ_TIME each.
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name ($$pkg, $(FUZZ_TIME))"; \
+		go test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZ_TIME) $$pkg || exit 1; \
+	done
 
 .PHONY: demo
 demo: ## Run kubenats on this machine: loopback cluster, operator, 3-server NatsCluster, Stream, Consumer, round trip (Ctrl-C stops; DEMO_EXIT=1 exits after the round trip).

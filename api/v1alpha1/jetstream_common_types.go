@@ -30,10 +30,13 @@ type ClusterRef struct {
 // Connection reaches a NATS system by its address. Credentials are
 // references to Secrets, never inline.
 type Connection struct {
-	// Servers are NATS URLs, without credentials in them.
+	// Servers are NATS URLs (nats:// or tls://), one per entry, without
+	// credentials in them. The operator refuses loopback, link-local and
+	// API server addresses unless it runs with --allow-local-targets.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:items:Pattern=`^(nats|tls|ws|wss)://[^\s@]+$`
+	// +kubebuilder:validation:items:MaxLength=512
+	// +kubebuilder:validation:items:Pattern=`^(nats|tls)://[^\s@,/]+$`
 	// +listType=atomic
 	Servers []string `json:"servers"`
 	// CredentialsSecretRef names a Secret in the resource's namespace holding

@@ -53,7 +53,9 @@ type NatsClusterSpec struct {
 	JetStream JetStreamSpec `json:"jetstream,omitempty"`
 
 	// Resources of the nats container. Unset means the operator's defaults;
-	// memory requests should equal limits (nats-server advice).
+	// memory requests should equal limits (nats-server advice). A memory
+	// limit must be between 64Mi and 16Ti.
+	// +kubebuilder:validation:XValidation:rule="!has(self.limits) || !('memory' in self.limits) || (quantity(string(self.limits['memory'])).compareTo(quantity('64Mi')) >= 0 && quantity(string(self.limits['memory'])).compareTo(quantity('16Ti')) <= 0)",message="resources.limits.memory must be between 64Mi and 16Ti"
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 
@@ -63,11 +65,20 @@ type NatsClusterSpec struct {
 	PodTemplate PodTemplateSpec `json:"podTemplate,omitempty"`
 
 	// Config is merged into nats.conf after the operator's safe defaults:
-	// each key is a top-level nats.conf setting. Keys the operator owns are
-	// rejected at admission (by the ValidatingAdmissionPolicy in
-	// config/admission: CEL on a CRD cannot see a field of free-form
-	// values), and the result is checked with nats-server's own parser
-	// before any server sees it.
+	// each key is a top-level nats.conf setting, from an allow-list of
+	// settings that take no path, open no listener and leave authentication
+	// alone: connect_error_reports, debug, disable_sublist_cache, logtime,
+	// logtime_utc, max_closed_clients, max_connections, max_control_line,
+	// max_payload, max_pending, max_sub_tokens, max_subscriptions,
+	// max_traced_msg_len, no_fast_producer_stall, ping_interval, ping_max,
+	// reconnect_error_reports, server_metadata, server_tags, trace,
+	// trace_headers, trace_verbose, write_deadline, write_timeout. Keys
+	// match in any letter case, as nats-server matches them ('-' is not
+	// '_'). Other keys are refused at admission (by the
+	// ValidatingAdmissionPolicy in config/admission: CEL on a CRD cannot see
+	// a field of free-form values) and by the operator (ConfigInvalid), and
+	// the result is checked with nats-server's own parser before any server
+	// sees it.
 	// +kubebuilder:validation:MaxProperties=64
 	// +optional
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
@@ -222,6 +233,7 @@ type FileStoreSpec struct {
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Pi')) <= 0",message="fileStore.size must be at most 1Pi"
 	// +optional
 	Size *resource.Quantity `json:"size,omitempty"`
 
@@ -242,6 +254,7 @@ type MemoryStoreSpec struct {
 	// Size is JetStream's max_memory_store.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memoryStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('16Ti')) <= 0",message="memoryStore.size must be at most 16Ti"
 	Size resource.Quantity `json:"size"`
 }
 

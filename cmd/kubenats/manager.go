@@ -28,6 +28,8 @@ func runManager(args []string, stderr io.Writer) int {
 		o.WatchNamespaces = splitNamespaces(v)
 		return nil
 	})
+	fs.BoolVar(&o.AllowLocalTargets, "allow-local-targets", false,
+		"let connection.servers of JetStream resources reach loopback, link-local and API server addresses (tests and development only)")
 	config.RegisterFlags(fs) // --kubeconfig
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...

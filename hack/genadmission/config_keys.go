@@ -10,19 +10,22 @@ import (
 	"github.com/kubenats/kubenats/internal/natsconf"
 )
 
-// configKeysName names the policy that refuses NatsCluster passthrough keys
-// the operator owns. CEL rules on the CRD itself cannot see spec.config
+// configKeysName names the policy that holds NatsCluster passthrough keys
+// to the allow-list. CEL rules on the CRD itself cannot see spec.config
 // (its values are free-form, so the API server gives CEL no type for it);
-// a policy sees the object as it is. The key list comes from natsconf, the
-// package that owns those keys, so the two cannot drift.
+// a policy sees the object as it is. The list and the folding come from
+// natsconf, which the operator checks with too, so the two cannot drift:
+// lowerAscii here is natsconf.FoldKey there.
 const configKeysName = "kubenats-natscluster-config-keys"
 
 func configKeysPolicy() *admissionv1.ValidatingAdmissionPolicy {
-	quoted := make([]string, 0, len(natsconf.OwnedKeys()))
-	for _, k := range natsconf.OwnedKeys() {
+	keys := natsconf.PassthroughKeys()
+	quoted := make([]string, 0, len(keys))
+	for _, k := range keys {
 		quoted = append(quoted, "'"+k+"'")
 	}
-	owned := "[" + strings.Join(quoted, ", ") + "]"
+	allowed := "[" + strings.Join(quoted, ", ") + "]"
+	config := "(!has(object.spec) || !has(object.spec.config) ? {} : object.spec.config)"
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: configKeysName},
@@ -38,16 +41,27 @@ func configKeysPolicy() *admissionv1.ValidatingAdmissionPolicy {
 					},
 				},
 			}}},
-			Variables: []admissionv1.Variable{{
-				Name:       "owned",
-				Expression: "!has(object.spec) || !has(object.spec.config) ? [] : object.spec.config.filter(k, k.lowerAscii() in " + owned + ")",
-			}},
-			Validations: []admissionv1.Validation{{
-				Expression: "size(variables.owned) == 0",
-				MessageExpression: "'spec.config.' + variables.owned[0] + ' is owned by the operator: " +
-					"use the dedicated spec field (ports, listeners, server_name, pid_file, lame duck, cluster, jetstream, authorization and accounts are set by kubenats)'",
-				Reason: ptr.To(metav1.StatusReasonInvalid),
-			}},
+			Variables: []admissionv1.Variable{
+				{Name: "keys", Expression: config + ".map(k, k)"},
+				{Name: "refused", Expression: "variables.keys.filter(k, !(k.lowerAscii() in " + allowed + "))"},
+				{Name: "twins", Expression: "variables.keys.filter(k, variables.keys.filter(j, j.lowerAscii() == k.lowerAscii()).size() > 1)"},
+			},
+			Validations: []admissionv1.Validation{
+				{
+					Expression: "size(variables.refused) == 0",
+					MessageExpression: "'spec.config.' + variables.refused[0] + ' is not an allowed passthrough setting. " +
+						"spec.config accepts only " + strings.Join(keys, ", ") + ": " +
+						"kubenats sets listeners, names, clustering, JetStream and authentication itself, " +
+						"and settings that take a path, open a listener or change who may connect wait for typed fields'",
+					Reason: ptr.To(metav1.StatusReasonInvalid),
+				},
+				{
+					Expression: "size(variables.twins) == 0",
+					MessageExpression: "'spec.config.' + variables.twins[0] + ' and spec.config.' + variables.twins[1] + " +
+						"' name the same nats-server setting: it ignores letter case in top-level keys'",
+					Reason: ptr.To(metav1.StatusReasonInvalid),
+				},
+			},
 		},
 	}
 }

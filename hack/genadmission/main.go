@@ -1,8 +1,8 @@
 // Command genadmission writes config/admission/policy.yaml, the admission
 // policies installed with the CRDs:
 //
-//   - a ValidatingAdmissionPolicy that refuses NatsCluster passthrough keys
-//     the operator owns (config_keys.go);
+//   - a ValidatingAdmissionPolicy that holds NatsCluster passthrough keys
+//     to natsconf's allow-list (config_keys.go);
 //   - a MutatingAdmissionPolicy that puts the JetStream finalizer on new
 //     Streams, Consumers, KeyValues and ObjectStores (finalizer.go).
 package main
@@ -30,4 +30,3 @@ func main() {
 		os.Exit(1)
 	}
 }
-

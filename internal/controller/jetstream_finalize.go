@@ -82,8 +82,11 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 	}
 	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Address(obj), spec)
 	if err != nil {
-		return "cannot reach " + spec.System + " to delete the server object: " + err.Error(), nil
+		log.FromContext(ctx).Info("cannot reach the NATS system", "system", spec.System, "error", err.Error())
+		return "waiting to delete the server object: " + connectionFailedMessage, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, serverCallsTimeout)
+	defer cancel()
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	switch {
 	case errors.Is(err, jetstream.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):

@@ -50,7 +50,7 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers i
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
 		WatchesRawSource(source.Channel(wake, &handler.TypedEnqueueRequestForObject[T]{})).
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, r.Kind.NewList)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: jetStreamReconcileTimeout}).
 		Complete(r)
 }
 

@@ -8,9 +8,13 @@ import (
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
 )
+
+// connectionFailedMessage is the condition message of every failed dial.
+const connectionFailedMessage = "cannot connect to the NATS system (the operator's log has the details)"
 
 // Reasons of a JetStream resource's Ready condition and events.
 const (
@@ -52,8 +56,14 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	user := r.user(obj.GetNamespace(), obj.GetName())
 	conn, err := r.Pool.Acquire(ctx, user, r.Kind.Address(obj), spec)
 	if err != nil {
-		return outcome{reason: reasonConnectionFailed, message: "cannot reach " + spec.System + ": " + err.Error(), retry: true}
+		// One message for every way a dial fails: a tenant must not learn
+		// from it which addresses answer, refuse or do not resolve. The
+		// details go to the operator's log.
+		logf.FromContext(ctx).Info("cannot reach the NATS system", "system", spec.System, "error", err.Error())
+		return outcome{reason: reasonConnectionFailed, message: connectionFailedMessage, retry: true}
 	}
+	ctx, cancel := context.WithTimeout(ctx, serverCallsTimeout)
+	defer cancel()
 	desired, err := r.Kind.Desired(obj, r.owner(obj).String())
 	if err != nil {
 		return outcome{reason: reasonInvalidSpec, message: err.Error()}
@@ -125,7 +135,8 @@ func serverFailure(err error) outcome {
 		return outcome{reason: reasonServerError, message: fmt.Sprintf("the server refused: %s (error code %d)", apiErr.Description, apiErr.ErrorCode)}
 	}
 	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrNoResponders) {
-		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+		logf.Log.WithName("jetstream").Info("lost the NATS system during a call", "error", err.Error())
+		return outcome{reason: reasonConnectionFailed, message: connectionFailedMessage, retry: true}
 	}
 	return outcome{reason: reasonServerError, message: err.Error(), retry: true}
 }

@@ -110,7 +110,7 @@ func namespaceAllowed(allowed []string, ns string) bool {
 // externalConn dials a NATS system by address, with credentials from the
 // user's Secrets: only those their owners opted in.
 func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
-	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain}
+	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain, External: true}
 	if ref := conn.CredentialsSecretRef; ref != nil {
 		data, problem, err := r.secretData(ctx, ns, ref.Name, "spec.connection.credentialsSecretRef")
 		if problem != nil || err != nil {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -152,5 +153,6 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A user Secret that changes (rotated, opted in, removed) reaches
 		// the servers at once, not at the next retry.
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.NatsClusterList{} })).
+		WithOptions(controller.Options{ReconciliationTimeout: natsClusterReconcileTimeout}).
 		Complete(r)
 }

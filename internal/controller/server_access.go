@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -92,14 +93,16 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("no server to connect to")
 	}
-	opts := []nats.Option{nats.UserInfo(render.SystemUser, a.password), nats.Name("kubenats-system"),
-		nats.NoReconnect(), nats.Timeout(3 * time.Second), nats.SetCustomDialer(podDialer(addrs))}
+	// The servers run the image spec.image names: the guard caps what they
+	// may send, and speaks the TLS itself, verifying each server under its
+	// DNS name.
+	var cfg *tls.Config
 	if a.tls != nil {
-		opts = append(opts, nats.Secure(a.tls.Clone()))
-		if ct := a.cluster.Spec.TLS.Client; ct != nil && ct.HandshakeFirst {
-			opts = append(opts, nats.TLSHandshakeFirst())
-		}
+		cfg = a.tls.Clone()
 	}
+	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
+	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer(addrs)), nats.UserInfo(render.SystemUser, a.password),
+		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second))
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting as the system user: %w", err)

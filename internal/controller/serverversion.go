@@ -2,8 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -11,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
+
+	"github.com/kubenats/kubenats/internal/natsmon"
 )
 
 // VersionProbe asks running servers their version on the monitor port's
@@ -64,7 +64,7 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a serverAcc
 		return known.version
 	}
 	url, hc := a.monitorURL(p.HTTP, pod, "/varz")
-	v, err := fetchVersion(ctx, hc, url)
+	v, err := natsmon.FetchVersion(ctx, hc, url)
 	if err != nil {
 		return ""
 	}
@@ -72,28 +72,6 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a serverAcc
 	p.byPod[key] = podVersion{uid: pod.UID, version: v}
 	p.mu.Unlock()
 	return v
-}
-
-func fetchVersion(ctx context.Context, hc *http.Client, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	var varz struct {
-		Version string `json:"version"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&varz); err != nil {
-		return "", err
-	}
-	return varz.Version, nil
 }
 
 func podReady(pod *corev1.Pod) bool {

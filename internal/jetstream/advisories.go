@@ -37,9 +37,19 @@ var configNews = []string{
 // other clients' consumer create-or-update calls are read from here.
 const auditSubject = "$JS.EVENT.ADVISORY.API"
 
+// Pending limits of the advisory subscription. Any client of the account
+// may publish on the advisory subjects, at any rate: past these, nats.go
+// drops messages (and reports a slow consumer to the error handler) rather
+// than queue them in the operator's memory. A drop costs a wake-up at most;
+// the periodic resync corrects what was missed.
+const (
+	advisoryPendingMsgs  = 4096
+	advisoryPendingBytes = 8 << 20
+)
+
 // subscribeAdvisories routes c's advisories to the pool.
 func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
-	_, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
+	sub, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
 		if m.Subject == auditSubject {
 			if addr, ok := consumerWrite(m.Data, nc); ok {
 				p.advisory(c.key, addr, false)
@@ -53,7 +63,10 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 			}
 		}
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return sub.SetPendingLimits(advisoryPendingMsgs, advisoryPendingBytes)
 }
 
 // advisory wakes the users on the connection whose server object lives at

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -22,6 +23,10 @@ type ConnSpec struct {
 	System  string
 	Servers []string
 	Domain  string
+	// External marks a system kubenats does not run (connection.servers):
+	// its addresses are checked against the pool's TargetPolicy and the
+	// servers it tells of are ignored.
+	External bool
 
 	User, Password, Token string
 	Creds                 []byte // a creds file (JWT and nkey seed)
@@ -36,7 +41,7 @@ type ConnSpec struct {
 func (s ConnSpec) Key() string {
 	h := sha256.New()
 	for _, part := range [][]byte{
-		[]byte(s.System), []byte(strings.Join(s.Servers, ",")), []byte(s.Domain),
+		[]byte(s.System), []byte(strings.Join(s.Servers, "\n")), []byte(s.Domain), []byte(strconv.FormatBool(s.External)),
 		[]byte(s.User), []byte(s.Password), []byte(s.Token), s.Creds, s.NKeySeed, s.CA, s.Cert, s.PrivateKey,
 		[]byte(fmt.Sprint(s.TLSHandshakeFirst)),
 	} {
@@ -46,7 +51,7 @@ func (s ConnSpec) Key() string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// options turns the spec into nats.go options.
+// options turns the spec into nats.go options; dialer is the guard.
 func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 	opts := []nats.Option{
 		nats.Name("kubenats"),
@@ -61,7 +66,14 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 		}),
 	}
 	if dialer != nil {
-		opts = append(opts, nats.SetCustomDialer(dialer))
+		// The guard resolves names itself, under its deadline and after
+		// checking where they lead.
+		opts = append(opts, nats.SetCustomDialer(dialer), nats.SkipHostLookup())
+	}
+	if s.External {
+		// A server of a system kubenats does not run could otherwise send
+		// the operator anywhere with the connect_urls of its INFO.
+		opts = append(opts, nats.IgnoreDiscoveredServers())
 	}
 	switch {
 	case len(s.Creds) > 0:
@@ -87,9 +99,6 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 			return nil, err
 		}
 		opts = append(opts, nats.Secure(cfg))
-		if s.TLSHandshakeFirst {
-			opts = append(opts, nats.TLSHandshakeFirst())
-		}
 	}
 	return opts, nil
 }

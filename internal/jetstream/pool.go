@@ -15,7 +15,11 @@ import (
 // is closed after IdleTimeout without users.
 type Pool struct {
 	// Dialer replaces TCP dialing when set (tests resolve cluster names).
+	// Either way, connections go through the guard (guard_conn.go).
 	Dialer nats.CustomDialer
+	// Targets says which addresses of systems kubenats does not run may be
+	// dialled.
+	Targets TargetPolicy
 	// OnChange is called with the user of every resource whose server
 	// object an advisory says changed. It must not block.
 	OnChange func(user User)
@@ -143,7 +147,13 @@ func (c *Conn) closed() bool {
 
 func (p *Pool) dial(c *Conn, spec ConnSpec) {
 	defer close(c.ready)
-	opts, err := spec.options(p.Dialer)
+	guard, err := p.guard(spec)
+	if err != nil {
+		c.err = err
+		return
+	}
+	guard.onBreak = func() { go p.closeBroken(c) }
+	opts, err := spec.options(guard)
 	if err != nil {
 		c.err = err
 		return
@@ -173,6 +183,15 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		return
 	}
 	c.NC, c.JS = nc, jsc
+}
+
+// closeBroken closes c for good once its dial is over: a server broke the
+// guard's limits. Its users are woken (ClosedHandler) and dial anew.
+func (p *Pool) closeBroken(c *Conn) {
+	<-c.ready
+	if c.NC != nil {
+		c.NC.Close()
+	}
 }
 
 // wakeUsersOf wakes every user of c.
@@ -244,4 +263,30 @@ func (p *Pool) closeIdle(cutoff time.Time, all bool) {
 			c.NC.Close()
 		}
 	}
+}
+
+// guard is the dialer for spec's connection.
+func (p *Pool) guard(spec ConnSpec) (*guardDialer, error) {
+	if spec.External {
+		if err := CheckServerURLs(spec.Servers); err != nil {
+			return nil, err
+		}
+	}
+	g := &guardDialer{transport: p.Dialer}
+	if spec.External {
+		g.targets = &p.Targets
+	}
+	if len(spec.CA) > 0 || len(spec.Cert) > 0 {
+		cfg, err := spec.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		g.tls, g.wantTLS, g.tlsFirst = cfg, true, spec.TLSHandshakeFirst
+	}
+	for _, s := range spec.Servers {
+		if strings.HasPrefix(s, "tls://") {
+			g.wantTLS = true
+		}
+	}
+	return g, nil
 }

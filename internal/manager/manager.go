@@ -54,6 +54,10 @@ type Options struct {
 	// namespaces: its caches list and watch nothing elsewhere, so Roles (or
 	// RoleBindings to its ClusterRole) in them are all the RBAC it needs.
 	WatchNamespaces []string
+	// AllowLocalTargets lets connection.servers reach loopback, link-local
+	// and API server addresses, which are refused otherwise. Tests need it:
+	// their servers run on 127.0.0.1.
+	AllowLocalTargets bool
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -108,7 +112,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute}
+	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
+		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg)}}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}

@@ -58,9 +58,28 @@ func (c *Config) forCheck() *Config {
 
 // CheckRendered is Check for a file Render already wrote, so that a caller
 // holding the text does not render it twice.
+//
+// It never makes nats-server open a file, so that no spec can make the
+// operator read one (`operator: /dev/zero` would read without bound).
+// nats-server's option processing opens files in two ways, and both are
+// shut off before it runs:
+//
+//   - the include directive, followed by the parser itself: Render never
+//     writes one (values are quoted, and a key spelled include is quoted),
+//     and refuseDirectives refuses a text that has one all the same;
+//   - keys whose processing reads a file or a directory (operator, resolver,
+//     tls of a listener, ...): the passthrough allow-list lists none, and
+//     refuseFileKeys refuses any of them that does not come from the
+//     operator's own Config fields.
 func CheckRendered(text []byte) error {
+	if err := refuseDirectives(text); err != nil {
+		return err
+	}
 	text = envListRef.ReplaceAll(text, []byte(`[]`))
 	text = envRef.ReplaceAll(text, []byte(`"`+checkPlaceholder+`"`))
+	if err := refuseFileKeys(text); err != nil {
+		return err
+	}
 	opts := &server.Options{}
 	if err := opts.ProcessConfigString(string(text)); err != nil {
 		return fmt.Errorf("nats-server rejects the configuration: %w%s", err, quoteLine(text, err))

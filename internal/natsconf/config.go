@@ -39,8 +39,9 @@ type Config struct {
 	SystemAccount string
 	// Extra holds the user's passthrough settings, as decoded from JSON:
 	// map[string]any, []any, string, float64, json.Number, int64, int, bool.
-	// Keys are written after the operator's own, sorted at every level. A key
-	// that OwnedKeys lists (in any letter case) is an error.
+	// Keys are written after the operator's own, sorted at every level. A
+	// top-level key that PassthroughKeys does not list (folded by FoldKey) is
+	// an error.
 	Extra map[string]any
 }
 

@@ -15,7 +15,7 @@ func extraFromOrder(keys []string) map[string]any {
 		"server_tags":     []any{"b", "a"},
 		"ping_interval":   "20s",
 		"server_metadata": map[string]any{"z": "1", "a": "2", "m": "3", "q.r": "4"},
-		"websocket":       map[string]any{"port": float64(8080), "no_tls": true, "compression": false},
+		"max_pending":     int64(1 << 20),
 		"max_connections": int64(10),
 	}
 	extra := make(map[string]any, len(keys))
@@ -26,7 +26,7 @@ func extraFromOrder(keys []string) map[string]any {
 }
 
 func TestRenderIsDeterministic(t *testing.T) {
-	order := []string{"max_payload", "debug", "server_tags", "ping_interval", "server_metadata", "websocket", "max_connections"}
+	order := []string{"max_payload", "debug", "server_tags", "ping_interval", "server_metadata", "max_pending", "max_connections"}
 	reversed := make([]string, len(order))
 	for i, k := range order {
 		reversed[len(order)-1-i] = k

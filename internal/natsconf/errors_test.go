@@ -17,12 +17,12 @@ func TestRenderRefusesUnsafeConfigs(t *testing.T) {
 		cfg     Config
 		wantErr string
 	}{
-		// Owned keys.
-		{"owned key in extra", Config{Extra: map[string]any{"port": float64(4333)}}, `"port"`},
+		// Keys off the allow-list (passthrough_test.go has the full list).
+		{"owned key in extra", Config{Extra: map[string]any{"port": float64(4333)}}, `"port" is not an allowed passthrough setting`},
 		{"owned key in another letter case", Config{Extra: map[string]any{"Server_Name": "x"}}, `"Server_Name"`},
-		{"alias of an owned key", Config{Extra: map[string]any{"monitor_port": float64(1)}}, `"monitor_port"`},
-		{"listener moved by listen", Config{Extra: map[string]any{"listen": "0.0.0.0:4333"}}, `"listen"`},
-		{"system account undone", Config{Extra: map[string]any{"no_sys_acc": true}}, `"no_sys_acc"`},
+		{"path key", Config{Extra: map[string]any{"operator": "/dev/zero"}}, `"operator" is not an allowed passthrough setting`},
+		{"listener", Config{Extra: map[string]any{"leafnodes": map[string]any{"port": float64(7422)}}}, `"leafnodes"`},
+		{"auth bypass", Config{Extra: map[string]any{"no_auth_user": "kubenats-system"}}, `"no_auth_user"`},
 		{"extra keys equal but for case", Config{Extra: map[string]any{"debug": true, "DEBUG": false}}, `"DEBUG" and "debug"`},
 
 		// Environment variable names.
@@ -34,9 +34,9 @@ func TestRenderRefusesUnsafeConfigs(t *testing.T) {
 
 		// Characters that cannot be written safely.
 		{"NUL in pid file", Config{PidFile: "/run/nats\x00.pid"}, "control character U+0000"},
-		{"carriage return in extra string", Config{Extra: map[string]any{"logfile": "a\rb"}}, "control character U+000D"},
+		{"carriage return in extra string", Config{Extra: map[string]any{"ping_interval": "a\rb"}}, "control character U+000D"},
 		{"escape sequence nested in extra", Config{Extra: map[string]any{"server_metadata": map[string]any{"c": "\x1b[31m"}}}, "server_metadata.c"},
-		{"control character in extra key", Config{Extra: map[string]any{"a\x01b": "x"}}, "control character U+0001"},
+		{"control character in extra key", Config{Extra: map[string]any{"server_metadata": map[string]any{"a\x01b": "x"}}}, "control character U+0001"},
 		{"double quote in extra key", Config{Extra: map[string]any{"server_metadata": map[string]any{`a"b`: "x"}}}, "double quote"},
 		{"invalid UTF-8", Config{Cluster: &Cluster{Name: "c", Routes: []string{"nats://\xff:6222"}}}, "not valid UTF-8"},
 		{"control character in account name", Config{Accounts: []Account{{Name: "A\nB"}}}, "control character U+000A"},
@@ -72,9 +72,9 @@ func TestRenderRefusesUnsafeConfigs(t *testing.T) {
 		{"typed slice in extra", Config{Extra: map[string]any{"server_tags": []string{"a"}}}, "unsupported value type []string"},
 		{"typed map in extra", Config{Extra: map[string]any{"server_metadata": map[string]string{"a": "b"}}}, "unsupported value type map[string]string"},
 		{"null in extra", Config{Extra: map[string]any{"debug": nil}}, "null has no nats.conf form"},
-		{"NaN in extra", Config{Extra: map[string]any{"x": math.NaN()}}, "no nats.conf form"},
-		{"huge whole number", Config{Extra: map[string]any{"x": 1e20}}, "64-bit"},
-		{"invalid json.Number", Config{Extra: map[string]any{"x": json.Number("12abc")}}, `invalid number "12abc"`},
+		{"NaN in extra", Config{Extra: map[string]any{"max_payload": math.NaN()}}, "no nats.conf form"},
+		{"huge whole number", Config{Extra: map[string]any{"max_payload": 1e20}}, "64-bit"},
+		{"invalid json.Number", Config{Extra: map[string]any{"max_payload": json.Number("12abc")}}, `invalid number "12abc"`},
 		{"bad value inside an array", Config{Extra: map[string]any{"server_tags": []any{"a", int32(2)}}}, "server_tags[1]"},
 	}
 	for _, tc := range cases {

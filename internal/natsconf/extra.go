@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// writeExtra writes the user's passthrough settings after the owned ones.
+// writeExtra writes the user's passthrough settings after the operator's own.
 // Map keys are sorted at every level so the output does not depend on Go's
 // map order; array order is the user's and is kept.
 func (c *Config) writeExtra(w *confWriter) error {

@@ -1,6 +1,7 @@
 package natsconf
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -170,9 +171,12 @@ func TestUnquotedNumbersTakeSuffixes(t *testing.T) {
 	}
 }
 
-// TestPassthroughNumbersRoundTrip checks number.go against the lexer.
+// TestPassthroughNumbersRoundTrip checks number.go against the lexer. The
+// numbers sit in a block (server_metadata is the passthrough key that takes
+// one) because only the writer is under test: nats-server would want
+// strings there.
 func TestPassthroughNumbersRoundTrip(t *testing.T) {
-	cfg := Config{Extra: map[string]any{
+	cfg := Config{Extra: map[string]any{"server_metadata": map[string]any{
 		"whole_float":    float64(1 << 20),
 		"fraction":       0.25,
 		"negative":       -1.5,
@@ -183,15 +187,16 @@ func TestPassthroughNumbersRoundTrip(t *testing.T) {
 		"fraction_json":  jsonNumber("2.5"),
 		"max_int64":      int64(9223372036854775807),
 		"negative_whole": float64(-3),
-	}}
+	}}}
 	data, err := cfg.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := conf.Parse(string(data))
+	parsed, err := conf.Parse(string(data))
 	if err != nil {
 		t.Fatalf("conf.Parse: %v\n%s", err, data)
 	}
+	raw, _ := parsed["server_metadata"].(map[string]any)
 	want := map[string]any{
 		"whole_float":    int64(1 << 20),
 		"fraction":       0.25,
@@ -206,5 +211,41 @@ func TestPassthroughNumbersRoundTrip(t *testing.T) {
 	}
 	for k, v := range want {
 		equal(t, k, raw[k], v)
+	}
+}
+
+// TestNestedPassthroughRoundTrips checks the writer's blocks, arrays of
+// blocks and arrays of arrays against the parser. Only server_metadata takes
+// a block among the passthrough keys, so it carries the shapes here; the
+// writer does not know which key it writes.
+func TestNestedPassthroughRoundTrips(t *testing.T) {
+	nested := map[string]any{
+		"block": map[string]any{"port": jsonNumber("8080"), "no_tls": true},
+		"list": []any{
+			map[string]any{"urls": []any{"nats-leaf://hub-0:7422", "nats-leaf://hub-1:7422"}, "account": "APP"},
+			[]any{"a", []any{}},
+		},
+		"include": map[string]any{"a": "b"},
+	}
+	data, err := (&Config{Extra: map[string]any{"server_metadata": nested}}).Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := conf.Parse(string(data))
+	if err != nil {
+		t.Fatalf("conf.Parse: %v\n%s", err, data)
+	}
+	want := map[string]any{
+		"block": map[string]any{"port": int64(8080), "no_tls": true},
+		"list": []any{
+			map[string]any{"urls": []any{"nats-leaf://hub-0:7422", "nats-leaf://hub-1:7422"}, "account": "APP"},
+			[]any{"a", []any{}},
+		},
+		// A key spelled include is written quoted, so it is a key and not
+		// the directive that would read a file.
+		"include": map[string]any{"a": "b"},
+	}
+	if got := parsed["server_metadata"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("server_metadata = %#v\nwant %#v\nrendered:\n%s", got, want, data)
 	}
 }

@@ -55,7 +55,9 @@ func formatKey(key string) (string, error) {
 	if key == "" {
 		return "", fmt.Errorf("empty key")
 	}
-	if isBareKey(key) {
+	// A bare "include" before ` {` would be read as the include directive,
+	// which makes nats-server read a file; quoted, it is only a key.
+	if isBareKey(key) && !isDirectiveKey(key) {
 		return key, nil
 	}
 	if !utf8.ValidString(key) {

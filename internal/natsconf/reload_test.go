@@ -20,7 +20,7 @@ func TestReloadable(t *testing.T) {
 		{"MAX_PAYLOAD", true},
 		{"debug", true},
 		{"server_tags", true},
-		{"mappings", true},
+		{"mappings", false}, // not a passthrough key
 		{"tls", false},
 		{"leafnodes", false},
 		{"websocket", false},
@@ -54,14 +54,29 @@ func TestReloadableAgreesWithNatsServer(t *testing.T) {
 		{"max_control_line", float64(4096), float64(8192)},
 		{"server_tags", []any{"a"}, []any{"b"}},
 		{"server_metadata", map[string]any{"a": "x"}, map[string]any{"a": "y"}},
-		{"mappings", map[string]any{"foo": "bar"}, map[string]any{"foo": "baz"}},
-		{"client_advertise", "a.example:4222", "b.example:4222"},
 		{"max_subscriptions", float64(10), float64(20)},
 		{"max_pending", float64(64 << 20), float64(32 << 20)},
 		{"write_timeout", "close", "retry"},
-		{"prof_port", float64(6060), float64(6061)},
-		{"websocket", map[string]any{"port": float64(8080), "no_tls": true}, map[string]any{"port": float64(8081), "no_tls": true}},
-		{"leafnodes", map[string]any{"port": float64(7422)}, map[string]any{"port": float64(7423)}},
+		{"trace_verbose", false, true},
+		{"trace_headers", false, true},
+		{"logtime_utc", false, true},
+		{"max_sub_tokens", float64(16), float64(32)},
+		{"max_traced_msg_len", float64(100), float64(200)},
+		{"max_closed_clients", float64(100), float64(200)},
+		{"no_fast_producer_stall", false, true},
+		{"connect_error_reports", float64(10), float64(20)},
+		{"reconnect_error_reports", float64(10), float64(20)},
+		{"disable_sublist_cache", false, true},
+	}
+	for _, key := range PassthroughKeys() {
+		if !slices.ContainsFunc(cases, func(c struct {
+			key           string
+			before, after any
+		}) bool {
+			return c.key == key
+		}) {
+			t.Errorf("passthrough key %q has no reload case", key)
+		}
 	}
 	for _, tc := range cases {
 		t.Run(tc.key, func(t *testing.T) {
@@ -74,40 +89,5 @@ func TestReloadableAgreesWithNatsServer(t *testing.T) {
 			serverSays := err == nil
 			equal(t, "Reloadable("+tc.key+") vs nats-server", Reloadable(tc.key), serverSays)
 		})
-	}
-}
-
-func TestOwnedKeys(t *testing.T) {
-	keys := OwnedKeys()
-	for _, required := range []string{
-		"port", "http_port", "server_name", "cluster", "jetstream",
-		"authorization", "accounts", "system_account", "pid_file",
-	} {
-		if !slices.Contains(keys, required) {
-			t.Errorf("OwnedKeys lacks %q", required)
-		}
-	}
-	if !slices.IsSorted(keys) {
-		t.Errorf("OwnedKeys not sorted: %v", keys)
-	}
-	keys[0] = "mutated"
-	if slices.Contains(OwnedKeys(), "mutated") {
-		t.Error("OwnedKeys exposes its backing array")
-	}
-	for _, key := range OwnedKeys() {
-		if Reloadable(key) {
-			t.Errorf("owned key %q is also listed as reloadable passthrough", key)
-		}
-	}
-}
-
-// TestOwnedKeysAreAllRendered guards against a typo in the owned list: every
-// Config-backed key Render writes must be owned.
-func TestOwnedKeysAreAllRendered(t *testing.T) {
-	for _, key := range []string{"server_name", "port", "http_port", "pid_file", "lame_duck_duration",
-		"lame_duck_grace_period", "cluster", "jetstream", "authorization", "accounts", "system_account"} {
-		if !isOwnedKey(key) {
-			t.Errorf("Render writes %q but it is not owned", key)
-		}
 	}
 }

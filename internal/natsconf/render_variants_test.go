@@ -220,29 +220,16 @@ func TestRenderedConfigLoadsInNatsServer(t *testing.T) {
 			},
 		},
 		{
-			name: "extra nested maps and arrays",
+			name: "extra tags and metadata",
 			cfg: Config{Extra: map[string]any{
-				"websocket": map[string]any{"port": float64(8080), "no_tls": true},
-				"leafnodes": map[string]any{
-					"port": float64(7422),
-					"remotes": []any{
-						map[string]any{"urls": []any{"nats-leaf://hub-0:7422", "nats-leaf://hub-1:7422"}, "account": "APP"},
-					},
-				},
-				"server_tags": []any{"az:eu-1a", "tier:gold"},
+				"server_tags":     []any{"az:eu-1a", "tier:gold"},
+				"server_metadata": map[string]any{"team": "payments"},
 			}},
 			check: func(t *testing.T, opts *server.Options, _ map[string]any) {
-				equal(t, "Websocket.Port", opts.Websocket.Port, 8080)
-				equal(t, "Websocket.NoTLS", opts.Websocket.NoTLS, true)
-				equal(t, "LeafNode.Port", opts.LeafNode.Port, 7422)
-				equal(t, "len(LeafNode.Remotes)", len(opts.LeafNode.Remotes), 1)
-				remote := opts.LeafNode.Remotes[0]
-				equal(t, "remote.LocalAccount", remote.LocalAccount, "APP")
-				equal(t, "len(remote.URLs)", len(remote.URLs), 2)
-				equal(t, "remote.URLs[1]", remote.URLs[1].Host, "hub-1:7422")
 				if !slices.Equal([]string(opts.Tags), []string{"az:eu-1a", "tier:gold"}) {
 					t.Errorf("Tags = %v", opts.Tags)
 				}
+				equal(t, "Metadata[team]", opts.Metadata["team"], "payments")
 			},
 		},
 		{

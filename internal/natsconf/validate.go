@@ -115,20 +115,21 @@ func (c *Config) validateJetStream() error {
 	return nil
 }
 
-// validateExtraKeys refuses owned keys and keys that differ only in letter
-// case: nats-server lowercases top-level keys, so both would set one option
-// and the winner would depend on map order.
+// validateExtraKeys refuses keys off the passthrough allow-list, and keys
+// that fold to the same one: nats-server lowercases top-level keys, so both
+// would set one option and the winner would depend on map order.
 func (c *Config) validateExtraKeys() error {
 	seen := make(map[string]string, len(c.Extra))
 	for _, key := range sortedKeys(c.Extra) {
-		if isOwnedKey(key) {
-			return fmt.Errorf("extra key %q is owned by the operator and cannot be set", key)
+		if !IsPassthroughKey(key) {
+			return fmt.Errorf("extra key %q is not an allowed passthrough setting (allowed: %s)",
+				key, strings.Join(PassthroughKeys(), ", "))
 		}
-		lower := strings.ToLower(key)
-		if other, ok := seen[lower]; ok {
+		folded := FoldKey(key)
+		if other, ok := seen[folded]; ok {
 			return fmt.Errorf("extra keys %q and %q name the same nats-server setting", other, key)
 		}
-		seen[lower] = key
+		seen[folded] = key
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package natsmon
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -25,11 +23,8 @@ func FetchJSZ(ctx context.Context, c *http.Client, url string) (*server.JSInfo, 
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
 	var info server.JSInfo
-	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil {
+	if err := decodeJSON(resp, maxJSZBody, &info); err != nil {
 		return nil, err
 	}
 	return &info, nil

@@ -90,4 +90,3 @@ func mustIssue(t *testing.T, ca KeyPair, names []string, now time.Time, validity
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-

@@ -238,7 +238,9 @@ func withRouteTLS(on bool) func(*v1alpha1.NatsCluster) {
 }
 
 func withRouteIssuer(name string) func(*v1alpha1.NatsCluster) {
-	return func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: name, Kind: "ClusterIssuer"} }
+	return func(c *v1alpha1.NatsCluster) {
+		c.Spec.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: name, Kind: "ClusterIssuer"}
+	}
 }
 
 func withMonitorTLS() func(*v1alpha1.NatsCluster) {

@@ -146,16 +146,16 @@ func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 // confWant is what nats-server must read from one rendering. Zero fields
 // mean the defaults of a NatsCluster.
 type confWant struct {
-	name      string // cluster name; "" is demo
-	replicas  int    // 0 is 3
-	noJS      bool
+	name     string // cluster name; "" is demo
+	replicas int    // 0 is 3
+	noJS     bool
 	// noRouteTLS: routes without TLS (still with a password).
 	noRouteTLS bool
-	maxStore  int64 // 0 is 10Gi
-	maxMemory int64 // 0 is unset
-	domain    string
-	mode      v1alpha1.AuthMode // "" is users
-	appUser   string            // "" is nats
+	maxStore   int64 // 0 is 10Gi
+	maxMemory  int64 // 0 is unset
+	domain     string
+	mode       v1alpha1.AuthMode // "" is users
+	appUser    string            // "" is nats
 	// clientSecret is where the client password or token must come from;
 	// zero is <name>-auth with key password (users) or token (token).
 	clientSecret secretRef
@@ -205,11 +205,10 @@ func TestNatsConfLoadsInNatsServer(t *testing.T) {
 				equal(t, "Trace", o.Trace, true)
 			},
 		}},
-		{"passthrough nested map", cluster(withConfig("websocket", `{"port": 8443, "no_tls": true, "compression": true}`)), confWant{
+		{"passthrough nested map", cluster(withConfig("server_metadata", `{"team": "payments", "tier": "gold"}`)), confWant{
 			extra: func(t *testing.T, o *server.Options) {
-				equal(t, "Websocket.Port", o.Websocket.Port, 8443)
-				equal(t, "Websocket.NoTLS", o.Websocket.NoTLS, true)
-				equal(t, "Websocket.Compression", o.Websocket.Compression, true)
+				equal(t, "Metadata[team]", o.Metadata["team"], "payments")
+				equal(t, "Metadata[tier]", o.Metadata["tier"], "gold")
 			},
 		}},
 		{"passthrough array", cluster(withConfig("server_tags", `["region:eu", "tier:gold"]`)), confWant{
@@ -440,7 +439,7 @@ func TestRestartHash(t *testing.T) {
 		{"JetStream domain", []func(*v1alpha1.NatsCluster){withDomain("hub")}, true},
 		{"JetStream off", []func(*v1alpha1.NatsCluster){withJetStream(false)}, true},
 		{"max_pending does not reload", []func(*v1alpha1.NatsCluster){withConfig("max_pending", "67108864")}, true},
-		{"websocket does not reload", []func(*v1alpha1.NatsCluster){withConfig("websocket", `{"port": 8443, "no_tls": true}`)}, true},
+		{"write_timeout does not reload", []func(*v1alpha1.NatsCluster){withConfig("write_timeout", `"close"`)}, true},
 		{"max_subscriptions does not reload", []func(*v1alpha1.NatsCluster){withConfig("max_subscriptions", "1000")}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -11,6 +11,9 @@ import (
 // mount exists before the pods.
 func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 	c = c.WithDefaults()
+	if err := checkQuantities(c); err != nil {
+		return nil, err
+	}
 	conf, err := renderConf(c)
 	if err != nil {
 		return nil, err

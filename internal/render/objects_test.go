@@ -24,7 +24,7 @@ func busyCluster() *v1alpha1.NatsCluster {
 		withReplicas(5), withDomain("hub"), withMemoryStore("1Gi"), withFileStoreSize("20Gi"),
 		withStorageClass("ssd"), withPVCRetention(v1alpha1.PVCDelete), withAuthUser("app"),
 		withConfig("max_payload", "2097152"), withConfig("debug", "true"), withConfig("max_pending", "67108864"),
-		withConfig("websocket", `{"port": 8443, "no_tls": true, "compression": true, "handshake_timeout": "5s"}`),
+		withConfig("server_metadata", `{"team": "payments", "tier": "gold", "zone": "a", "cost": "x"}`),
 		withConfig("server_tags", `["a:1", "b:2", "c:3"]`),
 		withService(v1alpha1.ServiceSpec{Type: "LoadBalancer", Annotations: map[string]string{"a": "1", "b": "2", "c": "3"}}),
 		withPodTemplate(v1alpha1.PodTemplateSpec{
@@ -209,13 +209,29 @@ func TestChildrenLabelsAndNamespace(t *testing.T) {
 	}
 }
 
-// TestObjectsRefusesOwnedConfigKeys: a key the operator owns, smuggled past
-// admission into spec.config, is an error naming the key, never a panic or
-// a second copy in nats.conf.
-func TestObjectsRefusesOwnedConfigKeys(t *testing.T) {
+// TestObjectsRefusesConfigKeysOffTheAllowList: a key off the passthrough
+// allow-list (owned by the operator, taking a path, opening a listener or
+// changing who may connect), smuggled past admission into spec.config, is an
+// error naming the key (the controller's ConfigInvalid), never a panic, a
+// file read or a second copy in nats.conf.
+func TestObjectsRefusesConfigKeysOffTheAllowList(t *testing.T) {
 	for _, tc := range []struct {
 		key, value string
 	}{
+		{"operator", `"/dev/zero"`},
+		{"include", `"/dev/zero"`},
+		{"resolver", `{"type": "full", "dir": "/dev/zero"}`},
+		{"log_file", `"/dev/zero"`},
+		{"pid_file", `"/tmp/x.pid"`},
+		{"ports_file_dir", `"/tmp"`},
+		{"prof_port", "6060"},
+		{"leafnodes", `{"port": 7422}`},
+		{"gateway", `{"name": "x", "port": 7222}`},
+		{"websocket", `{"port": 8443, "no_tls": true}`},
+		{"mqtt", `{"port": 1883}`},
+		{"no_auth_user", `"kubenats-system"`},
+		{"No_Auth_User", `"kubenats-system"`},
+		{"system_account", `"APP"`},
 		{"port", "4223"},
 		{"PORT", "4223"},
 		{"server_name", `"x"`},
@@ -252,8 +268,8 @@ func TestObjectsRefusesConfigWithoutNatsConfForm(t *testing.T) {
 	}{
 		{"null", "max_payload", "null"},
 		{"malformed JSON", "max_payload", "{"},
-		{"null inside a map", "websocket", `{"port": null}`},
-		{"control character in a string", "logfile", `"a\u0001b"`},
+		{"null inside a map", "server_metadata", `{"team": null}`},
+		{"control character in a string", "ping_interval", `"a\u0001b"`},
 		{"trailing data", "max_payload", "1 2"},
 		{"trailing brace", "max_payload", "1 }"},
 	} {

@@ -32,10 +32,12 @@ var (
 )
 
 // goMemLimit is about 80% of the memory limit, in bytes: the Go runtime then
-// collects harder before the kernel kills the server. Empty without a limit.
+// collects harder before the kernel kills the server. Empty without a limit,
+// and for a limit outside the bounds Objects enforces (never "0", which
+// would make the server collect without pause).
 func goMemLimit(r corev1.ResourceRequirements) string {
 	limit, ok := r.Limits[corev1.ResourceMemory]
-	if !ok || limit.IsZero() {
+	if !ok || limit.Cmp(MinMemoryLimit) < 0 || limit.Cmp(MaxMemoryLimit) > 0 {
 		return ""
 	}
 	return strconv.FormatInt(limit.Value()/5*4, 10)

@@ -215,14 +215,14 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string]secretRef{
-			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
-			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
-			"NATS_TOKEN": {"demo-auth", "token"},
+			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":     {"demo-routes", "urls"},
+			"NATS_TOKEN":          {"demo-auth", "token"},
 		}},
 		{"token with a secretRef", cluster(withAuthMode(v1alpha1.AuthToken), withAuthSecret("tok", "value")), map[string]secretRef{
-			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
-			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
-			"NATS_TOKEN": {"tok", "value"},
+			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":     {"demo-routes", "urls"},
+			"NATS_TOKEN":          {"tok", "value"},
 		}},
 		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), map[string]secretRef{
 			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},

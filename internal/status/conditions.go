@@ -14,7 +14,9 @@ type Verdict struct {
 }
 
 // conditions turns verdicts into conditions in the given order, keeping the
-// transition time of each condition whose status did not change.
+// transition time of each condition whose status did not change. Every
+// message is bounded (BoundMessage): this is the one place conditions are
+// made.
 func conditions(prev []metav1.Condition, generation int64, now metav1.Time, verdicts ...Verdict) []metav1.Condition {
 	out := make([]metav1.Condition, 0, len(verdicts))
 	for _, v := range verdicts {
@@ -22,7 +24,7 @@ func conditions(prev []metav1.Condition, generation int64, now metav1.Time, verd
 			Type:               v.Type,
 			Status:             v.Status,
 			Reason:             v.Reason,
-			Message:            v.Message,
+			Message:            BoundMessage(v.Message),
 			ObservedGeneration: generation,
 			LastTransitionTime: now,
 		}

@@ -51,13 +51,13 @@ func Install(ctx context.Context, c client.Client, root string) error {
 	return until(ctx, "the finalizer policy", func() bool { return finalizerAdded(ctx, c) })
 }
 
-// configKeysRefused: a NatsCluster that sets an owned key is refused.
+// configKeysRefused: a NatsCluster that sets a key off the allow-list is refused.
 func configKeysRefused(ctx context.Context, c client.Client) bool {
 	probe := &v1alpha1.NatsCluster{}
 	probe.Namespace, probe.Name = "default", "admission-probe"
 	probe.Spec.Config = map[string]apiextensionsv1.JSON{"port": {Raw: []byte("1")}}
 	err := c.Create(ctx, probe, client.DryRunAll)
-	return err != nil && strings.Contains(err.Error(), "spec.config.port is owned by the operator")
+	return err != nil && strings.Contains(err.Error(), "spec.config.port is not an allowed passthrough setting")
 }
 
 // finalizerAdded: a new Stream comes back with the JetStream finalizer.

@@ -164,6 +164,7 @@ func startInProcessOperator(b *testing.B, lc *loopback.Cluster) {
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		Dialer:                 jetstream.DialerFunc(lc.Dial),
+		AllowLocalTargets:      true,
 	})
 	if err != nil {
 		b.Fatal(err)

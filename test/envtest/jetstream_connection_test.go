@@ -18,7 +18,7 @@ func TestNatsDownAtCreateTimeThenBack(t *testing.T) {
 	st := newStream(ns, "late", at(url))
 	create(t, st)
 	jsReady(t, st, metav1.ConditionFalse, "ConnectionFailed")
-	if msg := st.Status.Conditions[0].Message; !strings.Contains(msg, "cannot reach") {
+	if msg := st.Status.Conditions[0].Message; !strings.Contains(msg, "cannot connect to the NATS system") {
 		t.Fatalf("message %q does not say what failed", msg)
 	}
 	s := natsServer(t, port)

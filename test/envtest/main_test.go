@@ -73,6 +73,8 @@ func run(m *testing.M) int {
 	mgr, err := manager.New(operatorCfg, manager.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		Dialer: jetstream.DialerFunc(testDialer),
+		// connection.servers of the tests name nats-servers on 127.0.0.1.
+		AllowLocalTargets: true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -214,6 +215,27 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 		{name: "memorystore-size-zero",
 			edit: func(s *spec) { s.JetStream.MemoryStore = &v1alpha1.MemoryStoreSpec{Size: *quantity("0")} },
 			want: []string{"spec.jetstream.memoryStore.size", "memoryStore.size must be positive"}},
+		// Sizes resource.Quantity.Value() cannot hold (1E19 reads as 0: an
+		// unlimited store, GOMEMLIMIT=0), and memory too small to run in.
+		{name: "filestore-size-1e19",
+			edit: func(s *spec) { s.JetStream.FileStore.Size = quantity("1E19") },
+			want: []string{"spec.jetstream.fileStore.size", "fileStore.size must be at most 1Pi"}},
+		{name: "filestore-size-2pi",
+			edit: func(s *spec) { s.JetStream.FileStore.Size = quantity("2Pi") },
+			want: []string{"fileStore.size must be at most 1Pi"}},
+		{name: "memorystore-size-1e19",
+			edit: func(s *spec) { s.JetStream.MemoryStore = &v1alpha1.MemoryStoreSpec{Size: *quantity("1E19")} },
+			want: []string{"spec.jetstream.memoryStore.size", "memoryStore.size must be at most 16Ti"}},
+		{name: "memory-limit-1e19",
+			edit: func(s *spec) {
+				s.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: *quantity("1E19")}}
+			},
+			want: []string{"spec.resources", "resources.limits.memory must be between 64Mi and 16Ti"}},
+		{name: "memory-limit-4-bytes",
+			edit: func(s *spec) {
+				s.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: *quantity("4")}}
+			},
+			want: []string{"resources.limits.memory must be between 64Mi and 16Ti"}},
 		{name: "allowed-namespaces-duplicate",
 			edit: func(s *spec) { s.JetStream.AllowedNamespaces = []string{"team-a", "team-b", "team-a"} },
 			want: []string{"spec.jetstream.allowedNamespaces[2]", `Duplicate value: "team-a"`}},
@@ -232,10 +254,10 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 		{name: "config-port",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"port": rawJSON("4333")} },
 			want: []string{"ValidatingAdmissionPolicy 'kubenats-natscluster-config-keys'",
-				"spec.config.port is owned by the operator: use the dedicated spec field"}},
+				"spec.config.port is not an allowed passthrough setting", "spec.config accepts only connect_error_reports, debug"}},
 		{name: "config-jetstream-mixed-case",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"JetStream": rawJSON(`{"max_mem":"1G"}`)} },
-			want: []string{"spec.config.JetStream is owned by the operator"}},
+			want: []string{"spec.config.JetStream is not an allowed passthrough setting"}},
 		{name: "config-authorization-beside-an-allowed-key",
 			edit: func(s *spec) {
 				s.Config = map[string]apiextensionsv1.JSON{
@@ -243,10 +265,58 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 					"authorization": rawJSON(`{"token":"t"}`),
 				}
 			},
-			want: []string{"spec.config.authorization is owned by the operator"}},
+			want: []string{"spec.config.authorization is not an allowed passthrough setting"}},
 		{name: "config-alias-monitor-port",
 			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"Monitor_Port": rawJSON("8222")} },
-			want: []string{"spec.config.Monitor_Port is owned by the operator"}},
+			want: []string{"spec.config.Monitor_Port is not an allowed passthrough setting"}},
+		// The keys the issue names: paths, listeners and bridges, authentication.
+		{name: "config-operator-dev-zero",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"operator": rawJSON(`"/dev/zero"`)} },
+			want: []string{"spec.config.operator is not an allowed passthrough setting"}},
+		{name: "config-include",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"include": rawJSON(`"/dev/zero"`)} },
+			want: []string{"spec.config.include is not an allowed passthrough setting"}},
+		{name: "config-no-auth-user",
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{"NO_AUTH_USER": rawJSON(`"kubenats-system"`)}
+			},
+			want: []string{"spec.config.NO_AUTH_USER is not an allowed passthrough setting"}},
+		{name: "config-leafnodes",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"leafnodes": rawJSON(`{"port": 7422}`)} },
+			want: []string{"spec.config.leafnodes is not an allowed passthrough setting"}},
+		{name: "config-gateway",
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{"gateway": rawJSON(`{"name": "x", "port": 7222}`)}
+			},
+			want: []string{"spec.config.gateway is not an allowed passthrough setting"}},
+		{name: "config-websocket",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"websocket": rawJSON(`{"port": 8443}`)} },
+			want: []string{"spec.config.websocket is not an allowed passthrough setting"}},
+		{name: "config-mqtt",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"mqtt": rawJSON(`{"port": 1883}`)} },
+			want: []string{"spec.config.mqtt is not an allowed passthrough setting"}},
+		{name: "config-resolver",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"resolver": rawJSON(`"MEMORY"`)} },
+			want: []string{"spec.config.resolver is not an allowed passthrough setting"}},
+		{name: "config-prof-port",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"prof_port": rawJSON("6060")} },
+			want: []string{"spec.config.prof_port is not an allowed passthrough setting"}},
+		{name: "config-log-file",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"log_file": rawJSON(`"/dev/zero"`)} },
+			want: []string{"spec.config.log_file is not an allowed passthrough setting"}},
+		// Folding as nats-server folds: case only. '-' is not '_', and a rune
+		// strings.ToLower would fold onto 'k' matches nothing.
+		{name: "config-dash-spelling",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"max-payload": rawJSON("1048576")} },
+			want: []string{"spec.config.max-payload is not an allowed passthrough setting"}},
+		{name: "config-kelvin-sign",
+			edit: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"max_sub_to\u212Aens": rawJSON("8")} },
+			want: []string{"spec.config.max_sub_to\u212Aens is not an allowed passthrough setting"}},
+		{name: "config-same-key-twice-by-case",
+			edit: func(s *spec) {
+				s.Config = map[string]apiextensionsv1.JSON{"debug": rawJSON("true"), "DEBUG": rawJSON("false")}
+			},
+			want: []string{"name the same nats-server setting"}},
 		{name: "config-too-many-keys",
 			edit: func(s *spec) {
 				s.Config = map[string]apiextensionsv1.JSON{}
@@ -369,7 +439,7 @@ func TestValidationRejectsInvalidUpdates(t *testing.T) {
 			update: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"max_payload": rawJSON("1048576")} }},
 		{name: "config-owned-key-added",
 			update: func(s *spec) { s.Config = map[string]apiextensionsv1.JSON{"server_name": rawJSON(`"x"`)} },
-			want:   []string{"spec.config.server_name is owned by the operator"}},
+			want:   []string{"spec.config.server_name is not an allowed passthrough setting"}},
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {
@@ -424,6 +494,9 @@ func TestValidationAcceptsValidSpecs(t *testing.T) {
 			"jetstream": map[string]any{"memoryStore": map[string]any{"size": "1Gi"}}}},
 		{name: "memorystore-size-integer", spec: map[string]any{
 			"jetstream": map[string]any{"memoryStore": map[string]any{"size": int64(1073741824)}}}},
+		{name: "sizes-at-the-bounds", spec: map[string]any{
+			"jetstream": map[string]any{"fileStore": map[string]any{"size": "1Pi"}, "memoryStore": map[string]any{"size": "16Ti"}},
+			"resources": map[string]any{"limits": map[string]any{"memory": "64Mi"}, "requests": map[string]any{"memory": "64Mi"}}}},
 		{name: "name-52-characters", objName: "n" + strings.Repeat("a", 51), spec: map[string]any{}},
 		{name: "no-spec-key"},
 	}

@@ -23,6 +23,9 @@ func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) 
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		Dialer:                 dial,
+		// The tests' NATS systems named by connection.servers run on
+		// loopback addresses.
+		AllowLocalTargets: true,
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,34 @@
+package natsmon
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Caps on the monitor bodies the operator reads. A server's monitor port
+// answers to whoever runs its image (spec.image is the tenant's), so a body
+// is untrusted: without a cap, one endless answer grows the operator until
+// it is killed, and every tenant's reconciles stop with it. The caps sit far
+// above what real servers send: /varz is a few KiB; /jsz with streams,
+// consumers, config and Raft groups is about 3 KiB per stream with its
+// consumers, so 16 MiB carries some 5000 streams. The operator runs with
+// 128 MiB.
+const (
+	maxVarzBody = 1 << 20
+	maxJSZBody  = 16 << 20
+)
+
+// decodeJSON decodes resp's body into v, reading at most limit bytes.
+func decodeJSON(resp *http.Response, limit int64, v any) error {
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Request.URL.Path, resp.Status)
+	}
+	body := &io.LimitedReader{R: resp.Body, N: limit + 1}
+	err := json.NewDecoder(body).Decode(v)
+	if body.N <= 0 {
+		return fmt.Errorf("%s: the answer is larger than %d bytes", resp.Request.URL.Path, limit)
+	}
+	return err
+}
