@@ -75,6 +75,8 @@ func run(m *testing.M) int {
 	mgr, err := manager.New(operatorCfg, manager.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		WatchNamespaces: []string{watchedA, watchedB},
+		// The suite's nats-server runs on 127.0.0.1.
+		AllowLocalTargets: true,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
