@@ -104,22 +104,34 @@ func (m *Mesh) Meshed(pod types.NamespacedName) bool {
 	return m.workloads[pod] != nil
 }
 
-// addressFor is the address src's process resolves dst's DNS name to: an
-// outbound listener of src's own sidecar when both are meshed, else dst's
-// own address (plaintext, as auto mTLS sends to a pod without a sidecar,
-// and as a pod without a sidecar always does).
-func (m *Mesh) addressFor(src, dst types.NamespacedName, dstIP string) string {
-	if m == nil || !m.Meshed(src) || !m.Meshed(dst) {
-		return dstIP
+// hostsView is the address each record has in src's hosts file. A meshed
+// pod reaches a pod of a headless Service through its own sidecar, in
+// mTLS, only when every pod of that Service has a sidecar: for a headless
+// Service Istio's auto mTLS is all-or-nothing across its pods (istio/istio
+// issue 49584), and with one pod outside the mesh the client sidecar sends
+// plaintext to all of them. Everything else keeps its own address.
+func (m *Mesh) hostsView(src types.NamespacedName, records []dnsRecord) func(dnsRecord) string {
+	type service struct{ ns, name string }
+	partial := map[service]bool{}
+	for _, r := range records {
+		if !m.Meshed(types.NamespacedName{Namespace: r.ns, Name: r.pod}) {
+			partial[service{r.ns, r.subdomain}] = true
+		}
 	}
-	ip, err := m.outboundIP(src, dst)
-	if err != nil {
-		return dstIP
+	srcMeshed := m.Meshed(src)
+	return func(r dnsRecord) string {
+		if !srcMeshed || partial[service{r.ns, r.subdomain}] {
+			return r.ip
+		}
+		ip, err := m.outboundIP(src, types.NamespacedName{Namespace: r.ns, Name: r.pod})
+		if err != nil {
+			return r.ip
+		}
+		return ip
 	}
-	return ip
 }
 
-// StartSidecar starts the sidecar of a workload (before its application:
+// startSidecar starts the sidecar of a workload (before its application:
 // the proxy is up when the app first dials) and joins it to the mesh.
 func (m *Mesh) startSidecar(w meshWorkload) (*sidecar, error) {
 	cert, err := m.ca.workloadCert(w.Pod.Namespace, w.ServiceAccount)
