@@ -263,4 +263,3 @@ func tailString(s string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
