@@ -35,6 +35,39 @@
 // by the CA and self-signed issuers; c.CertManagerLog() is their output.
 // RunCertManager runs them beside a bare envtest API server.
 //
+// The mesh model (mesh.go, mesh_proxy.go, mesh_sniff.go, mesh_policy.go,
+// mesh_pki.go) stands in for Istio's sidecar, which cannot run here:
+//
+//   - Inbound: the sidecar listens on the pod's address on every declared
+//     port; the application listens on Mesh.AppIP, a second address of the
+//     pod, which stands for the pod's localhost. Each connection's mode
+//     comes from effectiveMode (Istio's precedence). The sidecar waits for
+//     the client's first bytes with no timeout, as Envoy's TLS inspector
+//     does by default: a TLS ClientHello offering Istio's ALPN is mTLS
+//     (client certificate of the mesh CA required), anything else is
+//     plaintext, served under PERMISSIVE, closed under STRICT. DISABLE
+//     passes bytes untouched. A policy change closes established plaintext
+//     connections a port now refuses.
+//   - Outbound: through DNS. A meshed pod's hosts file (hostsView) maps the
+//     pods of a headless Service whose pods all have sidecars to addresses
+//     of its own sidecar, one per destination, which originates mTLS with
+//     the workload's identity and checks the destination's. A Service with
+//     any pod outside the mesh is reached in plaintext, from every client
+//     (Istio's auto mTLS for headless Services is all-or-nothing). What
+//     Istio captures with iptables and this cannot: addresses dialed by IP
+//     (gossiped route URLs, ClusterIPs), and the mesh- or namespace-wide
+//     STRICT case where Istio sends mTLS to every pod of such a Service.
+//   - Identities: mesh_pki.go's CA issues SPIFFE URI SANs
+//     spiffe://cluster.local/ns/<ns>/sa/<serviceaccount>.
+//   - Drain: stopSidecar refuses new connections at once, keeps
+//     established ones for the drain duration, then closes them.
+//   - Clients of the test process: Mesh.Client(ns, sa) is a meshed client
+//     (nats.SetCustomDialer); a plain dial is a client outside the mesh.
+//
+// Not yet wired into the kubelet: detecting istio-proxy containers, the
+// per-pod hosts files, the sidecar's start before the app, its status and
+// the sidecar.istio.io/status annotation.
+//
 // New/Stop do the same without a testing.T (a TestMain, a demo);
 // BuildNatsServers builds the nats-server binaries the kubelet runs;
 // BuildCertManager builds cert-manager's controllers and places its CRDs.

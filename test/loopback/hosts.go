@@ -22,7 +22,7 @@ import (
 
 // dnsRecord is one pod's entry: hostname.subdomain in its namespace.
 type dnsRecord struct {
-	ns, hostname, subdomain, ip string
+	ns, pod, hostname, subdomain, ip string
 }
 
 // dnsTable keeps the records and writes the hosts files.
@@ -70,7 +70,7 @@ func (d *dnsTable) add(pod *corev1.Pod, ip string, headless func(ns, svc string)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if pod.Spec.Subdomain != "" && headless(pod.Namespace, pod.Spec.Subdomain) {
-		d.records[pod.UID] = dnsRecord{ns: pod.Namespace, hostname: name, subdomain: pod.Spec.Subdomain, ip: ip}
+		d.records[pod.UID] = dnsRecord{ns: pod.Namespace, pod: pod.Name, hostname: name, subdomain: pod.Spec.Subdomain, ip: ip}
 	}
 	return d.writeLocked(pod.Namespace)
 }
@@ -113,18 +113,28 @@ func (d *dnsTable) writeLocked(ns string) error {
 	return nil
 }
 
-// contentLocked is the hosts file seen from namespace ns: every pod in every
-// fully qualified form, and the short <pod>.<service> form of ns's own.
+// contentLocked is the hosts file seen from namespace ns.
 func (d *dnsTable) contentLocked(ns string) []byte {
-	var lines []string
+	records := make([]dnsRecord, 0, len(d.records))
 	for _, r := range d.records {
+		records = append(records, r)
+	}
+	return hostsFileContent(ns, records, func(r dnsRecord) string { return r.ip })
+}
+
+// hostsFileContent is a hosts file seen from namespace ns: every pod in
+// every fully qualified form, and the short <pod>.<service> form of ns's
+// own, each at the address addressOf gives (a meshed pod's view differs).
+func hostsFileContent(ns string, records []dnsRecord, addressOf func(dnsRecord) string) []byte {
+	var lines []string
+	for _, r := range records {
 		base := r.hostname + "." + r.subdomain
 		fq := base + "." + r.ns
 		names := fq + " " + fq + ".svc " + fq + ".svc." + clusterDomain
 		if r.ns == ns {
 			names = base + " " + names
 		}
-		lines = append(lines, fmt.Sprintf("%s %s", r.ip, names))
+		lines = append(lines, fmt.Sprintf("%s %s", addressOf(r), names))
 	}
 	sort.Strings(lines)
 	var b bytes.Buffer
