@@ -92,7 +92,7 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 		if ct.Verify {
 			// The servers' own certificate carries client auth: the
 			// operator presents it, needing no certificate of its own.
-			data, err := certificateSecretData(ctx, r.Client, r.UserSecrets, &c, render.ClientTLSSecretName(&c))
+			data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, &c, render.ClientTLSSecretName(&c))
 			if err != nil || data == nil {
 				return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
 					"NatsCluster %s/%s: its client certificate cannot be read yet", ref.Namespace, ref.Name)}, nil

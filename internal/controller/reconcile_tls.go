@@ -91,57 +91,73 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 			fillCertificate(&cert, map[string][]byte{
 				render.TLSCertKey: []byte(routes.Cert), render.TLSKeyKey: []byte(routes.Key), render.TLSCAKey: []byte(routes.CACert),
 			})
-		} else if err := r.readCertificate(ctx, c, &cert); err != nil {
+		} else if _, err := r.readCertificate(ctx, c, &cert); err != nil {
 			return nil, "", err
 		}
 		out = append(out, cert)
 	}
 	if c.Spec.TLS.Client != nil {
 		cert := status.Certificate{Listener: "client", Secret: render.ClientTLSSecretName(c)}
-		data, err := r.tlsSecretData(ctx, c, cert.Secret)
+		data, err := r.readCertificate(ctx, c, &cert)
 		if err != nil {
 			return nil, "", err
 		}
-		fillCertificate(&cert, data)
 		clientCA = string(data[render.TLSCAKey])
 		out = append(out, cert)
 	}
 	return out, clientCA, nil
 }
 
-func (r *NatsClusterReconciler) readCertificate(ctx context.Context, c *v1alpha1.NatsCluster, cert *status.Certificate) error {
-	data, err := r.tlsSecretData(ctx, c, cert.Secret)
+// readCertificate fills cert from its Secret. A Secret of the user's that
+// kubenats may not use is reported as such, not as missing: the user named
+// it and can act on the reason.
+func (r *NatsClusterReconciler) readCertificate(ctx context.Context, c *v1alpha1.NatsCluster, cert *status.Certificate) (map[string][]byte, error) {
+	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, cert.Secret)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	if refusal != "" && !r.issued(c, cert.Listener) {
+		cert.Found, cert.Invalid = true, refusal
+		return nil, nil
 	}
 	fillCertificate(cert, data)
-	return nil
+	return data, nil
+}
+
+// issued reports whether cert-manager issues the listener's certificate:
+// its Secret may simply not be written yet.
+func (r *NatsClusterReconciler) issued(c *v1alpha1.NatsCluster, listener string) bool {
+	if listener == "client" {
+		return c.Spec.TLS.Client != nil && c.Spec.TLS.Client.IssuerRef != nil
+	}
+	return c.Spec.TLS.Routes.IssuerRef != nil
 }
 
 // tlsSecretData is the data of one of c's certificate Secrets.
 func (r *NatsClusterReconciler) tlsSecretData(ctx context.Context, c *v1alpha1.NatsCluster, name string) (map[string][]byte, error) {
-	return certificateSecretData(ctx, r.Client, r.UserSecrets, c, name)
+	data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, name)
+	return data, err
 }
 
 // certificateSecretData is the data of a Secret holding one of c's
 // certificates: cert-manager's for c (it carries c's labels, through the
 // Certificate's secretTemplate, and so sits in the operator's cache), or
-// the user's own, which must be opted in like every user Secret. Absent or
-// refused reads as empty, which CertificatesReady reports as missing.
-func certificateSecretData(ctx context.Context, cached, userSecrets client.Reader, c *v1alpha1.NatsCluster, name string) (map[string][]byte, error) {
+// the user's own, which must be opted in like every user Secret. refusal
+// says why a user's Secret cannot be used (missing included).
+func certificateSecretData(ctx context.Context, cached, userSecrets client.Reader, c *v1alpha1.NatsCluster, name string) (_ map[string][]byte, refusal string, _ error) {
 	var s corev1.Secret
 	err := cached.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
 	if err == nil && s.Labels[render.LabelInstance] == c.Name {
-		return s.Data, nil
+		return s.Data, "", nil
 	}
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
+		return nil, "", err
 	}
 	user, refusal, err := userSecret(ctx, userSecrets, c.Namespace, name, "spec.tls")
 	if err != nil || refusal != "" {
-		return nil, err
+		return nil, refusal, err
 	}
-	return user.Data, nil
+	return user.Data, "", nil
 }
 
 // fillCertificate records what a TLS Secret's data says of its certificate.

@@ -19,12 +19,21 @@ import (
 // a rotated (or newly opted-in) Secret wakes exactly its users.
 const userSecretIndex = "kubenats.io/user-secret"
 
-// clusterSecrets are the user Secrets a NatsCluster names.
+// clusterSecrets are the user Secrets a NatsCluster names: its password or
+// token, and its own certificates.
 func clusterSecrets(o client.Object) []string {
-	if ref := o.(*v1alpha1.NatsCluster).Spec.Auth.SecretRef; ref != nil {
-		return []string{ref.Name}
+	spec := o.(*v1alpha1.NatsCluster).Spec
+	var out []string
+	if ref := spec.Auth.SecretRef; ref != nil {
+		out = append(out, ref.Name)
 	}
-	return nil
+	if n := spec.TLS.Routes.SecretName; n != "" {
+		out = append(out, n)
+	}
+	if ct := spec.TLS.Client; ct != nil && ct.SecretName != "" {
+		out = append(out, ct.SecretName)
+	}
+	return out
 }
 
 // jetStreamSecrets are the user Secrets a JetStream resource names.

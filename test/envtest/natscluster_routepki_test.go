@@ -4,10 +4,12 @@ import (
 	"crypto/x509"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,4 +98,50 @@ func checkRouteCertificate(t *testing.T, s *corev1.Secret, ca *x509.Certificate,
 		t.Errorf("route certificate carries IPs %v or localhost: %v", cert.IPAddresses, cert.DNSNames)
 	}
 	return cert
+}
+
+// TestClientCertificateSecretMustBeOptedIn: a client certificate Secret of
+// the user's is used only once its owner labelled it for kubenats; until
+// then CertificatesReady (and Ready) say so, naming the label, and the
+// credentials Secret carries no CA. Labelled, it is taken up without a
+// spec change, its CA handed to clients.
+func TestClientCertificateSecretMustBeOptedIn(t *testing.T) {
+	ns := namespace(t)
+	now := time.Now()
+	ca, err := pki.NewCA("client CA", now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := pki.Issue(ca, []string{"nats." + ns + ".svc"}, now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "my-tls"}, Type: corev1.SecretTypeTLS,
+		StringData: map[string]string{"tls.crt": leaf.Cert, "tls.key": leaf.Key, "ca.crt": ca.Cert}}
+	create(t, secret)
+	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "my-tls"} })
+	create(t, c)
+	c = readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonCertificateInvalid)
+	if ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); !strings.Contains(ready.Message, v1alpha1.SecretAllowLabel) {
+		t.Errorf("Ready message %q does not say how to opt the Secret in", ready.Message)
+	}
+	update(t, secret, func(s *corev1.Secret) {
+		s.Labels = map[string]string{v1alpha1.SecretAllowLabel: v1alpha1.SecretAllowValue}
+	})
+	eventually(t, wait, func() error {
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionCertificatesReady) {
+			return fmt.Errorf("CertificatesReady %+v", meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionCertificatesReady))
+		}
+		creds := &corev1.Secret{}
+		if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats-client"}, creds); err != nil {
+			return err
+		}
+		if string(creds.Data[render.TLSCAKey]) != ca.Cert || !strings.HasPrefix(string(creds.Data[render.CredentialsURLKey]), "tls://") {
+			return fmt.Errorf("credentials Secret: ca.crt %d bytes, url scheme %.6s", len(creds.Data[render.TLSCAKey]), creds.Data[render.CredentialsURLKey])
+		}
+		return nil
+	})
 }
