@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -54,6 +55,11 @@ type Options struct {
 	// namespaces: its caches list and watch nothing elsewhere, so Roles (or
 	// RoleBindings to its ClusterRole) in them are all the RBAC it needs.
 	WatchNamespaces []string
+	// RepeatedInProcess lets a test process build the operator more than
+	// once, one after another (a benchmark run with -count): controller
+	// names are checked to be unique per process, for their metrics, and a
+	// stopped operator's names stay taken.
+	RepeatedInProcess bool
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -75,6 +81,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kubenats.kubenats.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		Controller:              config.Controller{SkipNameValidation: &o.RepeatedInProcess},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces(o.WatchNamespaces),
 			ByObject:          ownedOnly(),

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +24,9 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsconf"
+	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // The floor: the three servers of a 3-replica NatsCluster, started by hand
@@ -34,11 +35,17 @@ import (
 //
 // The configuration is the operator's own model (render.NatsConf, checked
 // to be the text of render.Objects' ConfigMap), with exactly what the
-// loopback kubelet changes for a pod: route host names become the servers'
-// addresses, container paths (store_dir, pid_file) become directories of
-// this run, and every listener binds the server's own address. The
-// environment is the StatefulSet's container env, resolved as the kubelet
-// resolves it, with generated passwords for the Secrets it names.
+// loopback kubelet changes for a pod: container paths (store_dir, pid_file,
+// the route certificate's files) become directories of this run, and every
+// listener binds the server's own address. The environment is the
+// StatefulSet's container env, resolved as the kubelet resolves it, with
+// generated passwords for the Secrets it names and the route URLs the routes
+// Secret carries (render.RouteURLs). Route TLS is the operator's default: a
+// CA and a route certificate made with internal/pki for render.RouteDNSNames,
+// as the operator makes them. The servers find each other by pod DNS name,
+// as the loopback's pods do: each runs in a mount namespace whose /etc/hosts
+// is a hosts file of the loopback's format (loopback.HostsFileContent,
+// loopback.CommandWithHosts), listing all three from the start.
 
 // floorTimeout bounds the wait for the hand-started servers.
 const floorTimeout = 2 * time.Minute
@@ -61,11 +68,19 @@ type floorServer struct {
 	stopOnce     sync.Once
 }
 
-// measureFloor starts the three servers, times them to a meta leader, and
-// stops them.
-func measureFloor(b *testing.B) floorResult {
+// floorFiles are what the servers of one floor share: the hosts file and
+// the route certificate's directory ("" without route TLS).
+type floorFiles struct {
+	hosts, routeTLSDir string
+}
+
+// measureFloor starts the three servers, with route TLS or without, times
+// them to a meta leader, and stops them.
+func measureFloor(b *testing.B, routeTLS bool) floorResult {
 	b.Helper()
-	nc := (&v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: benchClusterName}}).WithDefaults()
+	nc := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: benchClusterName}}
+	nc.Spec.TLS.Routes.Enabled = &routeTLS
+	nc = nc.WithDefaults()
 	binary := filepath.Join(repoRoot(b), "bin", "nats-server", nc.Spec.Version, "nats-server")
 	if _, err := os.Stat(binary); err != nil {
 		b.Fatal(err)
@@ -73,18 +88,28 @@ func measureFloor(b *testing.B) floorResult {
 	ctr := renderedServerContainer(b, nc)
 	slot := lockAddressSlot(b)
 	secrets := map[string]string{} // "<secret>/<key>" -> value
-	for _, name := range []string{render.AuthSecretName(nc), render.SystemSecretName(nc)} {
+	for _, name := range []string{render.AuthSecretName(nc), render.SystemSecretName(nc), render.RouteSecretName(nc)} {
 		secrets[name+"/"+render.PasswordKey] = newFloorPassword(b)
 	}
+	routePassword := secrets[render.RouteSecretName(nc)+"/"+render.PasswordKey]
+	secrets[render.RouteSecretName(nc)+"/"+render.RouteURLsKey] = render.RouteURLs(nc, routePassword)
+
 	servers := make([]*floorServer, nc.Spec.ReplicaCount())
-	hosts := map[string]string{} // route host name -> address
+	var records []loopback.PodDNSRecord
 	for i := range servers {
 		s := &floorServer{pod: render.PodName(nc, i), ip: fmt.Sprintf("127.0.%d.%d", slot, i+1), dir: b.TempDir(), done: make(chan struct{})}
 		servers[i] = s
-		hosts[s.pod+"."+render.HeadlessServiceName(nc)] = s.ip
+		records = append(records, loopback.PodDNSRecord{Namespace: nc.Namespace, Hostname: s.pod, Subdomain: render.HeadlessServiceName(nc), IP: s.ip})
+	}
+	files := floorFiles{hosts: filepath.Join(b.TempDir(), "hosts")}
+	if err := os.WriteFile(files.hosts, loopback.HostsFileContent(nc.Namespace, records), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if nc.Spec.RouteTLSEnabled() {
+		files.routeTLSDir = writeFloorRoutePKI(b, nc)
 	}
 	for _, s := range servers {
-		s.prepare(b, binary, nc, ctr, hosts, secrets)
+		s.prepare(b, binary, nc, ctr, files, secrets)
 	}
 	stopAll := func() {
 		for _, s := range servers {
@@ -104,8 +129,54 @@ func measureFloor(b *testing.B) floorResult {
 		}()
 	}
 	res := waitForFloor(b, servers, start)
+	checkFloorRouteTLS(b, servers, routeTLS)
 	stopAll()
 	return res
+}
+
+// writeFloorRoutePKI makes a route CA and certificate as the operator makes
+// them (internal/pki, render.RouteDNSNames) and writes them as the routes
+// TLS Secret's files; it returns their directory.
+func writeFloorRoutePKI(b *testing.B, nc *v1alpha1.NatsCluster) string {
+	b.Helper()
+	now := time.Now()
+	ca, err := pki.NewCA(nc.Name+" route CA", now, pki.CAValidity)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cert, err := pki.Issue(ca, render.RouteDNSNames(nc, render.DefaultClusterDomain), now, pki.CertValidity)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	for name, content := range map[string]string{render.TLSCertKey: cert.Cert, render.TLSKeyKey: cert.Key, render.TLSCAKey: ca.Cert} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// checkFloorRouteTLS fails the benchmark unless every server's route
+// listener requires TLS exactly when the floor asked for it: the floor
+// measures what it says it measures.
+func checkFloorRouteTLS(b *testing.B, servers []*floorServer, routeTLS bool) {
+	b.Helper()
+	hc := &http.Client{Timeout: time.Second}
+	for _, s := range servers {
+		var v struct {
+			Cluster struct {
+				TLSRequired bool `json:"tls_required"`
+				TLSVerify   bool `json:"tls_verify"`
+			} `json:"cluster"`
+		}
+		if err := s.get(hc, "/varz", &v); err != nil {
+			b.Fatalf("%s: /varz: %v", s.pod, err)
+		}
+		if v.Cluster.TLSRequired != routeTLS || v.Cluster.TLSVerify != routeTLS {
+			b.Fatalf("%s: route tls_required %t, tls_verify %t; the floor asked for route TLS %t", s.pod, v.Cluster.TLSRequired, v.Cluster.TLSVerify, routeTLS)
+		}
+	}
 }
 
 // renderedServerContainer is the nats container of the StatefulSet that
@@ -149,7 +220,7 @@ func renderedServerContainer(b *testing.B, nc *v1alpha1.NatsCluster) *corev1.Con
 }
 
 // prepare writes the server's nats.conf and builds its command.
-func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsCluster, ctr *corev1.Container, hosts, secrets map[string]string) {
+func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsCluster, ctr *corev1.Container, files floorFiles, secrets map[string]string) {
 	b.Helper()
 	conf, err := render.NatsConf(nc)
 	if err != nil {
@@ -158,17 +229,13 @@ func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsClus
 	if conf.Cluster == nil || conf.JetStream == nil {
 		b.Fatalf("the rendered config has no cluster (%v) or no jetstream (%v) block", conf.Cluster, conf.JetStream)
 	}
-	for i, route := range conf.Cluster.Routes {
-		u, err := url.Parse(route)
-		if err != nil {
-			b.Fatal(err)
+	if (conf.Cluster.TLS != nil) != (files.routeTLSDir != "") {
+		b.Fatalf("the rendered cluster block has route TLS %t, the floor made a route certificate %t", conf.Cluster.TLS != nil, files.routeTLSDir != "")
+	}
+	if t := conf.Cluster.TLS; t != nil {
+		for _, f := range []*string{&t.CertFile, &t.KeyFile, &t.CAFile} {
+			*f = strings.Replace(*f, render.RouteTLSDir, files.routeTLSDir, 1)
 		}
-		ip, ok := hosts[u.Hostname()]
-		if !ok {
-			b.Fatalf("route %s names a host that is not one of the servers %v", route, hosts)
-		}
-		u.Host = net.JoinHostPort(ip, u.Port())
-		conf.Cluster.Routes[i] = u.String()
 	}
 	conf.JetStream.StoreDir = strings.Replace(conf.JetStream.StoreDir, render.StoreDir, filepath.Join(s.dir, "data"), 1)
 	conf.PidFile = strings.Replace(conf.PidFile, render.PidDir, s.dir, 1)
@@ -200,10 +267,11 @@ func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsClus
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = log.Close() })
-	s.cmd = exec.Command(binary, args...)
+	// In a mount namespace where the floor's hosts file is /etc/hosts, as
+	// the loopback kubelet runs a pod's server.
+	s.cmd = loopback.CommandWithHosts(files.hosts, binary, args...)
 	s.cmd.Env = containerEnvFor(b, ctr, s.pod, secrets)
 	s.cmd.Dir, s.cmd.Stdout, s.cmd.Stderr = s.dir, log, log
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // bindListenersTo makes the client, monitoring and route listeners of a
@@ -252,7 +320,8 @@ func containerEnvFor(b *testing.B, ctr *corev1.Container, pod string, secrets ma
 		}
 		values[e.Name] = v
 	}
-	for _, want := range []string{render.EnvServerName, render.EnvPassword, render.EnvSystemPassword} {
+	for _, want := range []string{render.EnvServerName, render.EnvPassword, render.EnvSystemPassword,
+		render.EnvRoutePassword, render.EnvRouteURLs, render.EnvRouteAdvertise} {
 		if values[want] == "" {
 			b.Fatalf("the container's environment has no %s: %v", want, names)
 		}

@@ -23,15 +23,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // Goals from the issue, reported beside the figures, never asserted.
 const (
-	goalOperatorShare = 2 * time.Second
+	goalOperatorShare = time.Second
 	goalPodToReady    = time.Second
 	goalPublishStall  = 5 * time.Second
 )
@@ -50,8 +50,11 @@ const formTimeoutBench = 5 * time.Minute
 // real nats-server process) with the operator running in this process:
 //
 //   - floor_s: three nats-server processes started by hand with the
-//     configuration the operator renders, until all three pass the
+//     configuration the operator renders (route TLS and authorization,
+//     routes and advertise by pod DNS name), until all three pass the
 //     readiness probe's check and agree on a JetStream meta leader;
+//   - floor_plain_s: the same without route TLS, and route_tls_share_s,
+//     floor_s - floor_plain_s;
 //   - ready_s: a 3-server NatsCluster from its creation to Ready, and
 //     operator_share_s, ready_s - floor_s;
 //   - pod_to_ready_s: from the last pod turning Ready to the NatsCluster
@@ -65,7 +68,8 @@ const formTimeoutBench = 5 * time.Minute
 // the floor's servers all healthy without a leader, and meta_leader_s, when
 // the NatsCluster's own servers agreed on a leader, polled as the floor's.
 //
-// b.N beyond 1 is ignored: run it with -benchtime=1x.
+// b.N beyond 1 is ignored: run it with -benchtime=1x. Every run starts its
+// own loopback cluster and operator; -count=5 gives five runs for medians.
 func BenchmarkNatsClusterReady(b *testing.B) {
 	if err := loopback.BuildNatsServers("", os.Stderr); err != nil {
 		b.Fatal(err)
@@ -73,11 +77,24 @@ func BenchmarkNatsClusterReady(b *testing.B) {
 	lc := startLoopbackCluster(b)
 	startInProcessOperator(b, lc)
 
-	// The floor runs beside the idle control plane and operator, so that
-	// both measurements share the machine's background.
-	floor := measureFloor(b)
-	b.Logf("floor: three hand-started nats-server %s healthy (/healthz?js-server-only=true) after %.3fs, agreeing on meta leader %s after %.3fs",
-		v1alpha1.DefaultVersion, floor.healthy.Seconds(), floor.metaLeader, floor.leader.Seconds())
+	// The floors run beside the idle control plane and operator, so that
+	// every measurement shares the machine's background: with route TLS (the
+	// operator's default, the floor Ready is compared with) and without, for
+	// the TLS handshake's share. Their order alternates from run to run, so
+	// that neither always runs first.
+	var floor, plain floorResult
+	if floorRuns++; floorRuns%2 == 1 {
+		floor, plain = measureFloor(b, true), measureFloor(b, false)
+	} else {
+		plain, floor = measureFloor(b, false), measureFloor(b, true)
+	}
+	for _, f := range []struct {
+		what string
+		res  floorResult
+	}{{"with route TLS", floor}, {"without route TLS", plain}} {
+		b.Logf("floor %s: three hand-started nats-server %s healthy (/healthz?js-server-only=true) after %.3fs, agreeing on meta leader %s after %.3fs",
+			f.what, v1alpha1.DefaultVersion, f.res.healthy.Seconds(), f.res.metaLeader, f.res.leader.Seconds())
+	}
 
 	form := formNatsCluster(b, lc, "bench-ready", v1alpha1.DefaultVersion)
 	form.log(b)
@@ -93,6 +110,8 @@ func BenchmarkNatsClusterReady(b *testing.B) {
 	b.ReportMetric(form.ready.Seconds()/floor.leader.Seconds(), "ready/floor")
 	b.ReportMetric(roll.took.Seconds(), "roll_s")
 	b.ReportMetric(floor.healthy.Seconds(), "floor_healthy_s")
+	b.ReportMetric(plain.leader.Seconds(), "floor_plain_s")
+	b.ReportMetric((floor.leader - plain.leader).Seconds(), "route_tls_share_s")
 	b.ReportMetric(form.metaLeader.Seconds(), "meta_leader_s")
 
 	b.Logf("ready %.3fs - floor %.3fs = operator share %.3fs (ready/floor %.2f); goal under %s: %s",
@@ -112,6 +131,10 @@ func BenchmarkNatsClusterReady(b *testing.B) {
 		goalPublishStall, verdict(roll.stall < goalPublishStall))
 }
 
+// floorRuns counts the benchmark's runs in this process, for the floors'
+// order.
+var floorRuns int
+
 func verdict(met bool) string {
 	if met {
 		return "met"
@@ -127,7 +150,9 @@ func startLoopbackCluster(b *testing.B) *loopback.Cluster {
 	b.Helper()
 	// The logger is set before anything logs (envtest does at start); the
 	// operator's log file exists only once the cluster's directory does.
-	logf.SetLogger(zap.New(zap.WriteTo(benchOperatorLog), zap.Level(zapcore.InfoLevel)))
+	setLoggerOnce.Do(func() {
+		logf.SetLogger(zap.New(zap.WriteTo(benchOperatorLog), zap.Level(zapcore.InfoLevel)))
+	})
 	var lc *loopback.Cluster
 	// Registered first, so it runs after the cluster's own Stop.
 	b.Cleanup(func() {
@@ -145,64 +170,39 @@ func startLoopbackCluster(b *testing.B) *loopback.Cluster {
 }
 
 // startInProcessOperator runs the operator in this process exactly as it
-// ships (manager.New), as the e2e suite does, logging into the cluster's
-// directory, and waits for its caches: the clock of a formation starts
-// with a warm operator.
+// ships (inprocess.Operator, as the e2e suite does), logging into the
+// cluster's directory, and waits for its caches: the clock of a formation
+// starts with a warm operator. Each run of the benchmark builds its own.
 func startInProcessOperator(b *testing.B, lc *loopback.Cluster) {
 	b.Helper()
 	logFile, err := os.Create(filepath.Join(lc.Dir, "logs", "operator.log"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchOperatorLog.set(logFile)
+	benchOperatorLog.Set(logFile)
 	// Runs after the operator has stopped (cleanups run last first).
 	b.Cleanup(func() {
-		benchOperatorLog.set(io.Discard)
+		benchOperatorLog.Set(io.Discard)
 		_ = logFile.Close()
 	})
-	mgr, err := manager.New(lc.Config, manager.Options{
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Dialer:                 jetstream.DialerFunc(lc.Dial),
-	})
+	stop, err := inprocess.Operator(context.Background(), lc.Config, lc.Dial)
 	if err != nil {
 		b.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	b.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			b.Errorf("operator: %v", err)
 		}
 	})
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		b.Fatal("the operator's caches did not sync")
-	}
 }
 
 // benchOperatorLog is where controller-runtime's (and envtest's) log lines
-// go: nowhere until the operator's log file exists.
-var benchOperatorLog = &logSwitch{w: io.Discard}
-
-// logSwitch writes to a target that can change while in use.
-type logSwitch struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *logSwitch) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *logSwitch) set(w io.Writer) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.w = w
-}
+// go: nowhere until the operator's log file exists. The process-wide logger
+// is set once, by the first run.
+var (
+	benchOperatorLog = &inprocess.SwitchWriter{}
+	setLoggerOnce    sync.Once
+)
 
 // formation is how one NatsCluster came to be Ready.
 type formation struct {

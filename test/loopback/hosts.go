@@ -20,9 +20,9 @@ import (
 // cluster DNS, a pod that does not exist yet cannot be resolved, and a new
 // pod appears within the resolver's cache time (Go's: 5 s).
 
-// dnsRecord is one pod's entry: hostname.subdomain in its namespace.
-type dnsRecord struct {
-	ns, hostname, subdomain, ip string
+// PodDNSRecord is one pod's entry: Hostname.Subdomain in Namespace, at IP.
+type PodDNSRecord struct {
+	Namespace, Hostname, Subdomain, IP string
 }
 
 // dnsTable keeps the records and writes the hosts files.
@@ -30,12 +30,12 @@ type dnsTable struct {
 	dir string
 
 	mu      sync.Mutex
-	records map[types.UID]dnsRecord
+	records map[types.UID]PodDNSRecord
 	written map[string][]byte // by namespace
 }
 
 func newDNSTable(dir string) *dnsTable {
-	return &dnsTable{dir: dir, records: map[types.UID]dnsRecord{}, written: map[string][]byte{}}
+	return &dnsTable{dir: dir, records: map[types.UID]PodDNSRecord{}, written: map[string][]byte{}}
 }
 
 // hostsFile is the /etc/hosts of the pods in namespace ns.
@@ -53,7 +53,7 @@ func (d *dnsTable) add(pod *corev1.Pod, ip string, headless func(ns, svc string)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if pod.Spec.Subdomain != "" && headless(pod.Namespace, pod.Spec.Subdomain) {
-		d.records[pod.UID] = dnsRecord{ns: pod.Namespace, hostname: name, subdomain: pod.Spec.Subdomain, ip: ip}
+		d.records[pod.UID] = PodDNSRecord{Namespace: pod.Namespace, Hostname: name, Subdomain: pod.Spec.Subdomain, IP: ip}
 	}
 	return d.writeLocked(pod.Namespace)
 }
@@ -81,10 +81,14 @@ func (d *dnsTable) writeLocked(ns string) error {
 		namespaces[n] = true
 	}
 	for _, r := range d.records {
-		namespaces[r.ns] = true
+		namespaces[r.Namespace] = true
 	}
 	for n := range namespaces {
-		content := d.contentLocked(n)
+		records := make([]PodDNSRecord, 0, len(d.records))
+		for _, r := range d.records {
+			records = append(records, r)
+		}
+		content := HostsFileContent(n, records)
 		if bytes.Equal(d.written[n], content) {
 			continue
 		}
@@ -96,18 +100,20 @@ func (d *dnsTable) writeLocked(ns string) error {
 	return nil
 }
 
-// contentLocked is the hosts file seen from namespace ns: every pod in every
-// fully qualified form, and the short <pod>.<service> form of ns's own.
-func (d *dnsTable) contentLocked(ns string) []byte {
+// HostsFileContent is the /etc/hosts of a pod in namespace ns that
+// resolves records as cluster DNS does: every pod in every fully qualified
+// form, and the short <pod>.<service> form of ns's own. Benchmarks that start
+// servers by hand give them the same file (CommandWithHosts).
+func HostsFileContent(ns string, records []PodDNSRecord) []byte {
 	var lines []string
-	for _, r := range d.records {
-		base := r.hostname + "." + r.subdomain
-		fq := base + "." + r.ns
+	for _, r := range records {
+		base := r.Hostname + "." + r.Subdomain
+		fq := base + "." + r.Namespace
 		names := fq + " " + fq + ".svc " + fq + ".svc." + clusterDomain
-		if r.ns == ns {
+		if r.Namespace == ns {
 			names = base + " " + names
 		}
-		lines = append(lines, fmt.Sprintf("%s %s", r.ip, names))
+		lines = append(lines, fmt.Sprintf("%s %s", r.IP, names))
 	}
 	sort.Strings(lines)
 	var b bytes.Buffer

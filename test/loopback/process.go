@@ -20,8 +20,8 @@ type process struct {
 // logPath. The child gets its own process group, so that a signal reaches
 // everything it started, and SIGKILL when this process dies (Pdeathsig);
 // the reaper covers what Pdeathsig misses. With hosts set, the child runs
-// in a mount namespace of its own where that file is /etc/hosts (a shell
-// bind-mounts it, then execs path: the pid stays the program's).
+// in a mount namespace of its own where that file is /etc/hosts
+// (CommandWithHosts).
 func startProcess(r *reaper, path string, args, env []string, dir, logPath, hosts string) (*process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -30,17 +30,8 @@ func startProcess(r *reaper, path string, args, env []string, dir, logPath, host
 	// The child writes to its own copy of the descriptor, so ours is closed
 	// right after the start and no goroutine copies output.
 	defer log.Close()
-	cmd := exec.Command(path, args...)
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if hosts != "" {
-		shell := append([]string{"-c", `mount --bind "$0" /etc/hosts && exec "$@"`, hosts, path}, args...)
-		cmd = exec.Command("/bin/sh", shell...)
-		// Go makes the new namespace's mounts private before the exec, so
-		// the bind mount never reaches this machine's own /etc/hosts.
-		attr.Unshareflags = syscall.CLONE_NEWNS
-	}
+	cmd := CommandWithHosts(hosts, path, args...)
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
-	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
@@ -88,4 +79,26 @@ func (p *process) stop(sig syscall.Signal, grace time.Duration) {
 	}
 	p.kill()
 	<-p.done
+}
+
+// CommandWithHosts is the command that runs path with args in its own
+// process group, SIGKILLed when this process dies, and, with hosts set, in
+// a mount namespace of its own where that file is /etc/hosts: a shell
+// bind-mounts it, then execs path, so the pid stays the program's. This is
+// how every pod's nats-server resolves pod DNS names; the benchmark's
+// hand-started servers run the same way.
+func CommandWithHosts(hosts, path string, args ...string) *exec.Cmd {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if hosts == "" {
+		cmd := exec.Command(path, args...)
+		cmd.SysProcAttr = attr
+		return cmd
+	}
+	shell := append([]string{"-c", `mount --bind "$0" /etc/hosts && exec "$@"`, hosts, path}, args...)
+	cmd := exec.Command("/bin/sh", shell...)
+	// Go makes the new namespace's mounts private before the exec, so the
+	// bind mount never reaches this machine's own /etc/hosts.
+	attr.Unshareflags = syscall.CLONE_NEWNS
+	cmd.SysProcAttr = attr
+	return cmd
 }
