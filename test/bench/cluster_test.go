@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -76,6 +75,7 @@ func BenchmarkNatsClusterReady(b *testing.B) {
 	}
 	lc := startLoopbackCluster(b)
 	startInProcessOperator(b, lc)
+	warmUpOperator(b, lc)
 
 	// The floors run beside the idle control plane and operator, so that
 	// every measurement shares the machine's background: with route TLS (the
@@ -110,6 +110,7 @@ func BenchmarkNatsClusterReady(b *testing.B) {
 	b.ReportMetric(form.ready.Seconds()/floor.leader.Seconds(), "ready/floor")
 	b.ReportMetric(roll.took.Seconds(), "roll_s")
 	b.ReportMetric(floor.healthy.Seconds(), "floor_healthy_s")
+	b.ReportMetric(form.firstRunning.Seconds(), "first_server_s")
 	b.ReportMetric(plain.leader.Seconds(), "floor_plain_s")
 	b.ReportMetric((floor.leader - plain.leader).Seconds(), "route_tls_share_s")
 	b.ReportMetric(form.metaLeader.Seconds(), "meta_leader_s")
@@ -224,6 +225,10 @@ type formation struct {
 	// negative when that did not happen within a minute of Ready.
 	metaLeader     time.Duration
 	metaLeaderName string
+	// timeline is where the time went, as text; firstRunning is when the
+	// first nats container ran.
+	timeline     string
+	firstRunning time.Duration
 }
 
 func (f *formation) log(b *testing.B) {
@@ -240,6 +245,7 @@ func (f *formation) log(b *testing.B) {
 	b.Logf("%s/%s (%s): pods Ready at %s; NatsCluster Ready at %.3fs, %.3fs after the last pod; servers agreed on meta leader %q at %.3fs",
 		f.ns, f.cluster.Name, f.cluster.Spec.Version, strings.Join(pods, ", "), f.ready.Seconds(), f.podToReady.Seconds(),
 		f.metaLeaderName, f.metaLeader.Seconds())
+	b.Logf("%s/%s timeline since the create call: %s", f.ns, f.cluster.Name, f.timeline)
 }
 
 // formNatsCluster creates a 3-server NatsCluster of the given version in
@@ -261,6 +267,7 @@ func formNatsCluster(b *testing.B, lc *loopback.Cluster, ns, version string) *fo
 	}
 	leader := make(chan metaLeaderSeen, 1)
 
+	queueBefore := readQueueStats()
 	start := time.Now()
 	if err := lc.Client.Create(ctx, nc); err != nil {
 		b.Fatal(err)
@@ -272,6 +279,7 @@ func formNatsCluster(b *testing.B, lc *loopback.Cluster, ns, version string) *fo
 		_ = lc.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc)
 		b.Fatalf("%s/%s not Ready within %s: phase %q, conditions %+v", ns, nc.Name, formTimeoutBench, nc.Status.Phase, nc.Status.Conditions)
 	}
+	queue := readQueueStats().since(queueBefore)
 	if err := lc.Client.Get(ctx, client.ObjectKeyFromObject(nc), nc); err != nil {
 		b.Fatal(err)
 	}
@@ -291,6 +299,9 @@ func formNatsCluster(b *testing.B, lc *loopback.Cluster, ns, version string) *fo
 		b.Fatalf("the watch saw %d pods Ready before the NatsCluster (%v), want 3", len(f.podsReady), f.podsReady)
 	}
 	f.podToReady = w.clusterReady.Sub(lastPod)
+	w.mu.Lock()
+	f.timeline, f.firstRunning = w.timeline.summary(start)+"; "+queue, w.timeline.firstRunning(start)
+	w.mu.Unlock()
 	f.podToReadyByCondition = readyByConditions(b, lc, nc)
 	select {
 	case seen := <-leader:
@@ -323,74 +334,6 @@ func readyByConditions(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsClus
 		return "unknown"
 	}
 	return fmt.Sprintf("%.0fs", c.LastTransitionTime.Sub(lastPod).Seconds())
-}
-
-// namespaceWatch records when this process saw the pods of a namespace
-// and its NatsCluster turn Ready, from watch events: they arrive
-// milliseconds after the API server stored the change, much finer than a
-// condition's lastTransitionTime.
-type namespaceWatch struct {
-	ctx context.Context // ends with the benchmark
-	mu  sync.Mutex
-	// podReady is each pod's latest turn to Ready up to the NatsCluster's.
-	podReady     map[string]time.Time
-	wasReady     map[string]bool
-	clusterReady time.Time
-	readyCh      chan struct{} // closed when the NatsCluster is first Ready
-}
-
-// watchNamespace watches the pods and NatsClusters of ns until the
-// benchmark ends.
-func watchNamespace(b *testing.B, lc *loopback.Cluster, ns string) *namespaceWatch {
-	b.Helper()
-	w := &namespaceWatch{podReady: map[string]time.Time{}, wasReady: map[string]bool{}, readyCh: make(chan struct{})}
-	wc, err := client.NewWithWatch(lc.Config, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
-	w.ctx = ctx
-	for _, list := range []client.ObjectList{&corev1.PodList{}, &v1alpha1.NatsClusterList{}} {
-		events, err := wc.Watch(ctx, list, client.InNamespace(ns))
-		if err != nil {
-			b.Fatal(err)
-		}
-		go func() {
-			defer events.Stop()
-			for ev := range events.ResultChan() {
-				if ev.Type == watch.Added || ev.Type == watch.Modified {
-					w.observe(ev.Object, time.Now())
-				}
-			}
-		}()
-	}
-	return w
-}
-
-func (w *namespaceWatch) observe(obj any, at time.Time) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		ready := false
-		for _, c := range o.Status.Conditions {
-			if c.Type == corev1.PodReady {
-				ready = c.Status == corev1.ConditionTrue
-			}
-		}
-		// A turn to Ready after the NatsCluster's (a pod restarted) is not
-		// the one its Ready followed.
-		if ready && !w.wasReady[o.Name] && (w.clusterReady.IsZero() || !at.After(w.clusterReady)) {
-			w.podReady[o.Name] = at
-		}
-		w.wasReady[o.Name] = ready
-	case *v1alpha1.NatsCluster:
-		if w.clusterReady.IsZero() && meta.IsStatusConditionTrue(o.Status.Conditions, v1alpha1.ConditionReady) {
-			w.clusterReady = at
-			close(w.readyCh)
-		}
-	}
 }
 
 // metaLeaderSeen is when the servers first agreed on a meta leader.
