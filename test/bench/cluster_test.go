@@ -67,6 +67,11 @@ const formTimeoutBench = 5 * time.Minute
 // the floor's servers all healthy without a leader, and meta_leader_s, when
 // the NatsCluster's own servers agreed on a leader, polled as the floor's.
 //
+// first_server_s is when the first managed nats-server ran; the log adds
+// the formation's timeline (objects as first seen, the controller's queue
+// and pass times). Before anything is timed the operator forms a 1-server
+// cluster (warmUpOperator says why).
+//
 // b.N beyond 1 is ignored: run it with -benchtime=1x. Every run starts its
 // own loopback cluster and operator; -count=5 gives five runs for medians.
 func BenchmarkNatsClusterReady(b *testing.B) {
