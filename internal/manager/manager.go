@@ -18,6 +18,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -58,6 +59,11 @@ type Options struct {
 	// and API server addresses, which are refused otherwise. Tests need it:
 	// their servers run on 127.0.0.1.
 	AllowLocalTargets bool
+	// RepeatedInProcess lets a test process build the operator more than
+	// once, one after another (a benchmark run with -count): controller
+	// names are checked to be unique per process, for their metrics, and a
+	// stopped operator's names stay taken.
+	RepeatedInProcess bool
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -79,6 +85,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kubenats.kubenats.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		Controller:              config.Controller{SkipNameValidation: &o.RepeatedInProcess},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces(o.WatchNamespaces),
 			ByObject:          ownedOnly(),

@@ -1,14 +1,11 @@
 package bench
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,8 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/natsconf"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // The floor: the three servers of a 3-replica NatsCluster, started by hand
@@ -34,11 +31,17 @@ import (
 //
 // The configuration is the operator's own model (render.NatsConf, checked
 // to be the text of render.Objects' ConfigMap), with exactly what the
-// loopback kubelet changes for a pod: route host names become the servers'
-// addresses, container paths (store_dir, pid_file) become directories of
-// this run, and every listener binds the server's own address. The
-// environment is the StatefulSet's container env, resolved as the kubelet
-// resolves it, with generated passwords for the Secrets it names.
+// loopback kubelet changes for a pod: container paths (store_dir, pid_file,
+// the route certificate's files) become directories of this run, and every
+// listener binds the server's own address. The environment is the
+// StatefulSet's container env, resolved as the kubelet resolves it, with
+// generated passwords for the Secrets it names and the route URLs the routes
+// Secret carries (render.RouteURLs). Route TLS is the operator's default: a
+// CA and a route certificate made with internal/pki for render.RouteDNSNames,
+// as the operator makes them. The servers find each other by pod DNS name,
+// as the loopback's pods do: each runs in a mount namespace whose /etc/hosts
+// is a hosts file of the loopback's format (loopback.HostsFileContent,
+// loopback.CommandWithHosts), listing all three from the start.
 
 // floorTimeout bounds the wait for the hand-started servers.
 const floorTimeout = 2 * time.Minute
@@ -61,11 +64,19 @@ type floorServer struct {
 	stopOnce     sync.Once
 }
 
-// measureFloor starts the three servers, times them to a meta leader, and
-// stops them.
-func measureFloor(b *testing.B) floorResult {
+// floorFiles are what the servers of one floor share: the hosts file and
+// the route certificate's directory ("" without route TLS).
+type floorFiles struct {
+	hosts, routeTLSDir string
+}
+
+// measureFloor starts the three servers, with route TLS or without, times
+// them to a meta leader, and stops them.
+func measureFloor(b *testing.B, routeTLS bool) floorResult {
 	b.Helper()
-	nc := (&v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: benchClusterName}}).WithDefaults()
+	nc := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: benchClusterName}}
+	nc.Spec.TLS.Routes.Enabled = &routeTLS
+	nc = nc.WithDefaults()
 	binary := filepath.Join(repoRoot(b), "bin", "nats-server", nc.Spec.Version, "nats-server")
 	if _, err := os.Stat(binary); err != nil {
 		b.Fatal(err)
@@ -73,18 +84,28 @@ func measureFloor(b *testing.B) floorResult {
 	ctr := renderedServerContainer(b, nc)
 	slot := lockAddressSlot(b)
 	secrets := map[string]string{} // "<secret>/<key>" -> value
-	for _, name := range []string{render.AuthSecretName(nc), render.SystemSecretName(nc)} {
+	for _, name := range []string{render.AuthSecretName(nc), render.SystemSecretName(nc), render.RouteSecretName(nc)} {
 		secrets[name+"/"+render.PasswordKey] = newFloorPassword(b)
 	}
+	routePassword := secrets[render.RouteSecretName(nc)+"/"+render.PasswordKey]
+	secrets[render.RouteSecretName(nc)+"/"+render.RouteURLsKey] = render.RouteURLs(nc, routePassword)
+
 	servers := make([]*floorServer, nc.Spec.ReplicaCount())
-	hosts := map[string]string{} // route host name -> address
+	var records []loopback.PodDNSRecord
 	for i := range servers {
 		s := &floorServer{pod: render.PodName(nc, i), ip: fmt.Sprintf("127.0.%d.%d", slot, i+1), dir: b.TempDir(), done: make(chan struct{})}
 		servers[i] = s
-		hosts[s.pod+"."+render.HeadlessServiceName(nc)] = s.ip
+		records = append(records, loopback.PodDNSRecord{Namespace: nc.Namespace, Hostname: s.pod, Subdomain: render.HeadlessServiceName(nc), IP: s.ip})
+	}
+	files := floorFiles{hosts: filepath.Join(b.TempDir(), "hosts")}
+	if err := os.WriteFile(files.hosts, loopback.HostsFileContent(nc.Namespace, records), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if nc.Spec.RouteTLSEnabled() {
+		files.routeTLSDir = writeFloorRoutePKI(b, nc)
 	}
 	for _, s := range servers {
-		s.prepare(b, binary, nc, ctr, hosts, secrets)
+		s.prepare(b, binary, nc, ctr, files, secrets)
 	}
 	stopAll := func() {
 		for _, s := range servers {
@@ -104,8 +125,31 @@ func measureFloor(b *testing.B) floorResult {
 		}()
 	}
 	res := waitForFloor(b, servers, start)
+	checkFloorRouteTLS(b, servers, routeTLS)
 	stopAll()
 	return res
+}
+
+// checkFloorRouteTLS fails the benchmark unless every server's route
+// listener requires TLS exactly when the floor asked for it: the floor
+// measures what it says it measures.
+func checkFloorRouteTLS(b *testing.B, servers []*floorServer, routeTLS bool) {
+	b.Helper()
+	hc := &http.Client{Timeout: time.Second}
+	for _, s := range servers {
+		var v struct {
+			Cluster struct {
+				TLSRequired bool `json:"tls_required"`
+				TLSVerify   bool `json:"tls_verify"`
+			} `json:"cluster"`
+		}
+		if err := s.get(hc, "/varz", &v); err != nil {
+			b.Fatalf("%s: /varz: %v", s.pod, err)
+		}
+		if v.Cluster.TLSRequired != routeTLS || v.Cluster.TLSVerify != routeTLS {
+			b.Fatalf("%s: route tls_required %t, tls_verify %t; the floor asked for route TLS %t", s.pod, v.Cluster.TLSRequired, v.Cluster.TLSVerify, routeTLS)
+		}
+	}
 }
 
 // renderedServerContainer is the nats container of the StatefulSet that
@@ -149,7 +193,7 @@ func renderedServerContainer(b *testing.B, nc *v1alpha1.NatsCluster) *corev1.Con
 }
 
 // prepare writes the server's nats.conf and builds its command.
-func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsCluster, ctr *corev1.Container, hosts, secrets map[string]string) {
+func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsCluster, ctr *corev1.Container, files floorFiles, secrets map[string]string) {
 	b.Helper()
 	conf, err := render.NatsConf(nc)
 	if err != nil {
@@ -158,17 +202,13 @@ func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsClus
 	if conf.Cluster == nil || conf.JetStream == nil {
 		b.Fatalf("the rendered config has no cluster (%v) or no jetstream (%v) block", conf.Cluster, conf.JetStream)
 	}
-	for i, route := range conf.Cluster.Routes {
-		u, err := url.Parse(route)
-		if err != nil {
-			b.Fatal(err)
+	if (conf.Cluster.TLS != nil) != (files.routeTLSDir != "") {
+		b.Fatalf("the rendered cluster block has route TLS %t, the floor made a route certificate %t", conf.Cluster.TLS != nil, files.routeTLSDir != "")
+	}
+	if t := conf.Cluster.TLS; t != nil {
+		for _, f := range []*string{&t.CertFile, &t.KeyFile, &t.CAFile} {
+			*f = strings.Replace(*f, render.RouteTLSDir, files.routeTLSDir, 1)
 		}
-		ip, ok := hosts[u.Hostname()]
-		if !ok {
-			b.Fatalf("route %s names a host that is not one of the servers %v", route, hosts)
-		}
-		u.Host = net.JoinHostPort(ip, u.Port())
-		conf.Cluster.Routes[i] = u.String()
 	}
 	conf.JetStream.StoreDir = strings.Replace(conf.JetStream.StoreDir, render.StoreDir, filepath.Join(s.dir, "data"), 1)
 	conf.PidFile = strings.Replace(conf.PidFile, render.PidDir, s.dir, 1)
@@ -200,10 +240,11 @@ func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsClus
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = log.Close() })
-	s.cmd = exec.Command(binary, args...)
+	// In a mount namespace where the floor's hosts file is /etc/hosts, as
+	// the loopback kubelet runs a pod's server.
+	s.cmd = loopback.CommandWithHosts(files.hosts, binary, args...)
 	s.cmd.Env = containerEnvFor(b, ctr, s.pod, secrets)
 	s.cmd.Dir, s.cmd.Stdout, s.cmd.Stderr = s.dir, log, log
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // bindListenersTo makes the client, monitoring and route listeners of a
@@ -218,93 +259,6 @@ func bindListenersTo(text, ip string) (string, error) {
 	host := `host: "` + ip + `"`
 	text = strings.Replace(text, cluster, cluster+"  "+host+"\n", 1)
 	return text + "# benchmark floor: every listener on this server's own address\n" + host + "\n", nil
-}
-
-// containerEnvFor resolves the container's environment for the pod as the
-// kubelet does (HOSTNAME, then env in order, $(VAR) expanded against the
-// variables before it), the Secrets' values taken from secrets.
-func containerEnvFor(b *testing.B, ctr *corev1.Container, pod string, secrets map[string]string) []string {
-	b.Helper()
-	if len(ctr.EnvFrom) > 0 {
-		b.Fatalf("the container has envFrom %+v, which the floor does not resolve", ctr.EnvFrom)
-	}
-	names, values := []string{"HOSTNAME"}, map[string]string{"HOSTNAME": pod}
-	for _, e := range ctr.Env {
-		var v string
-		switch src := e.ValueFrom; {
-		case src == nil:
-			v = e.Value
-			for name, value := range values {
-				v = strings.ReplaceAll(v, "$("+name+")", value)
-			}
-		case src.FieldRef != nil && src.FieldRef.FieldPath == "metadata.name":
-			v = pod
-		case src.SecretKeyRef != nil:
-			var ok bool
-			if v, ok = secrets[src.SecretKeyRef.Name+"/"+src.SecretKeyRef.Key]; !ok {
-				b.Fatalf("env %s: the floor has no value for Secret %s key %s", e.Name, src.SecretKeyRef.Name, src.SecretKeyRef.Key)
-			}
-		default:
-			b.Fatalf("env %s: a source the floor does not resolve: %+v", e.Name, src)
-		}
-		if _, ok := values[e.Name]; !ok {
-			names = append(names, e.Name)
-		}
-		values[e.Name] = v
-	}
-	for _, want := range []string{render.EnvServerName, render.EnvPassword, render.EnvSystemPassword} {
-		if values[want] == "" {
-			b.Fatalf("the container's environment has no %s: %v", want, names)
-		}
-	}
-	env := make([]string, len(names))
-	for i, n := range names {
-		env[i] = n + "=" + values[n]
-	}
-	return env
-}
-
-// newFloorPassword is a random password that nats-server reads back as
-// the same string from an environment variable (a letter first: an
-// all-hex value may lex as a number).
-func newFloorPassword(b *testing.B) string {
-	b.Helper()
-	raw := make([]byte, 16)
-	if _, err := rand.Read(raw); err != nil {
-		b.Fatal(err)
-	}
-	p := "p" + hex.EncodeToString(raw)
-	if err := natsconf.CheckEnvString(p); err != nil {
-		b.Fatal(err)
-	}
-	return p
-}
-
-// lockAddressSlot takes a 127.0.<slot>.0/24 for the floor's servers with
-// the lock-file convention of the loopback harness (test/loopback,
-// addresses.go), from the top down, so that it never shares addresses with
-// a loopback cluster running at the same time. The lock goes with the
-// benchmark.
-func lockAddressSlot(b *testing.B) int {
-	b.Helper()
-	for slot := 254; slot >= 1; slot-- {
-		path := filepath.Join(os.TempDir(), fmt.Sprintf("kubenats-loopback-127.0.%d.lock", slot))
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-		if err != nil {
-			b.Fatal(err)
-		}
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			b.Cleanup(func() { _ = f.Close() })
-			return slot
-		}
-		_ = f.Close()
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			b.Fatalf("locking %s: %v", path, err)
-		}
-	}
-	b.Fatal("every 127.0.x.0/24 slot is taken")
-	return 0
 }
 
 // waitForFloor polls the servers every 10 ms until all pass the readiness

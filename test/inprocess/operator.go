@@ -17,7 +17,8 @@ import (
 // Operator starts the operator and waits until its caches are synced, so
 // that what a caller times afterwards is the operator's work, not its
 // start. dial resolves the cluster's Service names for its NATS
-// connections. stop ends it and returns how it ended.
+// connections. stop ends it and returns how it ended. A process may run it
+// more than once, one after another (a benchmark with -count).
 func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) (stop func() error, _ error) {
 	mgr, err := manager.New(cfg, manager.Options{
 		MetricsBindAddress:     "0",
@@ -26,6 +27,7 @@ func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) 
 		// The tests' NATS systems named by connection.servers run on
 		// loopback addresses.
 		AllowLocalTargets: true,
+		RepeatedInProcess: true,
 	})
 	if err != nil {
 		return nil, err

@@ -81,7 +81,7 @@ func startCertManager(ctx context.Context, env *envtest.Environment, cfg *rest.C
 		"-v=2",
 	}
 	cm := &certManager{log: logPath}
-	if cm.proc, err = startProcess(r, bin, args, os.Environ(), dir, logPath, nil); err != nil {
+	if cm.proc, err = startProcess(r, bin, args, os.Environ(), dir, logPath, ""); err != nil {
 		return nil, err
 	}
 	if err := cm.waitReady(ctx, readyFile); err != nil {

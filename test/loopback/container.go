@@ -209,7 +209,7 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	header := fmt.Sprintf("=== loopback kubelet: run %d of pod %s (uid %s) at %s: %s %s\n",
 		n.runs+1, w.key, w.uid, time.Now().Format(time.RFC3339Nano), binary, strings.Join(args, " "))
 	appendFile(logPath, header)
-	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath, w.k.dns.forPod(w.key.Namespace))
+	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath, w.k.dns.hostsFile(w.key.Namespace))
 	if err != nil {
 		w.notStarted("RunContainerError", err)
 		return err

@@ -96,7 +96,7 @@ func (cp *controlPlane) startControllerManager(ctx context.Context, o Options, d
 		"--controllers=" + kcmControllers,
 	}
 	bin := filepath.Join(o.KubernetesBinaries, "kube-controller-manager")
-	cp.kcm, err = startProcess(r, bin, args, os.Environ(), dir, cp.kcmLog, nil)
+	cp.kcm, err = startProcess(r, bin, args, os.Environ(), dir, cp.kcmLog, "")
 	if err != nil {
 		return err
 	}

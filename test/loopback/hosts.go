@@ -49,17 +49,6 @@ func (d *dnsTable) hostsFile(ns string) string {
 // query leaves the machine.
 const resolvConf = "# loopback cluster DNS: names not in /etc/hosts do not exist\nnameserver 127.0.0.1\noptions timeout:1 attempts:1\n"
 
-// forPod is the DNS of a pod in namespace ns.
-func (d *dnsTable) forPod(ns string) *podDNS {
-	path := filepath.Join(d.dir, "resolv.conf")
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, err := os.Stat(path); err != nil {
-		_ = os.WriteFile(path, []byte(resolvConf), 0o644)
-	}
-	return &podDNS{hosts: d.hostsFile(ns), resolvConf: path}
-}
-
 // add records a pod that now holds ip, if it has a DNS name (a hostname
 // and the subdomain of a headless Service), and rewrites the files.
 func (d *dnsTable) add(pod *corev1.Pod, ip string, headless func(ns, svc string) bool) error {
@@ -143,4 +132,21 @@ func hostsFileContent(ns string, records []dnsRecord, addressOf func(dnsRecord) 
 		b.WriteString(l + "\n")
 	}
 	return b.Bytes()
+}
+
+// PodDNSRecord is one pod's entry for HostsFileContent: Hostname.Subdomain
+// in Namespace, at IP.
+type PodDNSRecord struct {
+	Namespace, Hostname, Subdomain, IP string
+}
+
+// HostsFileContent is the /etc/hosts of a pod in namespace ns that
+// resolves records as cluster DNS does. Benchmarks that start servers by
+// hand give them the same file (CommandWithHosts).
+func HostsFileContent(ns string, records []PodDNSRecord) []byte {
+	in := make([]dnsRecord, len(records))
+	for i, r := range records {
+		in[i] = dnsRecord{ns: r.Namespace, pod: r.Hostname, hostname: r.Hostname, subdomain: r.Subdomain, ip: r.IP}
+	}
+	return hostsFileContent(ns, in, func(r dnsRecord) string { return r.ip })
 }

@@ -105,9 +105,7 @@ func (l *meshLab) start(p *labPod) {
 	must(l.t, os.WriteFile(confPath, []byte(conf), 0o644))
 	hosts := filepath.Join(l.dir, name+".hosts")
 	must(l.t, os.WriteFile(hosts, hostsFileContent(labNS, l.records, l.mesh.hostsView(p.w.Pod, l.records)), 0o644))
-	resolv := filepath.Join(l.dir, "resolv.conf")
-	must(l.t, os.WriteFile(resolv, []byte(resolvConf), 0o644))
-	proc, err := startProcess(l.reaper, l.binary, []string{"-c", confPath}, nil, l.dir, p.logPath, &podDNS{hosts: hosts, resolvConf: resolv})
+	proc, err := startProcess(l.reaper, l.binary, []string{"-c", confPath}, nil, l.dir, p.logPath, hosts)
 	must(l.t, err)
 	p.proc = proc
 	l.waitServing(p)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -19,11 +20,10 @@ type process struct {
 // startProcess runs path with args and env in dir, appending its output to
 // logPath. The child gets its own process group, so that a signal reaches
 // everything it started, and SIGKILL when this process dies (Pdeathsig);
-// the reaper covers what Pdeathsig misses. With dns set, the child runs in
-// a mount namespace of its own where dns.hosts is /etc/hosts and
-// dns.resolvConf /etc/resolv.conf (a shell bind-mounts them, then execs
-// path: the pid stays the program's).
-func startProcess(r *reaper, path string, args, env []string, dir, logPath string, dns *podDNS) (*process, error) {
+// the reaper covers what Pdeathsig misses. With hosts set, the child runs
+// in a mount namespace of its own where that file is /etc/hosts
+// (CommandWithHosts).
+func startProcess(r *reaper, path string, args, env []string, dir, logPath, hosts string) (*process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -31,18 +31,8 @@ func startProcess(r *reaper, path string, args, env []string, dir, logPath strin
 	// The child writes to its own copy of the descriptor, so ours is closed
 	// right after the start and no goroutine copies output.
 	defer log.Close()
-	cmd := exec.Command(path, args...)
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if dns != nil {
-		script := `mount --bind "$0" /etc/hosts && mount --bind "$1" /etc/resolv.conf && shift && exec "$@"`
-		shell := append([]string{"-c", script, dns.hosts, dns.resolvConf, path}, args...)
-		cmd = exec.Command("/bin/sh", shell...)
-		// Go makes the new namespace's mounts private before the exec, so
-		// the bind mount never reaches this machine's own /etc/hosts.
-		attr.Unshareflags = syscall.CLONE_NEWNS
-	}
+	cmd := CommandWithHosts(hosts, path, args...)
 	cmd.Env, cmd.Dir, cmd.Stdout, cmd.Stderr = env, dir, log, log
-	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
@@ -92,7 +82,30 @@ func (p *process) stop(sig syscall.Signal, grace time.Duration) {
 	<-p.done
 }
 
-// podDNS is what a pod's process resolves names with.
-type podDNS struct {
-	hosts, resolvConf string
+// CommandWithHosts is the command that runs path with args in its own
+// process group, SIGKILLed when this process dies, and, with hosts set, in
+// a mount namespace of its own where that file is /etc/hosts and a
+// resolv.conf beside it (resolvConf) is /etc/resolv.conf: a shell
+// bind-mounts them, then execs path, so the pid stays the program's. This
+// is how every pod's nats-server resolves pod DNS names; the benchmark's
+// hand-started servers run the same way.
+func CommandWithHosts(hosts, path string, args ...string) *exec.Cmd {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if hosts == "" {
+		cmd := exec.Command(path, args...)
+		cmd.SysProcAttr = attr
+		return cmd
+	}
+	resolv := filepath.Join(filepath.Dir(hosts), "resolv.conf")
+	if _, err := os.Stat(resolv); err != nil {
+		_ = os.WriteFile(resolv, []byte(resolvConf), 0o644)
+	}
+	script := `mount --bind "$0" /etc/hosts && mount --bind "$1" /etc/resolv.conf && shift && exec "$@"`
+	shell := append([]string{"-c", script, hosts, resolv, path}, args...)
+	cmd := exec.Command("/bin/sh", shell...)
+	// Go makes the new namespace's mounts private before the exec, so the
+	// bind mounts never reach this machine's own files.
+	attr.Unshareflags = syscall.CLONE_NEWNS
+	cmd.SysProcAttr = attr
+	return cmd
 }

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/loopback"
+)
+
+// namespaceWatch records when this process saw the pods of a namespace
+// and its NatsCluster turn Ready, from watch events: they arrive
+// milliseconds after the API server stored the change, much finer than a
+// condition's lastTransitionTime.
+type namespaceWatch struct {
+	ctx context.Context // ends with the benchmark
+	mu  sync.Mutex
+	// podReady is each pod's latest turn to Ready up to the NatsCluster's.
+	podReady     map[string]time.Time
+	wasReady     map[string]bool
+	clusterReady time.Time
+	timeline     formationTimeline
+	readyCh      chan struct{} // closed when the NatsCluster is first Ready
+}
+
+// watchNamespace watches the pods and NatsClusters of ns until the
+// benchmark ends.
+func watchNamespace(b *testing.B, lc *loopback.Cluster, ns string) *namespaceWatch {
+	b.Helper()
+	w := &namespaceWatch{podReady: map[string]time.Time{}, wasReady: map[string]bool{}, readyCh: make(chan struct{}), timeline: newFormationTimeline()}
+	wc, err := client.NewWithWatch(lc.Config, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	w.ctx = ctx
+	for _, list := range []client.ObjectList{&corev1.PodList{}, &v1alpha1.NatsClusterList{}, &appsv1.StatefulSetList{},
+		&corev1.SecretList{}, &corev1.ConfigMapList{}, &corev1.ServiceList{}} {
+		events, err := wc.Watch(ctx, list, client.InNamespace(ns))
+		if err != nil {
+			b.Fatal(err)
+		}
+		go func() {
+			defer events.Stop()
+			for ev := range events.ResultChan() {
+				if ev.Type == watch.Added || ev.Type == watch.Modified {
+					w.observe(ev.Object, time.Now())
+				}
+			}
+		}()
+	}
+	return w
+}
+
+func (w *namespaceWatch) observe(obj any, at time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timeline.observe(obj, at)
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		ready := false
+		for _, c := range o.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				ready = c.Status == corev1.ConditionTrue
+			}
+		}
+		// A turn to Ready after the NatsCluster's (a pod restarted) is not
+		// the one its Ready followed.
+		if ready && !w.wasReady[o.Name] && (w.clusterReady.IsZero() || !at.After(w.clusterReady)) {
+			w.podReady[o.Name] = at
+		}
+		w.wasReady[o.Name] = ready
+	case *v1alpha1.NatsCluster:
+		if w.clusterReady.IsZero() && meta.IsStatusConditionTrue(o.Status.Conditions, v1alpha1.ConditionReady) {
+			w.clusterReady = at
+			close(w.readyCh)
+		}
+	}
+}
