@@ -67,6 +67,10 @@ spec: {ca: {secretName: nats-ca-root}}
 		s.TLS.Monitor = &v1alpha1.MonitorTLSSpec{}
 	})
 	checkCertificatesReady(t, f)
+	// The operator read the version from /varz over https, verifying it.
+	if f.cluster.Status.ServerVersionSource != v1alpha1.VersionObserved {
+		t.Errorf("server version %s (%s): the operator could not read /varz over https", f.cluster.Status.ServerVersion, f.cluster.Status.ServerVersionSource)
+	}
 	creds := credentials(t, f)
 	if !strings.HasPrefix(creds["url"], "tls://") || creds["ca.crt"] == "" {
 		t.Fatalf("credentials Secret: url %s, ca.crt %d bytes; want a tls:// URL and the CA", redact(creds["url"]), len(creds["ca.crt"]))
@@ -339,4 +343,57 @@ func mustPKI(kp pki.KeyPair, err error) pki.KeyPair {
 		panic(err)
 	}
 	return kp
+}
+
+// TestTLSFirstClients: with spec.tls.client.handshakeFirst the client port
+// speaks TLS from its first byte: a client that handshakes first connects,
+// one that waits for INFO hears nothing, and the operator's own connections
+// (its Stream, the status' server version over the system account) work.
+func TestTLSFirstClients(t *testing.T) {
+	ns := namespace(t)
+	diagnoseOnFailure(t, ns)
+	now := time.Now()
+	ca := mustPKI(pki.NewCA("tls-first CA", now, time.Hour))
+	serverCert := mustPKI(pki.Issue(ca, []string{"first", "first." + ns + ".svc", "*.first-headless." + ns + ".svc"}, now, time.Hour))
+	if err := cluster.Client.Create(testCtx(t), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "first-tls", Labels: map[string]string{v1alpha1.SecretAllowLabel: v1alpha1.SecretAllowValue}},
+		Type:       corev1.SecretTypeTLS,
+		StringData: map[string]string{"tls.crt": serverCert.Cert, "tls.key": serverCert.Key, "ca.crt": ca.Cert},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	f := formNamed(t, ns, "first", func(s *v1alpha1.NatsClusterSpec) {
+		s.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "first-tls", HandshakeFirst: true}
+	})
+	creds := credentials(t, f)
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM([]byte(creds["ca.crt"]))
+	nc, err := connect(t, creds["url"], nats.SetCustomDialer(dialer{}), nats.Secure(&tls.Config{RootCAs: roots}), nats.TLSHandshakeFirst())
+	if err != nil {
+		t.Fatalf("a TLS-first client: %v", err)
+	}
+	roundTripJetStream(t, nc)
+
+	// A client that waits for INFO first hears nothing: the server waits
+	// for a ClientHello.
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(f.ip(f.pods[0]), "4222"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if n, _ := conn.Read(make([]byte, 64)); n > 0 {
+		t.Errorf("a TLS-first port said %d bytes before the handshake", n)
+	}
+
+	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "tls-first"},
+		Spec: v1alpha1.StreamSpec{Name: "FIRST", Subjects: []string{"first.>"}}}
+	stream.Spec.Cluster = &v1alpha1.ClusterRef{Name: "first"}
+	if err := cluster.Client.Create(testCtx(t), stream); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, stream, formTimeout)
+	if f.cluster.Status.ServerVersionSource != v1alpha1.VersionObserved {
+		t.Errorf("server version %s (%s): the operator could not read it over TLS", f.cluster.Status.ServerVersion, f.cluster.Status.ServerVersionSource)
+	}
 }
