@@ -182,3 +182,13 @@ func (h *podHistory) mostDown() (int, time.Time, []string) {
 	}
 	return most, when, which
 }
+
+// wentDown reports whether a pod of name was seen not ready or going
+// between from and until.
+func (h *podHistory) wentDown(name string, from, until time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.ContainsFunc(h.events, func(e podEvent) bool {
+		return e.name == name && !e.at.Before(from) && !e.at.After(until) && (!e.ready || e.deleting)
+	})
+}
