@@ -30,4 +30,9 @@ const (
 	ReasonCertificateExpired  = "CertificateExpired"
 	ReasonCertManagerMissing  = "CertManagerMissing"
 	ReasonNoTLS               = "NoTLS"
+	// ReasonRolloutHalted: a server of the new revision cannot become
+	// ready (it cannot be scheduled, its image cannot be pulled); the
+	// rollout replaces no other server until the change is fixed or
+	// reverted.
+	ReasonRolloutHalted = "RolloutHalted"
 )

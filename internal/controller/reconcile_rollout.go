@@ -32,7 +32,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 		return nil, 0, nil
 	}
 	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), RouteTLS: c.Spec.RouteTLSEnabled() && render.HasRoutes(c)}
-	anyOutdated := false
+	anyOutdated, now := false, time.Now()
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
 		p := &pods[i]
@@ -43,6 +43,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 			Ready:       podReady(p),
 			Terminating: !p.DeletionTimestamp.IsZero(),
 			RouteTLS:    p.Annotations[render.AnnotationRouteTLS] == "true",
+			Trouble:     podTrouble(p, now),
 		}
 		anyOutdated = anyOutdated || s.Outdated
 		obs.Servers = append(obs.Servers, s)
@@ -61,6 +62,12 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 	if step.Action == plan.Wait {
 		if step.Waiting == "" {
 			return nil, 0, nil
+		}
+		if step.Halted {
+			// A Warning, repeated while it holds (the recorder folds repeats
+			// into a series): the user has to fix or revert the change.
+			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonRolloutHalted, "Halt", "%s", step.Waiting)
+			return &status.Blocker{Reason: v1alpha1.ReasonRolloutHalted, Message: "rolling update " + step.Waiting}, settleRetry, nil
 		}
 		return waiting(step.Waiting)
 	}

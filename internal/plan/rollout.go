@@ -16,6 +16,10 @@ type Server struct {
 	Terminating bool
 	// RouteTLS: its routes use TLS.
 	RouteTLS bool
+	// Trouble is why its pod cannot become ready as its status tells
+	// (unschedulable, an image that cannot be pulled, a crash loop, or
+	// not ready for too long); "" when nothing is known to be wrong.
+	Trouble string
 }
 
 // RolloutObservation is what one rollout decision is made from.
@@ -50,6 +54,9 @@ type Step struct {
 	Servers []string
 	// Waiting says what the rollout waits for; "" when it acts or is done.
 	Waiting string
+	// Halted: it waits on a server of the new revision that is in trouble,
+	// which will not clear by itself; the change must be fixed or reverted.
+	Halted bool
 }
 
 // Done reports whether there is nothing to roll out.
@@ -63,6 +70,9 @@ func (s Step) Done() bool { return s.Action == Wait && s.Waiting == "" }
 //     without it do not route to each other): once the cluster is settled,
 //     every outdated server goes at once, and if the cluster is split
 //     already (some run the new mode), the rest go at once too;
+//   - a server on the new revision that is in trouble (it cannot be
+//     scheduled, its image cannot be pulled) halts the rollout: the change
+//     is broken, and replacing more servers would break them too;
 //   - otherwise one server at a time, only when every server exists and is
 //     ready and every Raft group is settled, highest ordinal first, the meta
 //     leader last, so that leadership moves once.
@@ -78,6 +88,10 @@ func Rollout(o RolloutObservation) Step {
 	}
 	if o.routeTLSChanges(outdated) {
 		return o.transition(outdated)
+	}
+	if s, ok := o.broken(); ok {
+		return Step{Halted: true, Waiting: fmt.Sprintf("halted: server %s of the new revision is not ready (%s); "+
+			"no other server is replaced until it is, and reverting the change replaces it", s.Name, s.Trouble)}
 	}
 	if why := o.notAllUp(); why != "" {
 		return Step{Waiting: why}
@@ -140,6 +154,16 @@ func (o RolloutObservation) routeTLSChanges(outdated []Server) bool {
 		}
 	}
 	return false
+}
+
+// broken is the first server of the new revision in trouble.
+func (o RolloutObservation) broken() (Server, bool) {
+	for _, s := range o.Servers {
+		if !s.Outdated && !s.Ready && !s.Terminating && s.Trouble != "" {
+			return s, true
+		}
+	}
+	return Server{}, false
 }
 
 // notAllUp names the first server that is missing, going or not ready.

@@ -63,6 +63,22 @@ func TestRollout(t *testing.T) {
 			RolloutObservation{Servers: with(allOutdated(three), "nats-1", notReady), Want: 3, Unsettled: "server nats-1 did not answer"}, Replace, []string{"nats-1"}, ""},
 		{"a broken new server halts the rollout",
 			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", func(s *Server) { s.Outdated = false }), "nats-2", notReady), Want: 3}, Wait, nil, "nats-2"},
+		{"a new server in trouble halts the rollout, naming it and why",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", func(s *Server) { s.Outdated = false }), "nats-2", func(s *Server) {
+				s.Ready, s.Trouble = false, "ErrImagePull: no nats-server 2.99.0"
+			}), Want: 3}, Wait, nil, "halted: server nats-2 of the new revision is not ready (ErrImagePull: no nats-server 2.99.0)"},
+		{"halted, settled or not",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", func(s *Server) { s.Outdated = false }), "nats-2", func(s *Server) {
+				s.Ready, s.Trouble = false, "Unschedulable: 0/1 nodes are available"
+			}), Want: 3, Unsettled: "server nats-2 did not answer"}, Wait, nil, "halted: server nats-2"},
+		{"reverted: the broken server, outdated now, is replaced at once",
+			RolloutObservation{Servers: with(servers("nats-0", "nats-1", "nats-2"), "nats-2", func(s *Server) {
+				s.Outdated, s.Ready, s.Trouble = true, false, "ImagePullBackOff: back-off pulling image"
+			}), Want: 3, Unsettled: "server nats-2 did not answer", MetaLeader: "nats-0"}, Replace, []string{"nats-2"}, ""},
+		{"a terminating server in trouble halts nothing: it is going",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", func(s *Server) { s.Outdated = false }), "nats-2", func(s *Server) {
+				s.Ready, s.Terminating, s.Trouble = false, true, "CrashLoopBackOff"
+			}), Want: 3}, Wait, nil, "waiting for server nats-2 to be ready"},
 		{"route TLS on: all outdated at once once settled",
 			RolloutObservation{Servers: allOutdated(three), Want: 3, RouteTLS: true}, ReplaceAll, []string{"nats-0", "nats-1", "nats-2"}, ""},
 		{"route TLS on: not while unsettled",
@@ -80,6 +96,9 @@ func TestRollout(t *testing.T) {
 			}
 			if tc.wantWaiting == "" && got.Waiting != "" || !strings.Contains(got.Waiting, tc.wantWaiting) {
 				t.Errorf("waiting = %q, want it to mention %q", got.Waiting, tc.wantWaiting)
+			}
+			if wantHalted := strings.HasPrefix(tc.wantWaiting, "halted"); got.Halted != wantHalted {
+				t.Errorf("halted = %t, want %t", got.Halted, wantHalted)
 			}
 		})
 	}

@@ -2,18 +2,23 @@ package loopback
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 )
 
 // A pod's two writes to the API besides its status: the binding that
 // starts its life here, the deletion that ends it.
 
-// bind assigns a pending pod to the node, as the scheduler would.
+// bind assigns a pending pod to the node, as the scheduler would, if it
+// fits the node; if not, it stays pending with the scheduler's condition,
+// until the node changes (scheduleAgain).
 func (k *kubelet) bind(pod *corev1.Pod) {
 	k.mu.Lock()
 	if k.binding[pod.UID] || k.ctx.Err() != nil {
@@ -30,6 +35,10 @@ func (k *kubelet) bind(pod *corev1.Pod) {
 			delete(k.binding, pod.UID)
 			k.mu.Unlock()
 		}()
+		if why := k.fits(pod); why != "" {
+			k.reportUnschedulable(pod, why)
+			return
+		}
 		b := &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
 			Target:     corev1.ObjectReference{Kind: "Node", Name: k.node},
@@ -63,4 +72,55 @@ func (k *kubelet) deletePod(ctx context.Context, pod *corev1.Pod) bool {
 	}
 	k.logf("%s/%s: deleted", pod.Namespace, pod.Name)
 	return true
+}
+
+// fits says why pod does not fit the node, "" when it does. A node not in
+// the cache yet (it is registered before the informers start) is read.
+func (k *kubelet) fits(pod *corev1.Pod) string {
+	node, err := k.nodes.Get(k.node)
+	if err != nil {
+		if node, err = k.cs.CoreV1().Nodes().Get(k.ctx, k.node, metav1.GetOptions{}); err != nil {
+			return "" // bind as before: the node is ours, whatever its labels
+		}
+	}
+	return unschedulable(pod, node)
+}
+
+// reportUnschedulable writes the scheduler's PodScheduled=False condition,
+// once per message: a strategic merge patch merges conditions by type.
+func (k *kubelet) reportUnschedulable(pod *corev1.Pod, why string) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message == why {
+			return
+		}
+	}
+	k.logf("%s/%s: unschedulable: %s", pod.Namespace, pod.Name, why)
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": pod.UID},
+		"status": map[string]any{"conditions": []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: unschedulableReason,
+			Message: why, LastTransitionTime: metav1.Now(),
+		}}},
+	})
+	if err != nil {
+		return
+	}
+	_, err = k.cs.CoreV1().Pods(pod.Namespace).Patch(k.ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && k.ctx.Err() == nil {
+		k.logf("%s/%s: writing PodScheduled: %v", pod.Namespace, pod.Name, err)
+	}
+}
+
+// scheduleAgain offers every pending pod to the node again, as the
+// scheduler retries unschedulable pods when a node changes.
+func (k *kubelet) scheduleAgain() {
+	pods, err := k.pods.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, pod := range pods {
+		if pod.Spec.NodeName == "" && pod.DeletionTimestamp == nil {
+			k.bind(pod)
+		}
+	}
 }

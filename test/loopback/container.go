@@ -32,6 +32,8 @@ type natsContainer struct {
 	// notBefore is the end of the restart back-off.
 	notBefore time.Time
 	backoff   time.Duration
+	// pullBackoff is the image pull back-off, zero until a pull fails.
+	pullBackoff time.Duration
 	// answering: the server answered its startup probe, passing or not.
 	answering bool
 	// reloadPending: the config changed and the server has not been told.
@@ -181,9 +183,10 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	n := &w.nats
 	binary, version, err := binaryFor(w.k.natsBinaries, c.Image)
 	if err != nil {
-		w.notStarted("ErrImagePull", err)
+		w.imagePullFailed(c, err)
 		return err
 	}
+	n.pullBackoff = 0
 	// The image's entrypoint is nats-server; a command that runs anything
 	// else (a shell) has no meaning without the image.
 	if len(command) > 0 && filepath.Base(command[0]) != "nats-server" {
@@ -240,4 +243,19 @@ func appendFile(path, text string) {
 	}
 	defer f.Close()
 	_, _ = f.WriteString(text)
+}
+
+// imagePullFailed is an image with no nats-server built for it, which is
+// what a tag missing from the registry is to a real kubelet: ErrImagePull
+// the first time, then ImagePullBackOff with a growing back-off.
+func (w *podWorker) imagePullFailed(c *corev1.Container, err error) {
+	n := &w.nats
+	reason, message := "ErrImagePull", err.Error()
+	if n.pullBackoff > 0 {
+		reason, message = "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %v", c.Image, err)
+	}
+	n.pullBackoff = min(max(2*n.pullBackoff, firstBackoff), maxBackoff)
+	n.notBefore = time.Now().Add(n.pullBackoff)
+	n.waitingFor(reason, message)
+	w.k.logf("%s: %s: %s", w.key, reason, message)
 }

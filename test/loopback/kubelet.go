@@ -37,6 +37,8 @@ type kubelet struct {
 	secrets    corelisters.SecretLister
 	services   corelisters.ServiceLister
 	claims     corelisters.PersistentVolumeClaimLister
+	pods       corelisters.PodLister
+	nodes      corelisters.NodeLister
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -77,6 +79,7 @@ func (k *kubelet) start(ctx context.Context) error {
 	core := k.factory.Core().V1()
 	k.configMaps, k.secrets = core.ConfigMaps().Lister(), core.Secrets().Lister()
 	k.services, k.claims = core.Services().Lister(), core.PersistentVolumeClaims().Lister()
+	k.pods, k.nodes = core.Pods().Lister(), core.Nodes().Lister()
 	handlers := []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
@@ -90,6 +93,10 @@ func (k *kubelet) start(ctx context.Context) error {
 		{core.ConfigMaps().Informer(), k.kickOnChange()},
 		{core.Secrets().Informer(), k.kickOnChange()},
 		{core.Services().Informer(), k.kickOnChange()},
+		// The node's labels or taints changed: pods it did not fit may now.
+		{core.Nodes().Informer(), cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, _ any) { k.scheduleAgain() },
+		}},
 		{core.PersistentVolumeClaims().Informer(), cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { k.kickNamespaceOf(obj) },
 			DeleteFunc: k.onClaimDeleted,

@@ -67,13 +67,16 @@ func (w *podWorker) podStatus() corev1.PodStatus {
 		st.StartTime = ptr.To(metav1.NewTime(w.startTime))
 	}
 	allReady := true
-	anyRunning, allExited, allSucceeded := false, true, true
+	// A container waiting that never ran keeps the pod Pending, as the
+	// kubelet's phase does (one waiting again after a run counts as run).
+	anyRunning, anyNeverRan, allExited, allSucceeded := false, false, true, true
 	for i := range w.pod.Spec.Containers {
 		c := &w.pod.Spec.Containers[i]
 		cs := w.containerStatus(c)
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 		allReady = allReady && cs.Ready
 		anyRunning = anyRunning || cs.State.Running != nil
+		anyNeverRan = anyNeverRan || (cs.State.Waiting != nil && cs.LastTerminationState.Terminated == nil)
 		allExited = allExited && cs.State.Terminated != nil
 		allSucceeded = allSucceeded && cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
 	}
@@ -82,6 +85,8 @@ func (w *podWorker) podStatus() corev1.PodStatus {
 		st.Phase = corev1.PodSucceeded
 	case w.terminating && allExited:
 		st.Phase = corev1.PodFailed
+	case anyNeverRan:
+		st.Phase = corev1.PodPending
 	case anyRunning:
 		st.Phase = corev1.PodRunning
 	}

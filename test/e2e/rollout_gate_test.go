@@ -1,0 +1,309 @@
+package e2e_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// freezeFor is how long the follower stays stopped: shorter than its
+// readiness probe takes to fail (3 failures of a 5 s timeout, 2 s apart:
+// 15 s at least), so that its pod stays Ready throughout (checked) and
+// only the JetStream view can tell that the follower is not answering;
+// long enough that an operator that looks only at pods replaces a server
+// within it (one that did took 5.5 s).
+const freezeFor = 10 * time.Second
+
+// maxStall bounds the publisher's longest wait for an acknowledgement over
+// the whole roll. With one server down at a time an R3 stream keeps its
+// quorum: a frozen follower costs nothing, and a restarted server at most
+// a change of stream leader (lame duck hands leadership over) plus the
+// client's reconnect and one publish timeout (2 s). Two servers down at
+// once stop the stream until one is back: a restart, a JetStream recovery
+// and a Raft catch-up, which is more.
+const maxStall = 8 * time.Second
+
+// TestRollingUpgradeWaitsForAFrozenFollower upgrades a 3-server cluster
+// under load (a publisher with message IDs on an R3 stream, a worker on a
+// durable R3 consumer of it) while one follower of every Raft group is
+// frozen (SIGSTOP) as the upgrade begins, for freezeFor, then resumed.
+// The meta leader and the stream's and consumer's leaders are moved to the
+// highest ordinal first, the server a rollout in ordinal order would
+// replace first. From a watch of the pods and a record of the meta leader:
+// no server is replaced while the follower is frozen (its pod stays Ready;
+// only the Raft view shows it), never two servers are down at once, the
+// meta leader goes last; the publisher's longest stall is under maxStall,
+// every acknowledged message is stored, and the consumer caught up.
+func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
+	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
+	h := recordPods(t, f.ns)
+	h.seen(t, f.pods)
+	frozen, leaderAt, others := f.pods[0], f.pods[2], f.pods[1:]
+
+	// The clients use the two other servers: a frozen server holds its
+	// clients' connections until their pings time out, which is a client's
+	// problem, not the rollout's.
+	nc := clientConn(t, f, others)
+	js := appJetStream(t, nc)
+	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := stream.CreateOrUpdateConsumer(testCtx(t), natsjs.ConsumerConfig{Durable: "WORKERS", AckPolicy: natsjs.AckExplicitPolicy, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sys := systemConn(t, f, others)
+	moveLeaders(t, f, sys, nc, leaderAt)
+
+	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
+	go pub.run()
+	work := &worker{cons: cons, stop: make(chan struct{}), done: make(chan struct{})}
+	go work.run()
+	defer pub.halt()
+	defer work.halt()
+	leaders := watchMetaLeader(t, f, append(others, frozen))
+	eventually(t, wait, func() error {
+		if n := pub.count(); n < 100 {
+			return fmt.Errorf("%d messages acknowledged before the upgrade", n)
+		}
+		return nil
+	})
+
+	// Frozen as the upgrade begins: the operator's first look at the new
+	// revision finds every pod Ready and one server not answering.
+	if err := cluster.Kill(f.ns, frozen, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	frozeAt := time.Now()
+	edit(t, f.cluster, func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion })
+	// A stream created meanwhile puts the frozen server's meta log behind:
+	// when it resumes and campaigns (its election timer ran out while it
+	// was stopped), it cannot win, and the meta leader stays off the lowest
+	// ordinal, where a rollout in ordinal order would have left it last by
+	// luck.
+	// A reply may be late (the new stream's group elects a leader first); a
+	// try again finds it created, with the same config.
+	created := false
+	for !created && time.Until(frozeAt.Add(freezeFor)) > time.Second {
+		ctx, cancel := context.WithTimeout(testCtx(t), 2*time.Second)
+		_, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "SCRATCH", Subjects: []string{"scratch.>"}, Replicas: 3})
+		cancel()
+		created = err == nil
+	}
+	if !created {
+		t.Fatalf("no stream could be created while %s was frozen", frozen)
+	}
+	time.Sleep(time.Until(frozeAt.Add(freezeFor)))
+	if err := cluster.Kill(f.ns, frozen, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	resumedAt := time.Now()
+	h.froze(frozen, frozeAt, resumedAt)
+
+	readyOnVersion(t, f, v1alpha1.DefaultVersion)
+	pub.halt()
+	work.halt()
+
+	dels := h.deletions()
+	if len(dels) != len(f.pods) {
+		t.Fatalf("deletions %v, want one per server", dels)
+	}
+	for _, d := range dels {
+		if !d.at.After(resumedAt) {
+			t.Fatalf("%s was deleted %s after the follower %s was frozen, before it was resumed (%s)", d.name,
+				d.at.Sub(frozeAt).Round(time.Millisecond), frozen, freezeFor)
+		}
+	}
+	if h.wentDown(frozen, frozeAt, resumedAt) {
+		t.Fatalf("the frozen server's pod went not ready during the freeze: the test wants it Ready, so that only JetStream shows the freeze")
+	}
+	if most, when, which := h.mostDown(); most > 1 {
+		t.Fatalf("%d servers down at once (%v), %s after the freeze", most, which, when.Sub(frozeAt).Round(time.Millisecond))
+	}
+	t.Logf("meta leader changes (since the freeze): %s", leaders.changes(frozeAt))
+	order := make([]string, len(dels))
+	for i, d := range dels {
+		order[i] = d.name
+		leader := leaders.before(d.at)
+		if last := i == len(dels)-1; (d.name == leader) != last {
+			t.Fatalf("replacement %d of %d: %s, meta leader %q: the meta leader goes last, and only it (order %v)", i+1, len(dels), d.name, leader, order)
+		}
+	}
+	acked, stall := pub.result()
+	if stall > maxStall {
+		t.Fatalf("the publisher stalled for %s during the roll, want under %s", stall.Round(time.Millisecond), maxStall)
+	}
+	stored := storedCount(t, stream, acked)
+	checkEveryIDStored(t, js, acked, stored)
+	consumerCaughtUp(t, cons, stored)
+	t.Logf("replaced %v, the first %s after the follower %s was resumed (frozen %s); %d messages acknowledged, none lost, %d worked off; longest publish stall %s",
+		order, dels[0].at.Sub(resumedAt).Round(time.Millisecond), frozen, freezeFor, acked, work.count(), stall.Round(time.Millisecond))
+}
+
+// clientConn is an application connection to the given servers only.
+func clientConn(t *testing.T, f *formed, pods []string) *nats.Conn {
+	t.Helper()
+	cred := credentials(t, f)
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(cred["user"], cred["password"]),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.IgnoreDiscoveredServers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// systemConn connects as the operator's system user, to move leaders.
+func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.SystemSecretName(f.cluster)}}
+	get(t, s)
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])),
+		nats.MaxReconnects(-1), nats.IgnoreDiscoveredServers())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+func podURLs(f *formed, pods []string) string {
+	urls := make([]string, len(pods))
+	for i, p := range pods {
+		urls[i] = "nats://" + net.JoinHostPort(f.ip(p), "4222")
+	}
+	return strings.Join(urls, ",")
+}
+
+// moveLeaders makes server the leader of the meta group, the stream and
+// its consumer, by a step-down with it preferred, until it is.
+func moveLeaders(t *testing.T, f *formed, sys, app *nats.Conn, server string) {
+	t.Helper()
+	req, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": server}})
+	for _, g := range []struct {
+		conn    *nats.Conn
+		subject string
+		leader  func() (string, error)
+	}{
+		{sys, "$JS.API.META.LEADER.STEPDOWN", func() (string, error) {
+			var j jsz
+			err := monitor(f.ip(server), "/jsz", &j)
+			if err != nil || j.Meta == nil {
+				return "", err
+			}
+			return j.Meta.Leader, nil
+		}},
+		{app, "$JS.API.STREAM.LEADER.STEPDOWN.UPGRADE", func() (string, error) {
+			return groupLeader(app, "$JS.API.STREAM.INFO.UPGRADE")
+		}},
+		{app, "$JS.API.CONSUMER.LEADER.STEPDOWN.UPGRADE.WORKERS", func() (string, error) {
+			return groupLeader(app, "$JS.API.CONSUMER.INFO.UPGRADE.WORKERS")
+		}},
+	} {
+		eventually(t, wait, func() error {
+			leader, err := g.leader()
+			if err == nil && leader == server {
+				return nil
+			}
+			if _, err := g.conn.Request(g.subject, req, 5*time.Second); err != nil {
+				return fmt.Errorf("%s: %v", g.subject, err)
+			}
+			return fmt.Errorf("%s: leader %q, want %s", g.subject, leader, server)
+		})
+	}
+}
+
+// groupLeader is the leader a stream or consumer info names.
+func groupLeader(nc *nats.Conn, subject string) (string, error) {
+	m, err := nc.Request(subject, nil, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	var info struct {
+		Cluster *struct {
+			Leader string `json:"leader"`
+		} `json:"cluster"`
+	}
+	if err := json.Unmarshal(m.Data, &info); err != nil || info.Cluster == nil {
+		return "", fmt.Errorf("%s: %s", subject, m.Data)
+	}
+	return info.Cluster.Leader, nil
+}
+
+// metaLeaders is the meta leader over time, as the servers report it.
+type metaLeaders struct {
+	mu      sync.Mutex
+	samples []leaderSample
+}
+
+type leaderSample struct {
+	at     time.Time
+	leader string
+}
+
+// watchMetaLeader samples the meta leader every 100 ms until the test
+// ends, from the first of pods that answers (a frozen server answers
+// nothing until the client's timeout: it goes last).
+func watchMetaLeader(t *testing.T, f *formed, pods []string) *metaLeaders {
+	l := &metaLeaders{}
+	ctx := testCtx(t)
+	go func() {
+		for ctx.Err() == nil {
+			for _, p := range pods {
+				var j jsz
+				at := time.Now()
+				if err := monitor(f.ip(p), "/jsz", &j); err == nil && j.Meta != nil && j.Meta.Leader != "" {
+					l.mu.Lock()
+					l.samples = append(l.samples, leaderSample{at, j.Meta.Leader})
+					l.mu.Unlock()
+					break
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	return l
+}
+
+// before is the last leader sampled before at.
+func (l *metaLeaders) before(at time.Time) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	leader := ""
+	for _, s := range l.samples {
+		if s.at.Before(at) {
+			leader = s.leader
+		}
+	}
+	return leader
+}
+
+// changes lists the leader changes since from, for the log.
+func (l *metaLeaders) changes(from time.Time) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	last := ""
+	for _, s := range l.samples {
+		if s.leader != last {
+			fmt.Fprintf(&b, " %+.3fs %s", s.at.Sub(from).Seconds(), s.leader)
+			last = s.leader
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,175 @@
+package e2e_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// haltWindow is how long a halted rollout is watched for a server it
+// should not touch: several of the operator's one-second retries.
+const haltWindow = 10 * time.Second
+
+// TestBadVersionRevertedRecovers: a version that passes validation but
+// has no image (the loopback kubelet has no nats-server for it, and
+// reports ErrImagePull, then ImagePullBackOff, as a kubelet does for a
+// missing tag). The first replaced server never becomes ready: the
+// rollout halts, Ready names that server and the pull error, and no other
+// server is touched over a window. Reverting the version replaces the
+// broken server at once (outdated and not ready, it serves nothing), and
+// the cluster is Ready on the old version with nothing else replaced.
+func TestBadVersionRevertedRecovers(t *testing.T) {
+	haltAndRevert(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = "2.99.0" },
+		func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion },
+		"ErrImagePull", "ImagePullBackOff")
+}
+
+// TestUnschedulablePodRevertedRecovers: the same for a pod that cannot be
+// scheduled: a node selector on a label the node lacks leaves the first
+// replaced pod Pending (PodScheduled=False, Unschedulable); the rollout
+// halts naming it, and reverting the selector recovers.
+func TestUnschedulablePodRevertedRecovers(t *testing.T) {
+	haltAndRevert(t, func(s *v1alpha1.NatsClusterSpec) {
+		s.PodTemplate.NodeSelector = map[string]string{"kubenats.io/e2e-absent-label": "true"}
+	}, func(s *v1alpha1.NatsClusterSpec) { s.PodTemplate.NodeSelector = nil }, "Unschedulable")
+}
+
+// haltAndRevert forms a cluster, makes the bad change, checks the halt
+// (the Ready condition names the broken server and one of troubles), and
+// the revert.
+func haltAndRevert(t *testing.T, bad, revert func(*v1alpha1.NatsClusterSpec), troubles ...string) {
+	f := formCluster(t)
+	c := f.cluster
+	h := recordPods(t, f.ns)
+	h.seen(t, f.pods)
+	edit(t, c, bad)
+
+	// The halt: one server replaced, broken; Ready says which and why.
+	var broken string
+	eventually(t, upgradeTimeout, func() error {
+		var replaced []string
+		for _, p := range f.pods {
+			if len(h.uids(p)) > 1 {
+				replaced = append(replaced, p)
+			}
+		}
+		if len(replaced) != 1 {
+			return fmt.Errorf("servers replaced so far: %v", replaced)
+		}
+		broken = replaced[0]
+		return halted(t, c, broken, troubles)
+	})
+	t.Logf("halted on %s: %s", broken, meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady).Message)
+	pod := &corev1.Pod{}
+	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: broken}, pod); err != nil {
+		t.Fatal(err)
+	}
+	checkBrokenPod(t, pod, troubles)
+
+	// Over a window: still halted, and nothing else touched.
+	others := slices.DeleteFunc(slices.Clone(f.pods), func(p string) bool { return p == broken })
+	for end := time.Now().Add(haltWindow); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if err := halted(t, c, broken, troubles); err != nil {
+			t.Fatalf("during the halt: %v", err)
+		}
+		if touched := h.touched(others...); len(touched) > 0 {
+			t.Fatalf("a halted rollout touched %v", touched)
+		}
+	}
+	if n := len(h.uids(broken)); n != 2 {
+		t.Fatalf("the broken server %s was replaced %d times during the halt, want once", broken, n-1)
+	}
+
+	// The revert: the broken server goes at once, and the cluster is Ready
+	// on the old version.
+	reverted := time.Now()
+	edit(t, c, revert)
+	var goneIn time.Duration
+	eventually(t, wait, func() error {
+		for _, d := range h.deletions() {
+			if d.name == broken && d.at.After(reverted) && goneIn == 0 {
+				goneIn = d.at.Sub(reverted)
+			}
+		}
+		if n := len(h.uids(broken)); n != 3 {
+			return fmt.Errorf("%d pods of %s seen, want a third once reverted", n, broken)
+		}
+		return nil
+	})
+	replacedIn := time.Since(reverted)
+	readyWith(t, c, 3)
+	eventually(t, wait, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		if c.Status.ServerVersion != v1alpha1.DefaultVersion || c.Status.ServerVersionSource != v1alpha1.VersionObserved {
+			return fmt.Errorf("serverVersion %s (%s)", c.Status.ServerVersion, c.Status.ServerVersionSource)
+		}
+		for _, p := range f.pods {
+			var v varz
+			if err := monitor(f.ip(p), "/varz", &v); err != nil || v.Version != v1alpha1.DefaultVersion {
+				return fmt.Errorf("%s runs %q (%v)", p, v.Version, err)
+			}
+		}
+		return nil
+	})
+	checkMetaGroup(t, f)
+	if touched := h.touched(others...); len(touched) > 0 {
+		t.Fatalf("the revert touched %v besides the broken server", touched)
+	}
+	t.Logf("reverted: broken server %s deleted %s after the revert, its replacement created after %s; %v untouched throughout",
+		broken, goneIn.Round(time.Millisecond), replacedIn.Round(time.Millisecond), others)
+}
+
+// edit changes c's spec, retrying on conflicts.
+func edit(t *testing.T, c *v1alpha1.NatsCluster, change func(*v1alpha1.NatsClusterSpec)) {
+	t.Helper()
+	eventually(t, wait, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		change(&c.Spec)
+		return cluster.Client.Update(testCtx(t), c)
+	})
+}
+
+// halted: Ready is False with reason RolloutHalted, naming server and one
+// of troubles.
+func halted(t *testing.T, c *v1alpha1.NatsCluster, server string, troubles []string) error {
+	if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+		return err
+	}
+	ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+	if ready == nil || ready.Status != "False" || ready.Reason != v1alpha1.ReasonRolloutHalted ||
+		!strings.Contains(ready.Message, "server "+server+" ") || !slices.ContainsFunc(troubles, func(s string) bool { return strings.Contains(ready.Message, s) }) {
+		return fmt.Errorf("Ready %+v, want RolloutHalted naming server %s and one of %v", ready, server, troubles)
+	}
+	return nil
+}
+
+// checkBrokenPod: the pod shows what a real cluster would show.
+func checkBrokenPod(t *testing.T, pod *corev1.Pod, troubles []string) {
+	t.Helper()
+	var shown []string
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			shown = append(shown, c.Reason)
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == "nats" && cs.State.Waiting != nil {
+			shown = append(shown, cs.State.Waiting.Reason)
+		}
+	}
+	if !slices.ContainsFunc(shown, func(s string) bool { return slices.Contains(troubles, s) }) || pod.Status.Phase != corev1.PodPending {
+		t.Fatalf("broken pod %s: phase %s, reasons %v; want Pending with one of %v", pod.Name, pod.Status.Phase, shown, troubles)
+	}
+}
