@@ -34,8 +34,6 @@ type publisher struct {
 	mu    sync.Mutex
 	acked int
 	stall time.Duration
-
-	haltOnce sync.Once
 }
 
 // startPublishing connects to f's servers as its application user,
@@ -66,14 +64,6 @@ func startPublishing(t *testing.T, f *formed) (*publisher, natsjs.JetStream, nat
 	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
 	go pub.run()
 	return pub, js, stream
-}
-
-// halt stops the publisher and waits for it; again, it does nothing.
-func (p *publisher) halt() {
-	p.haltOnce.Do(func() {
-		close(p.stop)
-		<-p.done
-	})
 }
 
 func (p *publisher) run() {
