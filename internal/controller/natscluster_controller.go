@@ -34,7 +34,8 @@ import (
 type NatsClusterReconciler struct {
 	client.Client
 	// APIReader reads past the label-filtered caches: the claims, which
-	// belong to the StatefulSet's pods.
+	// belong to the StatefulSet's pods, and a generated Secret the cache
+	// has not seen yet (ownedSecret).
 	APIReader client.Reader
 	// UserSecrets holds the Secrets their owners opted in for kubenats
 	// (SecretAllowLabel), the only user Secrets the operator reads; a change

@@ -71,17 +71,37 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 // A Secret of that name that c does not own is left alone here; applying it
 // then reports the conflict.
 func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef) (string, error) {
-	var s corev1.Secret
-	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: ref.Name}, &s)
+	s, err := r.ownedSecret(ctx, c, ref.Name)
 	switch {
-	case apierrors.IsNotFound(err):
-		return newSecretValue()
 	case err != nil:
 		return "", err
-	case !metav1.IsControlledBy(&s, c) || len(s.Data[ref.Key]) == 0:
+	case s == nil || len(s.Data[ref.Key]) == 0:
 		return newSecretValue()
 	}
 	return string(s.Data[ref.Key]), nil
+}
+
+// ownedSecret is the Secret of that name the operator made for c, or nil.
+// A Secret the cache does not hold yet (the pass right after the one that
+// created it) is read from the API server before anything is made anew: a
+// value made twice would give the servers started in between other
+// credentials, or another CA, than the rest.
+func (r *NatsClusterReconciler) ownedSecret(ctx context.Context, c *v1alpha1.NatsCluster, name string) (*corev1.Secret, error) {
+	var s corev1.Secret
+	key := client.ObjectKey{Namespace: c.Namespace, Name: name}
+	err := r.Get(ctx, key, &s)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, &s)
+	}
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case !metav1.IsControlledBy(&s, c):
+		return nil, nil
+	}
+	return &s, nil
 }
 
 // userSecretValue reads the user's Secret from the cache of opted-in

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -57,15 +56,9 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 // ownedKeyPair reads tls.crt and tls.key of a Secret the operator made for
 // c; anything else (absent, another's) reads as empty.
 func (r *NatsClusterReconciler) ownedKeyPair(ctx context.Context, c *v1alpha1.NatsCluster, name string) (pki.KeyPair, error) {
-	var s corev1.Secret
-	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
-	switch {
-	case apierrors.IsNotFound(err):
-		return pki.KeyPair{}, nil
-	case err != nil:
+	s, err := r.ownedSecret(ctx, c, name)
+	if err != nil || s == nil {
 		return pki.KeyPair{}, err
-	case !metav1.IsControlledBy(&s, c):
-		return pki.KeyPair{}, nil
 	}
 	return pki.KeyPair{Cert: string(s.Data[render.TLSCertKey]), Key: string(s.Data[render.TLSKeyKey])}, nil
 }

@@ -26,10 +26,8 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 	defer pub.halt()
 	ackedAtLeast := func(n int) {
 		eventually(t, upgradeTimeout, func() error {
-			pub.mu.Lock()
-			defer pub.mu.Unlock()
-			if pub.acked < n {
-				return fmt.Errorf("%d messages acknowledged, waiting for %d", pub.acked, n)
+			if got := pub.count(); got < n {
+				return fmt.Errorf("%d messages acknowledged, waiting for %d", got, n)
 			}
 			return nil
 		})
@@ -40,22 +38,13 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 		began := time.Now()
 		setRouteTLS(t, f, on)
 		waitRouteTLS(t, f, on)
-		pub.mu.Lock()
-		n := pub.acked
-		pub.mu.Unlock()
-		ackedAtLeast(n + 100) // publishing goes on after the transition
+		ackedAtLeast(pub.count() + 100) // publishing goes on after the transition
 		checkRoutes(t, f)
 		t.Logf("route TLS %v: %s to Ready", on, time.Since(began).Round(time.Millisecond))
 	}
 	pub.halt()
-	pub.mu.Lock()
-	acked, stall := pub.acked, pub.stall
-	pub.mu.Unlock()
-	info, err := stream.Info(testCtx(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkEveryIDStored(t, js, acked, int(info.State.Msgs))
+	acked, stall := pub.result()
+	checkEveryIDStored(t, js, acked, storedCount(t, stream, acked))
 	if n := eventsWithReason(t, f.ns, "RollingUpdate"); n != 2 {
 		t.Errorf("%d RollingUpdate events, want one restart of all servers per transition", n)
 	}

@@ -142,24 +142,9 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	upgraded := time.Since(started)
 
 	pub.halt()
-	pub.mu.Lock()
-	acked, stall := pub.acked, pub.stall
-	pub.mu.Unlock()
+	acked, stall := pub.result()
 
-	stored := 0
-	eventually(t, wait, func() error {
-		info, err := stream.Info(testCtx(t))
-		if err != nil {
-			return err
-		}
-		// The publish in flight when the publisher stopped may be stored
-		// without its acknowledgement having arrived: at least once.
-		if info.State.Msgs != uint64(acked) && info.State.Msgs != uint64(acked)+1 {
-			return fmt.Errorf("the stream holds %d messages, %d were acknowledged", info.State.Msgs, acked)
-		}
-		stored = int(info.State.Msgs)
-		return nil
-	})
+	stored := storedCount(t, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
 	replaced := rollingUpdateEvents(t, f.ns)
 	if replaced != len(f.pods) {
