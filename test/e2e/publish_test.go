@@ -58,6 +58,5 @@ func publishAll(ctx context.Context, t *testing.T, nc *nats.Conn, stream, prefix
 	return len(seqs)
 }
 
-// messagePayload is the body of the i-th message published (stream
-// sequence i+1 in a stream of its own).
+// messagePayload is the body of the i-th message published.
 func messagePayload(i int) []byte { return fmt.Appendf(nil, "message-%05d", i) }
