@@ -60,6 +60,11 @@ func (r *JetStreamReconciler[T, C]) referencing(ctx context.Context, c client.Ob
 	if err := r.List(ctx, list, client.MatchingFields{clusterRefIndex: c.GetNamespace() + "/" + c.GetName()}); err != nil {
 		return nil
 	}
+	return requestsFor(list)
+}
+
+// requestsFor is a request for every object of list.
+func requestsFor(list client.ObjectList) []reconcile.Request {
 	items, err := meta.ExtractList(list)
 	if err != nil {
 		return nil

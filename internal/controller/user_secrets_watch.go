@@ -4,8 +4,6 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -61,15 +59,6 @@ func userSecretSource(secrets cache.Cache, reader client.Reader, newList func() 
 			if err := reader.List(ctx, list, client.InNamespace(s.Namespace), client.MatchingFields{userSecretIndex: s.Name}); err != nil {
 				return nil
 			}
-			items, err := meta.ExtractList(list)
-			if err != nil {
-				return nil
-			}
-			reqs := make([]reconcile.Request, 0, len(items))
-			for _, item := range items {
-				o := item.(client.Object)
-				reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
-			}
-			return reqs
+			return requestsFor(list)
 		}))
 }
