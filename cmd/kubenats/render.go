@@ -99,15 +99,12 @@ func renderDocument(doc []byte, out io.Writer) error {
 // expectedSecrets describes the Secrets the StatefulSet reads.
 func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 	var out []string
-	if ref, ok := render.ClientSecretRef(c); ok {
-		what := "password"
-		if c.Spec.Auth.Mode == v1alpha1.AuthToken {
-			what = "token"
-		}
-		out = append(out, fmt.Sprintf("Secret %s, key %s: the client %s", ref.Name, ref.Key, what))
+	if ref, ok := render.ClientSecretRef(c); ok && c.Spec.Auth.Mode == v1alpha1.AuthToken {
+		out = append(out, fmt.Sprintf("Secret %s, key %s: the client token", ref.Name, ref.Key))
 	}
-	if render.HasSystemUser(c) {
-		out = append(out, fmt.Sprintf("Secret %s, key %s: the system account user's password", render.SystemSecretName(c), render.PasswordKey))
+	if render.HasUsersFile(c) {
+		out = append(out, fmt.Sprintf("Secret %s, key %s: nats.conf variables %s (the client password), %s (the system account user's password) and %s (any string that changes with them)",
+			render.UsersSecretName(c), render.UsersConfKey, render.EnvPassword, render.EnvSystemPassword, render.EnvUsersRevision))
 	}
 	if render.HasRoutes(c) {
 		out = append(out, fmt.Sprintf("Secret %s, keys %s and %s: the route password, and the route URLs made with it (%s)",

@@ -445,9 +445,9 @@ spec:
 	if beta < 0 || beta < strings.LastIndex(out, "name: alpha-config") || beta > strings.Index(out, "name: beta-config") {
 		t.Errorf("beta's header is missing or not between the two clusters' objects (index %d)", beta)
 	}
-	// The headers list the Secrets each cluster expects: alpha (users) has
-	// a password and a system user, beta (token) a token only.
-	for _, want := range []string{"Secret alpha-auth, key password", "Secret alpha-system, key password", "Secret beta-auth, key token"} {
+	// The headers list the Secrets each cluster expects: alpha (users) its
+	// users.conf with both passwords, beta (token) a token only.
+	for _, want := range []string{"Secret alpha-users, key users.conf", "Secret beta-auth, key token"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("headers lack %q", want)
 		}

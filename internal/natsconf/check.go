@@ -38,13 +38,15 @@ func (c *Config) Check() error {
 	return CheckRendered(text)
 }
 
-// forCheck is c without the certificate files the pods mount: their paths
+// forCheck is c without the files the pods mount (the included users.conf,
+// whose variables the check stands in a placeholder for, and the
+// certificates): their paths
 // exist only in the pod (nats-server would open them), and the tls blocks
 // are the operator's own, checked by validateTLS. An https monitoring port
 // becomes a plain one, which needs no certificate.
 func (c *Config) forCheck() *Config {
 	out := *c
-	out.TLS = nil
+	out.TLS, out.Include = nil, ""
 	if out.HTTPSPort != 0 {
 		out.HTTPPort, out.HTTPSPort = out.HTTPSPort, 0
 	}

@@ -17,8 +17,8 @@ type Config struct {
 	HTTPSPort int
 	// TLS secures the client listener (and the https monitoring port).
 	TLS *TLS
-	// PidFile is where nats-server writes its pid, so that a sidecar can
-	// signal it for reloads.
+	// PidFile is where nats-server writes its pid, so that the preStop
+	// hook (nats-server --signal ldm=<pid file>) can find it.
 	PidFile string
 	// LameDuckDuration is how long the server spends draining clients on
 	// shutdown. nats-server refuses values under 30s.
@@ -37,6 +37,17 @@ type Config struct {
 	Accounts []Account
 	// SystemAccount names the system account, usually one of Accounts.
 	SystemAccount string
+	// Include is a file nats.conf includes first, relative to its own
+	// directory: the operator's users.conf, which defines the passwords as
+	// variables, so that a rotated password reaches a running server by
+	// reload (an environment variable never changes). The config check
+	// leaves it out: it never opens a file.
+	Include string
+	// Metadata are the operator's own server_metadata entries, merged with
+	// the user's (Extra's server_metadata, whose keys must differ). They
+	// mark what a server loaded: nats-server reports them in /varz and in
+	// every system account reply.
+	Metadata map[string]Value
 	// Extra holds the user's passthrough settings, as decoded from JSON:
 	// map[string]any, []any, string, float64, json.Number, int64, int, bool.
 	// Keys are written after the operator's own, sorted at every level. A

@@ -10,11 +10,12 @@ import (
 // Map keys are sorted at every level so the output does not depend on Go's
 // map order; array order is the user's and is kept.
 func (c *Config) writeExtra(w *confWriter) error {
-	if len(c.Extra) == 0 {
+	extra := c.extraWithoutMetadata()
+	if len(extra) == 0 {
 		return nil
 	}
 	w.comment("Passthrough settings from the resource spec.")
-	return writeMapEntries(w, c.Extra, "")
+	return writeMapEntries(w, extra, "")
 }
 
 // writeMapEntries writes every entry of m as `key: value` or `key { ... }`.

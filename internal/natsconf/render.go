@@ -24,12 +24,14 @@ func (c *Config) Render() ([]byte, error) {
 	w := &confWriter{}
 	w.comment(header)
 	sections := []func(*confWriter) error{
+		c.writeInclude,
 		c.writeServer,
 		c.writeClientTLS,
 		c.writeCluster,
 		c.writeJetStream,
 		c.writeAuthorization,
 		c.writeAccounts,
+		c.writeMetadata,
 		c.writeExtra,
 	}
 	for _, write := range sections {

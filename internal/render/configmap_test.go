@@ -87,14 +87,19 @@ func TestConfigMapIsWhatThePodMounts(t *testing.T) {
 
 	var volume string
 	for _, v := range spec.Volumes {
-		if v.ConfigMap != nil && v.ConfigMap.Name == cm.Name {
-			volume = v.Name
+		if v.Projected == nil {
+			continue
+		}
+		for _, src := range v.Projected.Sources {
+			if src.ConfigMap != nil && src.ConfigMap.Name == cm.Name {
+				volume = v.Name
+			}
 		}
 	}
 	if volume == "" {
-		t.Fatalf("no pod volume mounts ConfigMap %s", cm.Name)
+		t.Fatalf("no pod volume projects ConfigMap %s", cm.Name)
 	}
-	for _, name := range []string{render.ServerContainerName, "reloader"} {
+	for _, name := range []string{render.ServerContainerName} {
 		ctr := containerNamed(t, spec, name)
 		mounted := false
 		for _, m := range ctr.VolumeMounts {

@@ -51,7 +51,10 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 }
 
 // serverEnv gives nats.conf its $VARs: the server name from the pod name,
-// credentials straight from their Secrets.
+// credentials straight from their Secrets. In mode users the passwords are
+// not here: they come from users.conf (UsersConf), which a reload rereads.
+// What stays is read once, at start: a change of it restarts the servers
+// (Inputs.CredentialsHash).
 func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) []corev1.EnvVar {
 	env := []corev1.EnvVar{{
 		Name:      EnvPodName,
@@ -63,15 +66,8 @@ func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) [
 		Name:  EnvServerName,
 		Value: `"$(` + EnvPodName + `)"`,
 	}}
-	if ref, ok := ClientSecretRef(c); ok {
-		name := EnvPassword
-		if c.Spec.Auth.Mode == v1alpha1.AuthToken {
-			name = EnvToken
-		}
-		env = append(env, secretEnv(name, ref.Name, ref.Key))
-	}
-	if HasSystemUser(c) {
-		env = append(env, secretEnv(EnvSystemPassword, SystemSecretName(c), PasswordKey))
+	if ref, ok := ClientSecretRef(c); ok && c.Spec.Auth.Mode == v1alpha1.AuthToken {
+		env = append(env, secretEnv(EnvToken, ref.Name, ref.Key))
 	}
 	if HasRoutes(c) {
 		// The route list is read at start: a server started before a
@@ -92,29 +88,4 @@ func secretEnv(name, secret, key string) corev1.EnvVar {
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret},
 		Key:                  key,
 	}}}
-}
-
-// reloaderContainer sends nats-server a reload signal when the mounted
-// config changes, so routes and users change without a restart.
-// It watches the certificates too: nats-server serves a renewed
-// certificate only once it reloads.
-func reloaderContainer(c *v1alpha1.NatsCluster) corev1.Container {
-	args := []string{"-pid", PidFile, "-config", ConfigFile}
-	mounts := []corev1.VolumeMount{
-		{Name: configVolume, MountPath: ConfigDir, ReadOnly: true},
-		{Name: pidVolume, MountPath: PidDir},
-	}
-	_, tlsMounts := tlsVolumes(c)
-	for _, m := range tlsMounts {
-		args = append(args, "-config", m.MountPath+"/"+TLSCertKey)
-	}
-	return corev1.Container{
-		Name:            "reloader",
-		Image:           ReloaderImage,
-		ImagePullPolicy: corev1.PullIfNotPresent,
-		Args:            args,
-		Resources:       reloaderResources,
-		VolumeMounts:    append(mounts, tlsMounts...),
-		SecurityContext: containerSecurityContext(),
-	}
 }

@@ -112,18 +112,6 @@ func TestServerContainerLameDuckPreStop(t *testing.T) {
 	}
 }
 
-func TestReloaderContainer(t *testing.T) {
-	spec := podSpecOf(t, cluster())
-	ctr := containerNamed(t, spec, "reloader")
-	equal(t, "image", ctr.Image, render.ReloaderImage)
-	args := strings.Join(ctr.Args, " ")
-	for _, want := range []string{"-pid " + render.PidFile, "-config " + render.ConfigFile} {
-		if !strings.Contains(args, want) {
-			t.Errorf("reloader args %q lack %q", args, want)
-		}
-	}
-}
-
 func TestGoMemLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -182,7 +170,7 @@ func TestContainerResources(t *testing.T) {
 			}
 		}
 	})
-	t.Run("user resources honoured on the server only", func(t *testing.T) {
+	t.Run("user resources honoured on the server", func(t *testing.T) {
 		user := corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("4Gi")},
 			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("4Gi")},
@@ -191,11 +179,6 @@ func TestContainerResources(t *testing.T) {
 		server := containerNamed(t, spec, render.ServerContainerName)
 		if !equalResources(server.Resources, user) {
 			t.Errorf("server resources = %+v, want %+v", server.Resources, user)
-		}
-		reloader := containerNamed(t, spec, "reloader")
-		defaults := containerNamed(t, podSpecOf(t, cluster()), "reloader")
-		if !equalResources(reloader.Resources, defaults.Resources) {
-			t.Errorf("reloader resources changed with the server's: %+v", reloader.Resources)
 		}
 	})
 }

@@ -2,10 +2,6 @@ package render
 
 import "github.com/kubenats/kubenats/api/v1alpha1"
 
-// ReloaderImage signals nats-server to reload when its mounted config or
-// certificates change.
-const ReloaderImage = "natsio/nats-server-config-reloader:0.19.1"
-
 // ServerImage is the nats image of c: spec.image, or the official image at
 // spec.version.
 func ServerImage(c *v1alpha1.NatsCluster) string {

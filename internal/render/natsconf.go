@@ -68,6 +68,9 @@ func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) {
 		JetStream:           jetStreamBlock(c),
 		Extra:               extra,
 	}
+	if HasUsersFile(c) {
+		conf.Include = UsersConfKey
+	}
 	if c.Spec.MonitorTLSEnabled() {
 		conf.HTTPSPort = MonitorPort
 	} else {
@@ -172,20 +175,42 @@ func decodeExtra(in map[string]apiextensionsv1.JSON) (map[string]any, error) {
 }
 
 // RenderedConf is nats.conf as text, with the hash of its restart-relevant
-// part.
+// part and the revision it carries in the server metadata.
 type RenderedConf struct {
 	Text        string
 	RestartHash string
+	// Revision names the text (MetadataConfigKey): a server that reports
+	// it loaded this nats.conf.
+	Revision string
 }
+
+// Conf is c's nats.conf, as the ConfigMap carries it.
+func Conf(c *v1alpha1.NatsCluster) (RenderedConf, error) { return renderConf(c.WithDefaults()) }
 
 // renderConf writes nats.conf and hashes what a reload cannot apply: the
 // routes, the users and reloadable passthrough keys are left out of the hash,
-// so changing them reloads the servers instead of restarting them.
+// so changing them reloads the servers instead of restarting them. Only a
+// cluster with a system user can be reloaded (the operator sends the reload
+// through it): without one, every change restarts the servers.
+//
+// The text carries its own revision in the server metadata, a hash of the
+// text without it; the users.conf revision comes from that file.
 func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
 	conf, err := NatsConf(c)
 	if err != nil {
 		return RenderedConf{}, err
 	}
+	conf.Metadata = map[string]natsconf.Value{MetadataConfigKey: natsconf.String("")}
+	if HasUsersFile(c) {
+		conf.Metadata[MetadataUsersKey] = natsconf.Env(EnvUsersRevision)
+	}
+	unmarked, err := conf.Render()
+	if err != nil {
+		return RenderedConf{}, fmt.Errorf("nats.conf: %w", err)
+	}
+	unmarkedSum := sha256.Sum256(unmarked)
+	revision := hex.EncodeToString(unmarkedSum[:8])
+	conf.Metadata[MetadataConfigKey] = natsconf.String(revision)
 	text, err := conf.Render()
 	if err != nil {
 		return RenderedConf{}, fmt.Errorf("nats.conf: %w", err)
@@ -196,10 +221,10 @@ func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
 		return RenderedConf{}, err
 	}
 	restart := *conf
-	restart.Authorization, restart.Accounts, restart.SystemAccount = nil, nil, ""
+	restart.Authorization, restart.Accounts, restart.SystemAccount, restart.Metadata = nil, nil, "", nil
 	restart.Extra = map[string]any{}
 	for k, v := range conf.Extra {
-		if !natsconf.Reloadable(k) {
+		if !natsconf.Reloadable(k) || !HasSystemUser(c) {
 			restart.Extra[k] = v
 		}
 	}
@@ -208,5 +233,5 @@ func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
 		return RenderedConf{}, err
 	}
 	sum := sha256.Sum256(restartText)
-	return RenderedConf{Text: string(text), RestartHash: hex.EncodeToString(sum[:8])}, nil
+	return RenderedConf{Text: string(text), RestartHash: hex.EncodeToString(sum[:8]), Revision: revision}, nil
 }

@@ -107,10 +107,30 @@ func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 		delete(secrets, secretRef{render.RouteSecretName(c), render.RouteURLsKey})
 	}
 
+	dir := t.TempDir()
+	// In mode users the passwords come from users.conf beside nats.conf,
+	// made from the Secrets' values as the operator makes it.
+	fromUsersFile := map[string]bool{}
+	if d := c.WithDefaults(); render.HasUsersFile(d) {
+		clientRef, _ := render.ClientSecretRef(d)
+		client, system := madeUpSecrets[len(madeUpSecrets)-1], madeUpSecrets[len(madeUpSecrets)-2]
+		secrets[secretRef{clientRef.Name, clientRef.Key}] = client
+		secrets[secretRef{render.SystemSecretName(d), render.PasswordKey}] = system
+		users, _, err := render.UsersConf(d, render.Credentials{Client: client, System: system})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, render.UsersConfKey), []byte(users), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{render.EnvPassword, render.EnvSystemPassword, render.EnvUsersRevision} {
+			fromUsersFile[name] = true
+		}
+	}
 	// Every $NAME the file reads must come from the pod, not from whatever
 	// this test process happens to have in its environment.
 	for _, m := range envReference.FindAllStringSubmatch(text, -1) {
-		if _, ok := env[m[1]]; !ok {
+		if _, ok := env[m[1]]; !ok && !fromUsersFile[m[1]] {
 			t.Errorf("nats.conf reads $%s, which the nats container does not set", m[1])
 			t.Setenv(m[1], "")
 			os.Unsetenv(m[1])
@@ -120,7 +140,7 @@ func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 		t.Setenv(name, value)
 	}
 
-	path := filepath.Join(t.TempDir(), "nats.conf")
+	path := filepath.Join(dir, "nats.conf")
 	// The certificates the pod mounts, made here and put where it would.
 	mounted := strings.ReplaceAll(text, render.TLSDir+"/", writeTestCertificates(t)+"/")
 	if err := os.WriteFile(path, []byte(mounted), 0o600); err != nil {

@@ -58,13 +58,11 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 	return corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels(c), Annotations: annotations},
 		Spec: corev1.PodSpec{
-			ServiceAccountName:           ServiceAccount(c).Name,
-			AutomountServiceAccountToken: ptr.To(false),
-			// The reloader signals nats-server by its pid file.
-			ShareProcessNamespace:         ptr.To(true),
+			ServiceAccountName:            ServiceAccount(c).Name,
+			AutomountServiceAccountToken:  ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To(terminationGracePeriod),
 			SecurityContext:               podSecurityContext(),
-			Containers:                    []corev1.Container{serverContainer(c), reloaderContainer(c)},
+			Containers:                    []corev1.Container{serverContainer(c)},
 			Volumes:                       volumes(c),
 			NodeSelector:                  pt.NodeSelector,
 			Tolerations:                   pt.Tolerations,
@@ -121,9 +119,27 @@ const (
 func volumes(c *v1alpha1.NatsCluster) []corev1.Volume {
 	tlsVols, _ := tlsVolumes(c)
 	return append([]corev1.Volume{
-		{Name: configVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(c)},
-		}}},
+		{Name: configVolume, VolumeSource: corev1.VolumeSource{Projected: configProjection(c)}},
 		{Name: pidVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 	}, tlsVols...)
+}
+
+// configProjection puts nats.conf (the ConfigMap) and, in mode users,
+// users.conf (the users Secret) in one directory, which the kubelet
+// refreshes as a whole: a reload then reads both as they were at one
+// refresh. Each still comes from the kubelet's own copy of its object,
+// which may lag the other's; the metadata each file carries
+// (MetadataConfigKey, MetadataUsersKey) tells the operator what was read.
+func configProjection(c *v1alpha1.NatsCluster) *corev1.ProjectedVolumeSource {
+	sources := []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{
+		LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(c)},
+		Items:                []corev1.KeyToPath{{Key: ConfigKey, Path: ConfigKey}},
+	}}}
+	if HasUsersFile(c) {
+		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
+			LocalObjectReference: corev1.LocalObjectReference{Name: UsersSecretName(c)},
+			Items:                []corev1.KeyToPath{{Key: UsersConfKey, Path: UsersConfKey}},
+		}})
+	}
+	return &corev1.ProjectedVolumeSource{Sources: sources}
 }

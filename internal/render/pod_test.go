@@ -49,8 +49,8 @@ func TestPodHardening(t *testing.T) {
 			equal(t, "hostPID", spec.HostPID, false)
 
 			ctrs := allContainers(spec)
-			if len(ctrs) < 2 {
-				t.Fatalf("%d containers, want the server and the reloader", len(ctrs))
+			if len(ctrs) != 1 {
+				t.Fatalf("%d containers, want the server alone", len(ctrs))
 			}
 			for _, ctr := range ctrs {
 				sc := ctr.SecurityContext
@@ -98,8 +98,16 @@ func TestPodTerminationOutlastsLameDuck(t *testing.T) {
 	}
 }
 
-func TestPodShareProcessNamespaceForReloader(t *testing.T) {
-	equal(t, "shareProcessNamespace", ptr.Deref(podSpecOf(t, cluster()).ShareProcessNamespace, false), true)
+// TestPodSharesNoProcessNamespace: nothing in the pod may see the server's
+// processes or read its environment; the operator reloads it over NATS.
+func TestPodSharesNoProcessNamespace(t *testing.T) {
+	spec := podSpecOf(t, cluster())
+	equal(t, "shareProcessNamespace", ptr.Deref(spec.ShareProcessNamespace, false), false)
+	for _, ctr := range allContainers(spec) {
+		if ctr.Name != render.ServerContainerName {
+			t.Errorf("container %s beside the server", ctr.Name)
+		}
+	}
 }
 
 func TestPodTemplatePassthrough(t *testing.T) {

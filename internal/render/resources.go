@@ -20,15 +20,6 @@ var (
 			corev1.ResourceMemory: resource.MustParse("512Mi"),
 		},
 	}
-	reloaderResources = corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{
-			corev1.ResourceCPU:    resource.MustParse("10m"),
-			corev1.ResourceMemory: resource.MustParse("32Mi"),
-		},
-		Limits: corev1.ResourceList{
-			corev1.ResourceMemory: resource.MustParse("32Mi"),
-		},
-	}
 )
 
 // goMemLimit is about 80% of the memory limit, in bytes: the Go runtime then

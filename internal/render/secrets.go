@@ -92,7 +92,8 @@ func HasRoutes(c *v1alpha1.NatsCluster) bool { return c.Spec.ReplicaCount() > 1 
 
 // Secrets are the Secrets c needs with the given values: <name>-auth when
 // the operator generates the client credential, <name>-system for its own
-// user, and <name>-client with a ready-to-use URL.
+// user, <name>-users with the passwords the servers read (mode users),
+// and <name>-client with a ready-to-use URL.
 func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 	var out []*corev1.Secret
 	if GeneratesClientSecret(c) {
@@ -101,6 +102,13 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 	}
 	if HasSystemUser(c) {
 		out = append(out, Secret(c, SystemSecretName(c), map[string]string{PasswordKey: cred.System}))
+	}
+	if HasUsersFile(c) {
+		// A value UsersConf cannot write never gets here: the controller
+		// refuses it first (and `kubenats render` prints no Secret).
+		if text, _, err := UsersConf(c, cred); err == nil {
+			out = append(out, Secret(c, UsersSecretName(c), map[string]string{UsersConfKey: text}))
+		}
 	}
 	if HasRoutes(c) {
 		out = append(out, Secret(c, RouteSecretName(c), map[string]string{

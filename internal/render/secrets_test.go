@@ -36,11 +36,13 @@ func TestSecretsPerAuthMode(t *testing.T) {
 			"demo-routes": {"password", "urls"},
 			"demo-auth":   {"password"},
 			"demo-system": {"password"},
+			"demo-users":  {"users.conf"},
 			"demo-client": {"password", "servers", "url", "user"},
 		}},
 		{"users with a secretRef", cluster(withAuthSecret("mine", "pw")), map[string][]string{
 			"demo-routes": {"password", "urls"},
 			"demo-system": {"password"},
+			"demo-users":  {"users.conf"},
 			"demo-client": {"password", "servers", "url", "user"},
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string][]string{
@@ -59,6 +61,7 @@ func TestSecretsPerAuthMode(t *testing.T) {
 		{"one server has no routes", cluster(withReplicas(1)), map[string][]string{
 			"demo-auth":   {"password"},
 			"demo-system": {"password"},
+			"demo-users":  {"users.conf"},
 			"demo-client": {"password", "servers", "url", "user"},
 		}},
 	} {
@@ -127,6 +130,13 @@ func TestSecretValues(t *testing.T) {
 			got := map[string]map[string]string{}
 			for _, s := range render.Secrets(tc.in.WithDefaults(), cred) {
 				got[s.Name] = s.StringData
+			}
+			// users.conf has tests of its own (users_test.go): here, that
+			// it is made from the same values.
+			if users, ok := got["demo-users"]; ok {
+				want, _, _ := render.UsersConf(tc.in.WithDefaults(), cred)
+				equal(t, "users.conf", users["users.conf"], want)
+				delete(got, "demo-users")
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Secrets = %v, want %v", got, tc.want)
@@ -199,20 +209,14 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 		{"users", cluster(), map[string]secretRef{
 			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
 			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
-			"NATS_PASSWORD":        {"demo-auth", "password"},
-			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
 		}},
 		{"users with a secretRef", cluster(withAuthSecret("mine", "pw")), map[string]secretRef{
 			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
 			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
-			"NATS_PASSWORD":        {"mine", "pw"},
-			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
 		}},
 		{"users with a secretRef and no key", cluster(withAuthSecret("mine", "")), map[string]secretRef{
 			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
 			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
-			"NATS_PASSWORD":        {"mine", "password"},
-			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string]secretRef{
 			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
@@ -228,10 +232,7 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
 			"NATS_ROUTE_URLS":     {"demo-routes", "urls"},
 		}},
-		{"one server has no route credentials", cluster(withReplicas(1)), map[string]secretRef{
-			"NATS_PASSWORD":        {"demo-auth", "password"},
-			"NATS_SYSTEM_PASSWORD": {"demo-system", "password"},
-		}},
+		{"one server has no route credentials, and in mode users no password in its environment", cluster(withReplicas(1)), map[string]secretRef{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := secretEnv(serverContainerOf(t, tc.in))
@@ -253,9 +254,8 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 					t.Errorf("env %s reads Secret %s key %s, which Secrets does not make", name, ref.name, ref.key)
 				}
 			}
-			// The reloader reads no Secret.
-			if env := secretEnv(containerNamed(t, podSpecOf(t, tc.in), "reloader")); len(env) != 0 {
-				t.Errorf("reloader reads Secrets: %v", env)
+			if n := len(podSpecOf(t, tc.in).Containers); n != 1 {
+				t.Errorf("%d containers: the server should be alone in its pod", n)
 			}
 		})
 	}

@@ -1,0 +1,108 @@
+package natsconf
+
+import (
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+)
+
+// The operator's additions to a config beyond the server settings: a file
+// the config includes (Config.Include) and the server metadata it sets
+// (Config.Metadata). Both exist so that a config reload can be confirmed:
+// the metadata is what the server reports, in /varz and in every system
+// account reply, of the files it loaded last.
+
+// writeInclude writes the include directive first, so that the variables
+// the included file defines are known to every later reference.
+func (c *Config) writeInclude(w *confWriter) error {
+	if c.Include == "" {
+		return nil
+	}
+	// A relative path, below the file's own directory: nats-server reads it
+	// from there, and the operator never names a file elsewhere.
+	if path.IsAbs(c.Include) || strings.HasPrefix(path.Clean(c.Include), "..") {
+		return fmt.Errorf("include %q: must be a path relative to the config file's directory", c.Include)
+	}
+	quoted, err := quoteString(c.Include)
+	if err != nil {
+		return fmt.Errorf("include: %w", err)
+	}
+	// A directive, not a key: no separator.
+	w.line("include " + quoted)
+	return nil
+}
+
+// metadataKey is the passthrough key Metadata merges into, folded.
+const metadataKey = "server_metadata"
+
+// writeMetadata writes server_metadata: the user's entries (from Extra)
+// with the operator's own on top. writeExtra then leaves the key out.
+func (c *Config) writeMetadata(w *confWriter) error {
+	if len(c.Metadata) == 0 {
+		return nil
+	}
+	entries := map[string]string{}
+	if key, user, ok := c.userMetadata(); ok {
+		m, isMap := user.(map[string]any)
+		if !isMap {
+			return fmt.Errorf("extra %s: must be a map of strings", key)
+		}
+		for k, v := range m {
+			s, isString := v.(string)
+			if !isString {
+				return fmt.Errorf("extra %s.%s: must be a string", key, k)
+			}
+			if _, ours := c.Metadata[k]; ours {
+				return fmt.Errorf("extra %s.%s: the key is kubenats' own", key, k)
+			}
+			quoted, err := quoteString(s)
+			if err != nil {
+				return fmt.Errorf("extra %s.%s: %w", key, k, err)
+			}
+			entries[k] = quoted
+		}
+	}
+	for k, v := range c.Metadata {
+		formatted, err := v.format()
+		if err != nil {
+			return fmt.Errorf("server_metadata %s: %w", k, err)
+		}
+		entries[k] = formatted
+	}
+	w.openBlock(metadataKey)
+	for _, k := range slices.Sorted(maps.Keys(entries)) {
+		formattedKey, err := formatKey(k)
+		if err != nil {
+			return fmt.Errorf("server_metadata %s: %w", k, err)
+		}
+		w.keyValue(formattedKey, entries[k])
+	}
+	w.closeBlock()
+	return nil
+}
+
+// userMetadata is the user's server_metadata passthrough entry, if any.
+func (c *Config) userMetadata() (key string, value any, ok bool) {
+	for k, v := range c.Extra {
+		if FoldKey(k) == metadataKey {
+			return k, v, true
+		}
+	}
+	return "", nil, false
+}
+
+// extraWithoutMetadata is Extra less the entry writeMetadata merged.
+func (c *Config) extraWithoutMetadata() map[string]any {
+	if len(c.Metadata) == 0 {
+		return c.Extra
+	}
+	key, _, ok := c.userMetadata()
+	if !ok {
+		return c.Extra
+	}
+	out := maps.Clone(c.Extra)
+	delete(out, key)
+	return out
+}
