@@ -207,16 +207,16 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 		want map[string]secretRef
 	}{
 		{"users", cluster(), map[string]secretRef{
-			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
-			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
+			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":     {"demo-routes", "urls"},
 		}},
 		{"users with a secretRef", cluster(withAuthSecret("mine", "pw")), map[string]secretRef{
-			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
-			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
+			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":     {"demo-routes", "urls"},
 		}},
 		{"users with a secretRef and no key", cluster(withAuthSecret("mine", "")), map[string]secretRef{
-			"NATS_ROUTE_PASSWORD":  {"demo-routes", "password"},
-			"NATS_ROUTE_URLS":      {"demo-routes", "urls"},
+			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
+			"NATS_ROUTE_URLS":     {"demo-routes", "urls"},
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string]secretRef{
 			"NATS_ROUTE_PASSWORD": {"demo-routes", "password"},
