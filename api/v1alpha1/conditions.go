@@ -11,6 +11,29 @@ const (
 	// ConditionCertificatesReady is True when every certificate the servers
 	// need exists, can be read and has not expired.
 	ConditionCertificatesReady = "CertificatesReady"
+	// ConditionConfigLoaded is True once every server reported that it
+	// loaded the current nats.conf and users.conf (by the marks the files
+	// carry in its server metadata), not when the files were written.
+	ConditionConfigLoaded = "ConfigLoaded"
+)
+
+// Reasons of ConfigLoaded, and of a deleted generated Secret.
+const (
+	ReasonConfigLoaded = "ConfigLoaded"
+	// ReasonReloadPending: a server still runs an older configuration;
+	// the kubelet may not have refreshed its files yet.
+	ReasonReloadPending = "ReloadPending"
+	// ReasonReloadStalled: pending for longer than a kubelet needs to
+	// refresh mounted files; the operator keeps reloading.
+	ReasonReloadStalled = "ReloadStalled"
+	// ReasonReloadFailed: a server refused to reload (its log says why).
+	ReasonReloadFailed = "ReloadFailed"
+	// ReasonReloadNotChecked: the pass stopped before the check.
+	ReasonReloadNotChecked = "NotChecked"
+	// ReasonGeneratedSecretMissing: a Secret the operator generated for
+	// running servers is gone; nothing is made anew without the user's
+	// word (AnnotationRegenerateSecrets).
+	ReasonGeneratedSecretMissing = "GeneratedSecretMissing"
 )
 
 // Reasons, shared by conditions and events.

@@ -47,6 +47,8 @@ type NatsClusterReconciler struct {
 	// ClusterDomain is the DNS suffix of Services, for certificate names;
 	// cluster.local when empty.
 	ClusterDomain string
+
+	reloads reloads
 }
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch
@@ -76,7 +78,7 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	c := live.WithDefaults()
 
 	obs := status.ClusterObservation{Cluster: c, Now: metav1.Now()}
-	result, blocker, applyErr := r.reconcileChildren(ctx, c, &obs)
+	result, blocker, want, applyErr := r.reconcileChildren(ctx, c, &obs)
 	pods, err := r.observe(ctx, c, &obs)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -88,6 +90,14 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, err
 		}
 		result.RequeueAfter = wait
+	}
+	obs.ConfigLoaded = configNotLoaded(v1alpha1.ReasonReloadNotChecked, "not checked: the pass stopped short")
+	// want is nil when the children were not applied; a rollout under way
+	// is no reason not to look (plan.Reload leaves outdated servers to it).
+	if applyErr == nil && want != nil {
+		var retry time.Duration
+		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, obs.StatefulSet, pods, want)
+		result.RequeueAfter = soonest(result.RequeueAfter, retry)
 	}
 	obs.Blocker = blocker
 	next := status.NatsCluster(obs)
@@ -136,7 +146,8 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.NatsCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Annotations too: AnnotationRegenerateSecrets is the user's word.
+		For(&v1alpha1.NatsCluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&corev1.ConfigMap{}).
 		Owns(&corev1.Secret{}).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -31,27 +32,38 @@ const refusedRetry = 30 * time.Second
 
 // reconcileChildren renders c's objects and applies them. A blocker is what
 // the user should know; an error is retried with backoff.
-func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (ctrl.Result, *status.Blocker, error) {
+//
+// want are the marks the servers report once they loaded the files applied
+// here (reloadConfig), nil when the pass stopped short.
+func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (_ ctrl.Result, _ *status.Blocker, want plan.Marks, _ error) {
+	result, blocker, want, err := r.applyChildren(ctx, c, obs)
+	if blocker != nil || err != nil {
+		want = nil
+	}
+	return result, blocker, want, err
+}
+
+func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (ctrl.Result, *status.Blocker, plan.Marks, error) {
 	cred, credHash, blocker, err := r.credentials(ctx, c)
 	if err != nil || blocker != nil {
-		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, err
+		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil, err
 	}
 	var renewIn time.Duration
 	if render.GeneratesRoutePKI(c) && render.HasRoutes(c) {
-		if cred.RoutePKI, renewIn, err = r.routePKI(ctx, c); err != nil {
-			return ctrl.Result{}, nil, err
+		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c); err != nil || blocker != nil {
+			return ctrl.Result{}, blocker, nil, err
 		}
 	}
 	if obs.Certificates, cred.ClientCA, err = r.observeCertificates(ctx, c, cred.RoutePKI); err != nil {
-		return ctrl.Result{}, nil, err
+		return ctrl.Result{}, nil, nil, err
 	}
 	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain()})
 	if err != nil {
-		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil
+		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}
 	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs))
 	if err != nil {
-		return ctrl.Result{}, nil, err
+		return ctrl.Result{}, nil, nil, err
 	}
 	if hold {
 		objs = slices.DeleteFunc(objs, isStatefulSet)
@@ -60,18 +72,31 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 	for _, obj := range append(asObjects(secrets), objs...) {
 		if err := r.Applier.Apply(ctx, c, obj); err != nil {
 			if b := certManagerMissing(err); b != nil {
-				return ctrl.Result{}, b, nil
+				return ctrl.Result{}, b, nil, nil
 			}
 			if conflict := (*apply.ConflictError)(nil); errors.As(err, &conflict) {
-				return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonNameConflict, Message: err.Error(), Fatal: true}, nil
+				return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonNameConflict, Message: err.Error(), Fatal: true}, nil, nil
 			}
-			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+			return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil, err
 		}
 	}
 	if err := r.pruneOptional(ctx, c, objs); err != nil {
-		return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, err
+		return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil, err
 	}
-	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, nil
+	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, r.wantedMarks(c, cred), nil
+}
+
+// wantedMarks are the marks of the files just applied.
+func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render.Credentials) plan.Marks {
+	conf, err := render.Conf(c)
+	if err != nil {
+		return nil
+	}
+	usersRevision := ""
+	if render.HasUsersFile(c) {
+		_, usersRevision, _ = render.UsersConf(c, cred)
+	}
+	return wantedMarks(conf.Revision, usersRevision)
 }
 
 // soonest is the shorter of two requeue delays, zero meaning none.

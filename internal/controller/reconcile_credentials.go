@@ -20,11 +20,19 @@ import (
 )
 
 // credentials reads the values the generated Secrets hold, or makes them
-// once; a value is never rotated silently. It also returns a hash that
-// changes when the credentials change, so the servers restart to pick them
-// up: they read them from their environment at start.
+// once; a value is never rotated silently, and a Secret deleted under
+// running servers is not made anew without the user's word
+// (missingGenerated). It also returns a hash that changes when the
+// credentials the servers read from their environment at start change, so
+// the servers restart to pick them up: the route password, and the token.
+// In mode users the passwords are in users.conf, which a reload rereads,
+// so they are not hashed.
 func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster) (render.Credentials, string, *status.Blocker, error) {
 	var cred render.Credentials
+	running, err := r.serversExist(ctx, c)
+	if err != nil {
+		return cred, "", nil, err
+	}
 	sum := sha256.New()
 	if ref, ok := render.ClientSecretRef(c); ok {
 		var (
@@ -33,14 +41,18 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 			err     error
 		)
 		if render.GeneratesClientSecret(c) {
-			value, err = r.generatedValue(ctx, c, ref)
-			sum.Write([]byte(value)) // random, so its hash tells nothing
+			value, blocker, err = r.generatedValue(ctx, c, ref, running)
+			if !render.HasUsersFile(c) {
+				sum.Write([]byte(value)) // random, so its hash tells nothing
+			}
 		} else {
 			var version string
 			value, version, blocker, err = r.userSecretValue(ctx, c, ref)
 			// The user's own password may be weak: hash the Secret's
 			// version, never its value.
-			sum.Write([]byte(version))
+			if !render.HasUsersFile(c) {
+				sum.Write([]byte(version))
+			}
 		}
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
@@ -48,45 +60,61 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 		cred.Client = value
 	}
 	if render.HasSystemUser(c) {
-		value, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey})
-		if err != nil {
-			return cred, "", nil, err
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey}, running)
+		if blocker != nil || err != nil {
+			return cred, "", blocker, err
 		}
 		cred.System = value
-		sum.Write([]byte(value))
 	}
 	if render.HasRoutes(c) {
-		value, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey})
-		if err != nil {
-			return cred, "", nil, err
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey}, running)
+		if blocker != nil || err != nil {
+			return cred, "", blocker, err
 		}
 		cred.Route = value
 		sum.Write([]byte(value))
+	}
+	if render.HasUsersFile(c) {
+		if _, _, err := render.UsersConf(c, cred); err != nil {
+			return cred, "", &status.Blocker{Reason: v1alpha1.ReasonSecretInvalid, Fatal: true, Message: "spec.auth.secretRef: " + err.Error()}, nil
+		}
 	}
 	// Certificates are not hashed: renewed, they are reloaded, not restarted.
 	return cred, hex.EncodeToString(sum.Sum(nil)[:8]), nil, nil
 }
 
-// generatedValue is the value in a Secret the operator made, or a new one.
-// A Secret of that name that c does not own is left alone here; applying it
-// then reports the conflict.
-func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef) (string, error) {
-	s, err := r.ownedSecret(ctx, c, ref.Name)
+// generatedValue is the value in a Secret the operator made, or a new one
+// for servers yet to start. A Secret of that name that c does not own is
+// left alone here; applying it then reports the conflict.
+func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef, running bool) (string, *status.Blocker, error) {
+	s, foreign, err := r.lookupSecret(ctx, c, ref.Name)
 	switch {
 	case err != nil:
-		return "", err
-	case s == nil || len(s.Data[ref.Key]) == 0:
-		return newSecretValue()
+		return "", nil, err
+	case s != nil && len(s.Data[ref.Key]) > 0:
+		return string(s.Data[ref.Key]), nil, nil
+	case !foreign:
+		if b := r.missingGenerated(c, ref.Name, running); b != nil {
+			return "", b, nil
+		}
 	}
-	return string(s.Data[ref.Key]), nil
+	v, err := newSecretValue()
+	return v, nil, err
 }
 
 // ownedSecret is the Secret of that name the operator made for c, or nil.
-// A Secret the cache does not hold yet (the pass right after the one that
-// created it) is read from the API server before anything is made anew: a
-// value made twice would give the servers started in between other
-// credentials, or another CA, than the rest.
 func (r *NatsClusterReconciler) ownedSecret(ctx context.Context, c *v1alpha1.NatsCluster, name string) (*corev1.Secret, error) {
+	s, _, err := r.lookupSecret(ctx, c, name)
+	return s, err
+}
+
+// lookupSecret is the Secret of that name the operator made for c, or nil;
+// foreign reports a Secret of that name that c does not control. A Secret
+// the cache does not hold yet (the pass right after the one that created
+// it) is read from the API server before anything is made anew: a value
+// made twice would give the servers started in between other credentials,
+// or another CA, than the rest.
+func (r *NatsClusterReconciler) lookupSecret(ctx context.Context, c *v1alpha1.NatsCluster, name string) (_ *corev1.Secret, foreign bool, _ error) {
 	var s corev1.Secret
 	key := client.ObjectKey{Namespace: c.Namespace, Name: name}
 	err := r.Get(ctx, key, &s)
@@ -95,13 +123,13 @@ func (r *NatsClusterReconciler) ownedSecret(ctx context.Context, c *v1alpha1.Nat
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return nil, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
 	case !metav1.IsControlledBy(&s, c):
-		return nil, nil
+		return nil, true, nil
 	}
-	return &s, nil
+	return &s, false, nil
 }
 
 // userSecretValue reads the user's Secret from the cache of opted-in

@@ -20,14 +20,31 @@ import (
 // made or renewed as pki.Due decides, and when to look again for the next
 // renewal. Renewed files reach the servers through their Secret volume and
 // a reload: no server restarts.
-func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster) (*render.RoutePKI, time.Duration, error) {
-	ca, err := r.ownedKeyPair(ctx, c, render.CASecretName(c))
+//
+// A CA deleted under running servers is not made anew (missingGenerated):
+// a new CA restarts every server at once. A deleted route certificate is
+// issued again from the kept CA, which the servers take by reload.
+func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster) (*render.RoutePKI, time.Duration, *status.Blocker, error) {
+	caSecret, foreign, err := r.lookupSecret(ctx, c, render.CASecretName(c))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
+	}
+	if caSecret == nil && !foreign {
+		running, err := r.serversExist(ctx, c)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		if b := r.missingGenerated(c, render.CASecretName(c), running); b != nil {
+			return nil, 0, b, nil
+		}
+	}
+	var ca pki.KeyPair
+	if caSecret != nil {
+		ca = pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
 	}
 	cert, err := r.ownedKeyPair(ctx, c, render.RouteTLSSecretName(c))
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	now := time.Now()
 	names := render.RouteDNSNames(c, r.clusterDomain())
@@ -35,12 +52,12 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 	switch decision.Action {
 	case pki.ReplaceCA:
 		if ca, err = pki.NewCA(c.Namespace+"/"+c.Name+" route CA", now, pki.CAValidity); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		fallthrough
 	case pki.Renew:
 		if cert, err = pki.Issue(ca, names, now, pki.CertValidity); err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCertificate",
 			"issued the route certificate: %s", decision.Why)
@@ -48,9 +65,9 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 	out := &render.RoutePKI{CACert: ca.Cert, CAKey: ca.Key, Cert: cert.Cert, Key: cert.Key}
 	at, ok := pki.RenewAt(cert.Cert)
 	if !ok {
-		return out, 0, nil
+		return out, 0, nil, nil
 	}
-	return out, max(time.Until(at), time.Second), nil
+	return out, max(time.Until(at), time.Second), nil, nil
 }
 
 // ownedKeyPair reads tls.crt and tls.key of a Secret the operator made for

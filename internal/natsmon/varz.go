@@ -2,7 +2,9 @@ package natsmon
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"time"
 )
 
 // FetchVersion reads one server's version from its monitor port, at url
@@ -24,4 +26,42 @@ func FetchVersion(ctx context.Context, c *http.Client, url string) (string, erro
 		return "", err
 	}
 	return varz.Version, nil
+}
+
+// Loaded is what a server's /varz tells of the configuration it runs.
+type Loaded struct {
+	// ServerID names the server in system account subjects.
+	ServerID string
+	// Metadata is server_metadata as last loaded: the operator's marks.
+	Metadata map[string]string
+	// SinceLoad is how long ago the config was loaded or reloaded, by the
+	// server's own clock (its now minus its config_load_time), so that the
+	// operator's clock does not matter.
+	SinceLoad time.Duration
+}
+
+// FetchLoaded reads what one server loaded from its /varz at url.
+func FetchLoaded(ctx context.Context, c *http.Client, url string) (Loaded, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return Loaded{}, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return Loaded{}, err
+	}
+	defer resp.Body.Close()
+	var varz struct {
+		ID             string            `json:"server_id"`
+		Metadata       map[string]string `json:"metadata"`
+		Now            time.Time         `json:"now"`
+		ConfigLoadTime time.Time         `json:"config_load_time"`
+	}
+	if err := decodeJSON(resp, maxVarzBody, &varz); err != nil {
+		return Loaded{}, err
+	}
+	if varz.ID == "" {
+		return Loaded{}, fmt.Errorf("/varz names no server id")
+	}
+	return Loaded{ServerID: varz.ID, Metadata: varz.Metadata, SinceLoad: max(varz.Now.Sub(varz.ConfigLoadTime), 0)}, nil
 }

@@ -33,6 +33,9 @@ type ClusterObservation struct {
 	ObservedVersion string
 	// Certificates are the certificates the servers mount.
 	Certificates []Certificate
+	// ConfigLoaded says whether every server confirmed it loaded the
+	// current configuration; Unknown when the pass did not look.
+	ConfigLoaded Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -60,7 +63,11 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	certs, expiry := certificates(o.Certificates, o.Now.Time)
 	st.CertificatesExpiry = expiry
 	ready := readiness(o, want, lbPending, certs)
-	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available, certs)
+	loaded := o.ConfigLoaded
+	if loaded.Type == "" {
+		loaded = Verdict{Type: v1alpha1.ConditionConfigLoaded, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReloadNotChecked, Message: "not checked"}
+	}
+	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available, certs, loaded)
 	st.Phase = phase(o.Blocker, ready)
 	return st
 }

@@ -1,0 +1,69 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// A Secret the operator generated (a password, the route CA) that is
+// deleted while servers run with its value is not made anew: a new route
+// password or CA restarts every server, and a new client password locks out
+// every client that holds the old one, all because of one kubectl delete.
+// The servers keep running as they are (nothing is applied while the
+// Secret is missing, so neither the pods nor their files change), the
+// cluster says so (Ready False, GeneratedSecretMissing, and a Warning
+// event), and the user decides, with the annotation below, which Secrets
+// may be made anew. A Secret re-created by hand without the cluster as its
+// controller is not adopted (it reads as a name conflict).
+
+// AnnotationRegenerateSecrets lists (comma-separated) the generated Secrets
+// the operator may make anew, with new values, when they are missing from
+// running servers. Changing it wakes the operator.
+const AnnotationRegenerateSecrets = "kubenats.io/regenerate-secrets"
+
+// serversExist reports whether c's servers were started, and so hold the
+// generated values: its StatefulSet exists. Before that a missing value is
+// simply made.
+func (r *NatsClusterReconciler) serversExist(ctx context.Context, c *v1alpha1.NatsCluster) (bool, error) {
+	var sts appsv1.StatefulSet
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return metav1.IsControlledBy(&sts, c), nil
+}
+
+// missingGenerated is the blocker for a generated Secret that is gone from
+// running servers, nil when it may be made (no servers yet, or the user
+// asked for it).
+func (r *NatsClusterReconciler) missingGenerated(c *v1alpha1.NatsCluster, name string, running bool) *status.Blocker {
+	if !running || regenerationAllowed(c, name) {
+		return nil
+	}
+	msg := fmt.Sprintf("Secret %s, which the running servers were configured with, was deleted; kubenats changes nothing meanwhile. "+
+		"Restore it, or let kubenats make new values (the servers restart or reload with them) with the annotation %s: %s",
+		name, AnnotationRegenerateSecrets, name)
+	r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonGeneratedSecretMissing, "Regenerate", "%s", msg)
+	return &status.Blocker{Reason: v1alpha1.ReasonGeneratedSecretMissing, Fatal: true, Message: msg}
+}
+
+// regenerationAllowed reports whether the user listed name for new values.
+func regenerationAllowed(c *v1alpha1.NatsCluster, name string) bool {
+	list := strings.Split(c.Annotations[AnnotationRegenerateSecrets], ",")
+	return slices.ContainsFunc(list, func(s string) bool { return strings.TrimSpace(s) == name })
+}

@@ -1,0 +1,224 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/plan"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// The operator reloads the servers itself, through the system account
+// ($SYS.REQ.SERVER.<id>.RELOAD), and reports the configuration loaded only
+// once every server says so: each file the servers read carries a mark in
+// their server metadata (render.MetadataConfigKey, MetadataUsersKey),
+// which /varz and every system reply show. A reload sent before the
+// kubelet refreshed the files rereads the old ones, and the old marks tell;
+// plan.Reload then sends it again later.
+
+// reloads remembers, per cluster, since when its wanted configuration has
+// been pending and which pods last confirmed it, so that a settled cluster
+// costs no request at all and the reload interval grows with the wait. It
+// is only a memory: a restarted operator looks again, at once.
+type reloads struct {
+	mu    sync.Mutex
+	byUID map[types.UID]reloadMemory
+}
+
+type reloadMemory struct {
+	want      string
+	since     time.Time
+	confirmed string // the pods (UIDs) that confirmed want, "" when not all
+}
+
+// wantedMarks are the marks c's servers report once they loaded the
+// current files.
+func wantedMarks(configRevision, usersRevision string) plan.Marks {
+	m := plan.Marks{render.MetadataConfigKey: configRevision}
+	if usersRevision != "" {
+		m[render.MetadataUsersKey] = usersRevision
+	}
+	return m
+}
+
+// reloadConfig confirms, and brings about by reload, that every server
+// runs the current configuration. It returns the ConfigLoaded verdict and
+// when to look again.
+func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, pods []corev1.Pod, want plan.Marks) (status.Verdict, time.Duration) {
+	key := fmt.Sprint(want)
+	podSet := podUIDs(pods)
+	mem := r.reloadMemory(c.UID, key)
+	if mem.confirmed != "" && mem.confirmed == podSet {
+		return configLoaded(), 0
+	}
+	a, err := r.access(ctx, c)
+	if err != nil {
+		return configNotLoaded(v1alpha1.ReasonReloadPending, "waiting for the servers' access: "+err.Error()), settleRetry
+	}
+	obs := plan.ReloadObservation{Want: want, PendingFor: time.Since(mem.since), CanReload: render.HasSystemUser(c)}
+	ids := map[string]string{}
+	for i := range pods {
+		p := &pods[i]
+		if !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		s := plan.ReloadServer{Name: p.Name, Outdated: sts == nil || p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision}
+		if p.Status.PodIP != "" {
+			url, hc := a.monitorURL(r.Versions.HTTP, p, "/varz")
+			if loaded, err := natsmon.FetchLoaded(ctx, hc, url); err == nil && validServerID(loaded.ServerID) {
+				s.Answered, s.Marks, s.SinceLoad = true, loaded.Metadata, loaded.SinceLoad
+				ids[p.Name] = loaded.ServerID
+			}
+		}
+		obs.Servers = append(obs.Servers, s)
+	}
+	if len(obs.Servers) < int(c.Spec.ReplicaCount()) {
+		return configNotLoaded(v1alpha1.ReasonReloadPending, "waiting for every server to exist"), settleRetry
+	}
+	d := plan.Reload(obs)
+	if len(d.Reload) > 0 {
+		confirmed := r.sendReloads(ctx, c, pods, a, d.Reload, ids, want)
+		for i := range obs.Servers {
+			if confirmed[obs.Servers[i].Name] {
+				obs.Servers[i].Marks, obs.Servers[i].SinceLoad = want, 0
+			} else if contains(d.Reload, obs.Servers[i].Name) {
+				obs.Servers[i].SinceLoad = 0
+			}
+		}
+		d = plan.Reload(obs)
+	}
+	if d.Loaded {
+		r.confirm(c.UID, key, podSet)
+		return configLoaded(), 0
+	}
+	if d.Stalled {
+		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonReloadStalled, "Reload", "%s", d.Waiting)
+		return configNotLoaded(v1alpha1.ReasonReloadStalled, d.Waiting), d.RetryIn
+	}
+	return configNotLoaded(v1alpha1.ReasonReloadPending, d.Waiting), d.RetryIn
+}
+
+// sendReloads asks each named server to reload, as the system user, and
+// returns those whose reply shows they now run the wanted files: the reply
+// carries the server's metadata as it stands after the reload.
+func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, a serverAccess, names []string, ids map[string]string, want plan.Marks) map[string]bool {
+	log := logf.FromContext(ctx)
+	confirmed := map[string]bool{}
+	nc, err := a.connect(pods)
+	if err != nil {
+		log.Info("cannot reload the servers", "error", err.Error())
+		return confirmed
+	}
+	defer nc.Close()
+	for _, name := range names {
+		id, ok := ids[name]
+		if !ok {
+			continue
+		}
+		reqCtx, cancel := context.WithTimeout(ctx, systemPingWait)
+		msg, err := nc.RequestWithContext(reqCtx, "$SYS.REQ.SERVER."+id+".RELOAD", nil)
+		cancel()
+		if err != nil {
+			log.Info("reload request unanswered", "server", name, "error", err.Error())
+			continue
+		}
+		var reply struct {
+			Server struct {
+				Metadata map[string]string `json:"metadata"`
+			} `json:"server"`
+			Error *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(msg.Data, &reply); err != nil {
+			continue
+		}
+		if reply.Error != nil {
+			// The server's own log says why; its message may quote the
+			// files, which hold passwords, so it is not repeated here.
+			log.Info("a server refused the reload; see its log", "server", name, "code", reply.Error.Code)
+			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonReloadFailed, "Reload",
+				"server %s refused to reload its configuration (see its log)", name)
+			continue
+		}
+		confirmed[name] = plan.Marks(reply.Server.Metadata).Have(want)
+	}
+	return confirmed
+}
+
+// validServerID: a server ID goes into a subject, so it must be one token
+// (an nkey: upper-case letters and digits). A server run from another
+// image could claim "*" or "a.>" and have the reload reach others.
+func validServerID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if (r < 'A' || r > 'Z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *NatsClusterReconciler) reloadMemory(uid types.UID, want string) reloadMemory {
+	r.reloads.mu.Lock()
+	defer r.reloads.mu.Unlock()
+	if r.reloads.byUID == nil {
+		r.reloads.byUID = map[types.UID]reloadMemory{}
+	}
+	mem, ok := r.reloads.byUID[uid]
+	if !ok || mem.want != want {
+		mem = reloadMemory{want: want, since: time.Now()}
+		r.reloads.byUID[uid] = mem
+	}
+	return mem
+}
+
+func (r *NatsClusterReconciler) confirm(uid types.UID, want, pods string) {
+	r.reloads.mu.Lock()
+	defer r.reloads.mu.Unlock()
+	if mem, ok := r.reloads.byUID[uid]; ok && mem.want == want {
+		mem.confirmed = pods
+		r.reloads.byUID[uid] = mem
+	}
+}
+
+// podUIDs names a set of pods: a new pod must confirm for itself.
+func podUIDs(pods []corev1.Pod) string {
+	out := ""
+	for i := range pods {
+		out += string(pods[i].UID) + ","
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func configLoaded() status.Verdict {
+	return status.Verdict{Type: v1alpha1.ConditionConfigLoaded, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonConfigLoaded,
+		Message: "every server runs the current configuration"}
+}
+
+func configNotLoaded(reason, msg string) status.Verdict {
+	return status.Verdict{Type: v1alpha1.ConditionConfigLoaded, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+}
