@@ -46,6 +46,13 @@ type Options struct {
 	// CertManagerBinaries holds cert-manager's controller and crds/;
 	// <RepoRoot>/bin/cert-manager when empty.
 	CertManagerBinaries string
+	// ConfigRefreshDelay is the shortest delay before a running pod sees a
+	// change of its ConfigMap and Secret volumes; each pod waits between it
+	// and twice it (DefaultConfigRefreshDelay when zero). A real kubelet
+	// takes up to its sync period, about a minute: this is shorter only to
+	// keep tests short, and never zero, so that whatever reloads the
+	// servers has to cope with files that change late.
+	ConfigRefreshDelay time.Duration
 	// KeepDir leaves the cluster's directory (logs, pod and claim
 	// directories) in place after Stop, for a look after a failure.
 	KeepDir bool
@@ -133,6 +140,9 @@ func New(o Options) (_ *Cluster, err error) {
 		c.log.printf("cert-manager's controllers running after %s", time.Since(began).Round(time.Millisecond))
 	}
 	c.kubelet = newKubelet(c.Kubernetes, o.NodeName, c.Dir, o.NatsServerBinaries, c.addrs, c.reaper, c.log)
+	if o.ConfigRefreshDelay > 0 {
+		c.kubelet.refreshDelay = o.ConfigRefreshDelay
+	}
 	if err := c.kubelet.start(ctx); err != nil {
 		return nil, fmt.Errorf("starting the loopback kubelet: %w", err)
 	}

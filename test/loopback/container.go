@@ -12,9 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// natsContainerName is the one container run as a process; every other
-// container (the config reloader) is reported running, and its work done
-// by the kubelet itself (SIGHUP on a config change).
+// natsContainerName is the one container run as a process; any other
+// container is reported running without running. Nothing here signals the
+// server on a config change: the operator reloads it itself.
 const natsContainerName = "nats"
 
 var errNotRunning = errors.New("the nats container is not running")
@@ -36,8 +36,6 @@ type natsContainer struct {
 	pullBackoff time.Duration
 	// answering: the server answered its startup probe, passing or not.
 	answering bool
-	// reloadPending: the config changed and the server has not been told.
-	reloadPending bool
 	// stopping is set from the first stop signal to the exit; killAt is
 	// when the run gets SIGKILL (zero once sent).
 	stopping bool
@@ -73,9 +71,9 @@ func findContainer(pod *corev1.Pod, name string) *corev1.Container {
 	return nil
 }
 
-// syncContainer brings the pod's volumes up to date, signals a running
-// server to reload when its config changed, and starts the server when it
-// should run. It returns when to look again (zero: on the next event).
+// syncContainer brings the pod's volumes up to date (late, as a kubelet
+// does: volume_refresh.go) and starts the server when it should run. It
+// returns when to look again (zero: on the next event).
 func (w *podWorker) syncContainer(ctx context.Context, now time.Time) time.Time {
 	c := findContainer(w.pod, natsContainerName)
 	if c == nil {
@@ -95,7 +93,7 @@ func (w *podWorker) syncContainer(ctx context.Context, now time.Time) time.Time 
 	env, envErr := containerEnv(w.podWithIP(), c, w.k)
 	command, args := commandLine(c, env, mounts)
 	configFile := configArg(args)
-	changed, err := w.syncVolumes(w.pod, dirs, c, func(path string, data []byte) []byte {
+	refresh, err := w.syncVolumes(w.pod, dirs, c, now, func(path string, data []byte) []byte {
 		return w.rewriteConfig(path, data, mounts, configFile)
 	})
 	if err != nil {
@@ -105,23 +103,16 @@ func (w *podWorker) syncContainer(ctx context.Context, now time.Time) time.Time 
 	w.sandboxReady = true
 	n := &w.nats
 	switch {
-	case n.run != nil && changed && !n.stopping:
-		// The config reloader's job: nats-server rereads its config on
-		// SIGHUP. Before start-up completes the signal waits: a SIGHUP that
-		// arrives before the server installs its handlers kills it.
-		n.reloadPending = true
-		w.reloadIfStarted()
-		return time.Time{}
 	case n.run != nil:
 		if n.stopping && !n.killAt.IsZero() {
 			if !now.Before(n.killAt) {
 				n.run.proc.kill()
 				n.killAt = time.Time{}
-				return time.Time{}
+				return refresh
 			}
-			return n.killAt
+			return earliest(n.killAt, refresh)
 		}
-		return time.Time{}
+		return refresh
 	case now.Before(n.notBefore):
 		return n.notBefore
 	case envErr != nil:
@@ -131,7 +122,15 @@ func (w *podWorker) syncContainer(ctx context.Context, now time.Time) time.Time 
 	if err := w.startNats(ctx, c, command, args, env, mounts); err != nil {
 		return retry
 	}
-	return time.Time{}
+	return refresh
+}
+
+// earliest is the sooner of two wake times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // notStarted records why the container does not run, when it does not.
@@ -220,8 +219,7 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	n.runs++
 	runCtx, cancel := context.WithCancel(ctx)
 	run := &containerRun{id: n.runs, proc: proc, cancel: cancel}
-	// A new run reads the current config: no reload owed.
-	n.run, n.waiting, n.started, n.ready, n.answering, n.reloadPending = run, nil, false, false, false, false
+	n.run, n.waiting, n.started, n.ready, n.answering = run, nil, false, false, false
 	n.imageID = "loopback://nats-server@" + version
 	w.k.logf("%s: started nats-server %s, pid %d, run %d", w.key, version, proc.pid(), run.id)
 	go func() {

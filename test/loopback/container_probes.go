@@ -2,7 +2,6 @@ package loopback
 
 import (
 	"context"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -14,7 +13,6 @@ import (
 // natsStarted: the startup probe passed; readiness and liveness begin.
 func (w *podWorker) natsStarted(ctx context.Context, run *containerRun, c *corev1.Container) {
 	w.nats.started = true
-	w.reloadIfStarted()
 	if c.ReadinessProbe != nil {
 		w.startProber(ctx, run, c, readinessProbe, c.ReadinessProbe)
 	} else {
@@ -23,20 +21,6 @@ func (w *podWorker) natsStarted(ctx context.Context, run *containerRun, c *corev
 	if c.LivenessProbe != nil {
 		w.startProber(ctx, run, c, livenessProbe, c.LivenessProbe)
 	}
-}
-
-// reloadIfStarted sends the SIGHUP a config change owes a server that can
-// take it: one that answers on its monitor port (it installs its signal
-// handlers, then writes its pid file, before it listens there; the config
-// reloader waits for the pid file), or that passed its startup probe.
-func (w *podWorker) reloadIfStarted() {
-	n := &w.nats
-	if n.run == nil || !(n.started || n.answering) || !n.reloadPending {
-		return
-	}
-	n.reloadPending = false
-	w.k.logf("%s: config changed, SIGHUP", w.key)
-	_ = n.run.proc.signal(syscall.SIGHUP)
 }
 
 func (w *podWorker) startProber(ctx context.Context, run *containerRun, c *corev1.Container, kind probeKind, probe *corev1.Probe) {
@@ -49,7 +33,6 @@ func (w *podWorker) startProber(ctx context.Context, run *containerRun, c *corev
 			w.send(ctx, func() {
 				if w.nats.run == run {
 					w.nats.answering = true
-					w.reloadIfStarted()
 				}
 			})
 		}

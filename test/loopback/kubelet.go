@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,9 @@ type kubelet struct {
 	node         string
 	dir          string // pods/, claims/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
+	// refreshDelay is the shortest delay before a pod sees a change of its
+	// ConfigMap and Secret volumes (volume_refresh.go).
+	refreshDelay time.Duration
 	addrs        *addressBook
 	dns          *dnsTable
 	reaper       *reaper
@@ -53,8 +57,9 @@ type kubelet struct {
 func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *addressBook, r *reaper, log *fileLog) *kubelet {
 	return &kubelet{
 		cs: cs, node: node, dir: dir, natsBinaries: natsBinaries, addrs: addrs, reaper: r, log: log,
-		dns:     newDNSTable(filepath.Join(dir, "dns")),
-		workers: map[types.UID]*podWorker{}, finished: map[types.UID]bool{}, binding: map[types.UID]bool{},
+		dns:          newDNSTable(filepath.Join(dir, "dns")),
+		refreshDelay: DefaultConfigRefreshDelay,
+		workers:      map[types.UID]*podWorker{}, finished: map[types.UID]bool{}, binding: map[types.UID]bool{},
 	}
 }
 

@@ -35,7 +35,8 @@ jetstream { store_dir: "/data" }
 `
 
 // TestPodLifecycle follows one StatefulSet pod through what the kubelet
-// must do: run it with its volumes, reload it on a config change, restart
+// must do: run it with its volumes, refresh them late on a config change
+// (and signal nothing), restart
 // it after a crash, delete it gracefully (lame duck, then SIGKILL at the
 // end of the grace period) so that the StatefulSet replaces it on the same
 // address and claim, and remove the claim's directory with the claim.
@@ -72,18 +73,43 @@ func TestPodLifecycle(t *testing.T) {
 	marker := filepath.Join(claimDirs[0], "marker")
 	must(t, os.WriteFile(marker, []byte("kept"), 0o644))
 
-	// A config change reaches the running server as a reload.
-	started := serverStart(t, pod.Status.PodIP)
+	// A config change reaches the pod's files late, as a kubelet's sync
+	// does, and nothing in the pod signals the server: the process runs on
+	// with what it loaded until something reloads it.
+	mounted := filepath.Join(c.Dir, "pods", ns.Name+"_probe-0_"+string(pod.UID), "volumes", "config", "nats.conf")
+	type loaded struct {
+		MaxPayload     int       `json:"max_payload"`
+		Start          time.Time `json:"start"`
+		ConfigLoadTime time.Time `json:"config_load_time"`
+	}
+	var before loaded
+	getJSON(t, pod.Status.PodIP, "/varz", &before)
 	cm.Data["nats.conf"] = probeConf + "max_payload: 65536\n"
 	must(t, c.Client.Update(ctx, cm))
+	changed := time.Now()
 	eventually(t, func() error {
-		var v struct {
-			MaxPayload int       `json:"max_payload"`
-			Start      time.Time `json:"start"`
+		if data, err := os.ReadFile(mounted); err != nil || !strings.Contains(string(data), "max_payload: 65536") {
+			return fmt.Errorf("the mounted nats.conf is not refreshed yet (%v)", err)
 		}
+		return nil
+	})
+	if late := time.Since(changed); late < DefaultConfigRefreshDelay {
+		t.Errorf("the mounted file changed %s after the ConfigMap, before the refresh delay %s", late, DefaultConfigRefreshDelay)
+	}
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		var now loaded
+		getJSON(t, pod.Status.PodIP, "/varz", &now)
+		if now.MaxPayload == 65536 || !now.ConfigLoadTime.Equal(before.ConfigLoadTime) || !now.Start.Equal(before.Start) {
+			t.Fatalf("the server reloaded or restarted by itself (%+v, was %+v): nothing in the pod should signal it", now, before)
+		}
+	}
+	// The file is right: a reload reads it, in the same process.
+	must(t, c.Kill(ns.Name, "probe-0", syscall.SIGHUP))
+	eventually(t, func() error {
+		var v loaded
 		getJSON(t, pod.Status.PodIP, "/varz", &v)
-		if v.MaxPayload != 65536 || !v.Start.Equal(started) {
-			return fmt.Errorf("max_payload %d, started %s; want 65536 in the same process (started %s)", v.MaxPayload, v.Start, started)
+		if v.MaxPayload != 65536 || !v.Start.Equal(before.Start) {
+			return fmt.Errorf("max_payload %d, started %s; want 65536 in the same process (started %s)", v.MaxPayload, v.Start, before.Start)
 		}
 		return nil
 	})
@@ -232,15 +258,6 @@ func holdClient(t *testing.T, ip string) *nats.Conn {
 		t.Fatal(err)
 	}
 	return nc
-}
-
-func serverStart(t *testing.T, ip string) time.Time {
-	t.Helper()
-	var v struct {
-		Start time.Time `json:"start"`
-	}
-	getJSON(t, ip, "/varz", &v)
-	return v.Start
 }
 
 func getJSON(t *testing.T, ip, path string, out any) {

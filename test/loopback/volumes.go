@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,10 +33,10 @@ func (w *podWorker) volumeDirs(pod *corev1.Pod) (map[string]string, error) {
 				return nil, fmt.Errorf("volume %s: persistentvolumeclaim %q is being deleted", v.Name, name)
 			}
 			dirs[v.Name] = w.k.claimDir(claim)
-		case v.ConfigMap != nil, v.Secret != nil, v.EmptyDir != nil:
+		case v.ConfigMap != nil, v.Secret != nil, v.Projected != nil, v.EmptyDir != nil:
 			dirs[v.Name] = filepath.Join(w.dir, "volumes", v.Name)
 		default:
-			return nil, fmt.Errorf("volume %s: only configMap, secret, emptyDir and persistentVolumeClaim volumes are supported here", v.Name)
+			return nil, fmt.Errorf("volume %s: only configMap, secret, projected (of those two), emptyDir and persistentVolumeClaim volumes are supported here", v.Name)
 		}
 	}
 	return dirs, nil
@@ -54,68 +56,163 @@ func containerMounts(c *corev1.Container, dirs map[string]string) ([]mount, erro
 	return ms, nil
 }
 
-// syncVolumes brings every volume directory up to date and reports whether
-// the files of a volume that the given container mounts changed. rewrite
-// turns a file's content into what that container should read.
-func (w *podWorker) syncVolumes(pod *corev1.Pod, dirs map[string]string, c *corev1.Container, rewrite func(path string, data []byte) []byte) (changed bool, err error) {
+// syncVolumes brings every volume directory up to date: at once the first
+// time, and then a refresh delay after a change was first seen
+// (volume_refresh.go). It returns when to look again for a refresh that
+// is due later, zero when none is. rewrite turns a ConfigMap file's content
+// into what the given container should read.
+func (w *podWorker) syncVolumes(pod *corev1.Pod, dirs map[string]string, c *corev1.Container, now time.Time, rewrite func(path string, data []byte) []byte) (wake time.Time, err error) {
+	type pending struct {
+		dir   string
+		files map[string][]byte
+	}
+	var stale []pending
 	for _, v := range pod.Spec.Volumes {
 		dir := dirs[v.Name]
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return false, err
+			return time.Time{}, err
 		}
-		files, err := w.volumeFiles(pod.Namespace, v)
+		files, fromConfigMap, err := w.volumeFiles(pod.Namespace, v)
 		if err != nil {
-			return false, fmt.Errorf("volume %s: %w", v.Name, err)
+			return time.Time{}, fmt.Errorf("volume %s: %w", v.Name, err)
 		}
 		if files == nil {
 			continue // a directory whose content is the process's own
 		}
-		mounted := mountsVolume(c, v.Name)
-		if mounted && v.ConfigMap != nil {
+		if mountsVolume(c, v.Name) {
 			for rel, data := range files {
-				files[rel] = rewrite(filepath.Join(dir, rel), data)
+				if fromConfigMap[rel] {
+					files[rel] = rewrite(filepath.Join(dir, rel), data)
+				}
 			}
 		}
-		wrote, err := writeFiles(dir, files)
-		if err != nil {
-			return false, fmt.Errorf("volume %s: %w", v.Name, err)
+		// The first files, and those of a container about to (re)start, are
+		// written at once: a kubelet sets a pod's volumes up before it starts
+		// a container, and syncs the pod when one exits.
+		if !w.sandboxReady || w.nats.run == nil {
+			if _, err := writeFiles(dir, files); err != nil {
+				return time.Time{}, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			continue
 		}
-		changed = changed || (wrote && mounted)
+		if differs, err := filesDiffer(dir, files); err != nil {
+			return time.Time{}, fmt.Errorf("volume %s: %w", v.Name, err)
+		} else if differs {
+			stale = append(stale, pending{dir, files})
+		}
 	}
-	return changed, nil
+	if len(stale) == 0 {
+		w.refreshAt = time.Time{}
+		return time.Time{}, nil
+	}
+	if w.refreshAt.IsZero() {
+		w.refreshAt = now.Add(refreshDelay(w.k.refreshDelay, w.uid))
+		w.k.logf("%s: mounted files changed, refreshed at %s", w.key, w.refreshAt.Format(time.RFC3339Nano))
+	}
+	if now.Before(w.refreshAt) {
+		return w.refreshAt, nil
+	}
+	for _, p := range stale {
+		if _, err := writeFiles(p.dir, p.files); err != nil {
+			return time.Time{}, err
+		}
+	}
+	w.refreshAt = time.Time{}
+	w.k.logf("%s: mounted files refreshed", w.key)
+	return time.Time{}, nil
 }
 
-// volumeFiles is the content of a ConfigMap or Secret volume, by relative
-// path; nil for volumes that are plain directories.
-func (w *podWorker) volumeFiles(ns string, v corev1.Volume) (map[string][]byte, error) {
+// volumeFiles is the content of a ConfigMap, Secret or projected volume,
+// by relative path, and which files come from a ConfigMap; nil for volumes
+// that are plain directories.
+func (w *podWorker) volumeFiles(ns string, v corev1.Volume) (files map[string][]byte, fromConfigMap map[string]bool, err error) {
 	switch {
 	case v.ConfigMap != nil:
-		data := map[string][]byte{}
-		cm, err := w.k.configMap(ns, v.ConfigMap.Name)
-		if err != nil {
-			if apierrors.IsNotFound(err) && v.ConfigMap.Optional != nil && *v.ConfigMap.Optional {
-				return data, nil
-			}
-			return nil, err
-		}
-		for k, s := range cm.Data {
-			data[k] = []byte(s)
-		}
-		for k, b := range cm.BinaryData {
-			data[k] = b
-		}
-		return project(data, v.ConfigMap.Items)
+		files, err = w.configMapFiles(ns, v.ConfigMap.Name, v.ConfigMap.Optional, v.ConfigMap.Items)
+		return files, allOf(files), err
 	case v.Secret != nil:
-		s, err := w.k.secret(ns, v.Secret.SecretName)
-		if err != nil {
-			if apierrors.IsNotFound(err) && v.Secret.Optional != nil && *v.Secret.Optional {
-				return map[string][]byte{}, nil
+		files, err = w.secretFiles(ns, v.Secret.SecretName, v.Secret.Optional, v.Secret.Items)
+		return files, nil, err
+	case v.Projected != nil:
+		files, fromConfigMap = map[string][]byte{}, map[string]bool{}
+		for _, src := range v.Projected.Sources {
+			var part map[string][]byte
+			switch {
+			case src.ConfigMap != nil:
+				part, err = w.configMapFiles(ns, src.ConfigMap.Name, src.ConfigMap.Optional, src.ConfigMap.Items)
+				maps.Copy(fromConfigMap, allOf(part))
+			case src.Secret != nil:
+				part, err = w.secretFiles(ns, src.Secret.Name, src.Secret.Optional, src.Secret.Items)
+			default:
+				err = fmt.Errorf("only configMap and secret sources are supported here")
 			}
-			return nil, err
+			if err != nil {
+				return nil, nil, err
+			}
+			maps.Copy(files, part)
 		}
-		return project(s.Data, v.Secret.Items)
+		return files, fromConfigMap, nil
 	}
-	return nil, nil
+	return nil, nil, nil
+}
+
+func (w *podWorker) configMapFiles(ns, name string, optional *bool, items []corev1.KeyToPath) (map[string][]byte, error) {
+	data := map[string][]byte{}
+	cm, err := w.k.configMap(ns, name)
+	if err != nil {
+		if apierrors.IsNotFound(err) && optional != nil && *optional {
+			return data, nil
+		}
+		return nil, err
+	}
+	for k, s := range cm.Data {
+		data[k] = []byte(s)
+	}
+	for k, b := range cm.BinaryData {
+		data[k] = b
+	}
+	return project(data, items)
+}
+
+func (w *podWorker) secretFiles(ns, name string, optional *bool, items []corev1.KeyToPath) (map[string][]byte, error) {
+	s, err := w.k.secret(ns, name)
+	if err != nil {
+		if apierrors.IsNotFound(err) && optional != nil && *optional {
+			return map[string][]byte{}, nil
+		}
+		return nil, err
+	}
+	return project(s.Data, items)
+}
+
+func allOf(files map[string][]byte) map[string]bool {
+	out := make(map[string]bool, len(files))
+	for rel := range files {
+		out[rel] = true
+	}
+	return out
+}
+
+// filesDiffer reports whether dir holds other files than files.
+func filesDiffer(dir string, files map[string][]byte) (bool, error) {
+	for rel, want := range files {
+		got, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil || !bytes.Equal(got, want) {
+			return true, nil
+		}
+	}
+	differs := false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if _, ok := files[rel]; !ok {
+			differs = true
+		}
+		return nil
+	})
+	return differs, err
 }
 
 // project picks the keys a volume lists, under their paths; every key when

@@ -31,8 +31,10 @@ type podWorker struct {
 	holdsIP   bool
 	startTime time.Time
 	// sandboxReady: the pod's volumes were set up once; the containers
-	// that are only reported (the reloader) run from then on.
+	// that are only reported run from then on, and later changes of the
+	// volumes wait for refreshAt.
 	sandboxReady bool
+	refreshAt    time.Time
 	// stoppedAt is when the last container stopped during deletion.
 	stoppedAt   time.Time
 	nats        natsContainer
