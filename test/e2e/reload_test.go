@@ -23,7 +23,10 @@ const rolloutTimeout = 6 * time.Minute
 // TestReloadableSettingReloadsInPlace: a change nats-server applies on
 // reload (max_payload) reaches every server without restarting any: the
 // same pods, the same processes, the pod template untouched, and the new
-// value in force on every server.
+// value in force on every server. The loopback kubelet refreshes each
+// pod's files a few seconds late, so the operator's first reload rereads
+// the old file and it must try again; ConfigLoaded turns True only once
+// every server runs the new value.
 func TestReloadableSettingReloadsInPlace(t *testing.T) {
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
@@ -36,15 +39,15 @@ func TestReloadableSettingReloadsInPlace(t *testing.T) {
 
 	changed := time.Now()
 	setConfig(t, f.cluster, "max_payload", payload)
-	eventually(t, wait, func() error {
-		return onEveryServer(f, func(v varzRuntime) error {
-			if v.MaxPayload != payload {
-				return fmt.Errorf("max_payload %d, want %d", v.MaxPayload, payload)
-			}
-			return nil
-		})
-	})
-	t.Logf("max_payload %d in force on every server %.2fs after the spec change", payload, time.Since(changed).Seconds())
+	inForce := func(v varzRuntime) error {
+		if v.MaxPayload != payload {
+			return fmt.Errorf("max_payload %d, want %d", v.MaxPayload, payload)
+		}
+		return nil
+	}
+	loaded := waitConfigLoaded(t, f, changed, wait, inForce)
+	t.Logf("ConfigLoaded True, max_payload %d in force on every server %.2fs after the spec change (%s)",
+		payload, time.Since(changed).Seconds(), loaded.Message)
 	waitClusterReady(t, f.cluster, wait)
 
 	after := snapshot(t, f)
