@@ -95,7 +95,7 @@ func Reload(o ReloadObservation) ReloadDecision {
 			waiting = append(waiting, s.Name+" (reloading)")
 		default:
 			retry = min(retry, interval-s.SinceLoad)
-			waiting = append(waiting, s.Name+" (its files are not refreshed yet)")
+			waiting = append(waiting, s.Name+" (runs an older configuration; the kubelet may not have refreshed its files yet)")
 		}
 	}
 	if len(waiting) == 0 {

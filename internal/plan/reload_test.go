@@ -36,7 +36,7 @@ func TestReload(t *testing.T) {
 			reload: []string{"n-0"}, retryAtMin: ReloadMinInterval},
 		{name: "a server reloaded moments ago with old files waits for the kubelet, no hot loop",
 			obs:        ReloadObservation{Want: want, CanReload: true, PendingFor: 20 * time.Second, Servers: []ReloadServer{old("n-0", 2*time.Second)}},
-			retryAtMin: 8 * time.Second, retryAtMax: 8 * time.Second, waiting: "not refreshed yet"},
+			retryAtMin: 8 * time.Second, retryAtMax: 8 * time.Second, waiting: "may not have refreshed"},
 		{name: "the interval grows with the time pending, up to the cap",
 			obs:        ReloadObservation{Want: want, CanReload: true, PendingFor: 10 * time.Minute, Servers: []ReloadServer{old("n-0", 5*time.Second)}},
 			stalled:    true,

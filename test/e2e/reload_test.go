@@ -45,7 +45,7 @@ func TestReloadableSettingReloadsInPlace(t *testing.T) {
 		}
 		return nil
 	}
-	loaded := waitConfigLoaded(t, f, changed, wait, inForce)
+	loaded := waitConfigLoaded(t, f, changed, wait, func() error { return onEveryServer(f, inForce) })
 	t.Logf("ConfigLoaded True, max_payload %d in force on every server %.2fs after the spec change (%s)",
 		payload, time.Since(changed).Seconds(), loaded.Message)
 	waitClusterReady(t, f.cluster, wait)
