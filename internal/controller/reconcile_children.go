@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,13 +45,14 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 }
 
 func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (ctrl.Result, *status.Blocker, plan.Marks, error) {
-	cred, credHash, blocker, err := r.credentials(ctx, c)
+	read := map[string]*corev1.Secret{}
+	cred, credHash, blocker, err := r.credentials(ctx, c, read)
 	if err != nil || blocker != nil {
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil, err
 	}
 	var renewIn time.Duration
 	if render.GeneratesRoutePKI(c) && render.HasRoutes(c) {
-		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c); err != nil || blocker != nil {
+		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c, read); err != nil || blocker != nil {
 			return ctrl.Result{}, blocker, nil, err
 		}
 	}
@@ -68,7 +70,11 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if hold {
 		objs = slices.DeleteFunc(objs, isStatefulSet)
 	}
-	secrets := render.Secrets(c, cred)
+	// A generated Secret read this pass as it should be is not applied
+	// again: an apply creates what is missing, and one deleted since the
+	// read must be reported by the next pass (missingGenerated), not made
+	// again from the value read.
+	secrets := slices.DeleteFunc(render.Secrets(c, cred), func(s *corev1.Secret) bool { return upToDate(read[s.Name], s) })
 	for _, obj := range append(asObjects(secrets), objs...) {
 		if err := r.Applier.Apply(ctx, c, obj); err != nil {
 			if b := certManagerMissing(err); b != nil {
@@ -97,6 +103,25 @@ func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render
 		_, usersRevision, _ = render.UsersConf(c, cred)
 	}
 	return wantedMarks(conf.Revision, usersRevision)
+}
+
+// upToDate reports whether live (nil: not read) already holds desired's
+// data and labels.
+func upToDate(live, desired *corev1.Secret) bool {
+	if live == nil || len(live.Data) != len(desired.StringData) {
+		return false
+	}
+	for k, v := range desired.StringData {
+		if string(live.Data[k]) != v {
+			return false
+		}
+	}
+	for k, v := range desired.Labels {
+		if live.Labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // soonest is the shorter of two requeue delays, zero meaning none.

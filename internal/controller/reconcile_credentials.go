@@ -27,7 +27,9 @@ import (
 // the servers restart to pick them up: the route password, and the token.
 // In mode users the passwords are in users.conf, which a reload rereads,
 // so they are not hashed.
-func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster) (render.Credentials, string, *status.Blocker, error) {
+//
+// read collects the generated Secrets read, by name (upToDate).
+func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (render.Credentials, string, *status.Blocker, error) {
 	var cred render.Credentials
 	running, err := r.serversExist(ctx, c)
 	if err != nil {
@@ -41,7 +43,7 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 			err     error
 		)
 		if render.GeneratesClientSecret(c) {
-			value, blocker, err = r.generatedValue(ctx, c, ref, running)
+			value, blocker, err = r.generatedValue(ctx, c, ref, running, read)
 			if !render.HasUsersFile(c) {
 				sum.Write([]byte(value)) // random, so its hash tells nothing
 			}
@@ -60,14 +62,14 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 		cred.Client = value
 	}
 	if render.HasSystemUser(c) {
-		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey}, running)
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey}, running, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
 		}
 		cred.System = value
 	}
 	if render.HasRoutes(c) {
-		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey}, running)
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey}, running, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
 		}
@@ -86,8 +88,11 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 // generatedValue is the value in a Secret the operator made, or a new one
 // for servers yet to start. A Secret of that name that c does not own is
 // left alone here; applying it then reports the conflict.
-func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef, running bool) (string, *status.Blocker, error) {
+func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef, running bool, read map[string]*corev1.Secret) (string, *status.Blocker, error) {
 	s, foreign, err := r.lookupSecret(ctx, c, ref.Name)
+	if s != nil {
+		read[ref.Name] = s
+	}
 	switch {
 	case err != nil:
 		return "", nil, err
@@ -109,18 +114,16 @@ func (r *NatsClusterReconciler) ownedSecret(ctx context.Context, c *v1alpha1.Nat
 }
 
 // lookupSecret is the Secret of that name the operator made for c, or nil;
-// foreign reports a Secret of that name that c does not control. A Secret
-// the cache does not hold yet (the pass right after the one that created
-// it) is read from the API server before anything is made anew: a value
+// foreign reports a Secret of that name that c does not control. It is read
+// from the API server, not from the cache, one read per generated Secret
+// and pass: the cache may not hold a Secret created a moment ago (a value
 // made twice would give the servers started in between other credentials,
-// or another CA, than the rest.
+// or another CA, than the rest), and may still hold one deleted a moment
+// ago (applying its value would re-create it unseen, where a deletion must
+// be reported: missingGenerated).
 func (r *NatsClusterReconciler) lookupSecret(ctx context.Context, c *v1alpha1.NatsCluster, name string) (_ *corev1.Secret, foreign bool, _ error) {
 	var s corev1.Secret
-	key := client.ObjectKey{Namespace: c.Namespace, Name: name}
-	err := r.Get(ctx, key, &s)
-	if apierrors.IsNotFound(err) {
-		err = r.APIReader.Get(ctx, key, &s)
-	}
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, false, nil

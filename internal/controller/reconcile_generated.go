@@ -35,10 +35,15 @@ const AnnotationRegenerateSecrets = "kubenats.io/regenerate-secrets"
 
 // serversExist reports whether c's servers were started, and so hold the
 // generated values: its StatefulSet exists. Before that a missing value is
-// simply made.
+// simply made. A StatefulSet the cache has not seen yet (created a moment
+// ago) is looked for on the API server.
 func (r *NatsClusterReconciler) serversExist(ctx context.Context, c *v1alpha1.NatsCluster) (bool, error) {
 	var sts appsv1.StatefulSet
-	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts)
+	key := client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}
+	err := r.Get(ctx, key, &sts)
+	if apierrors.IsNotFound(err) {
+		err = r.APIReader.Get(ctx, key, &sts)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return false, nil

@@ -24,10 +24,13 @@ import (
 // A CA deleted under running servers is not made anew (missingGenerated):
 // a new CA restarts every server at once. A deleted route certificate is
 // issued again from the kept CA, which the servers take by reload.
-func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster) (*render.RoutePKI, time.Duration, *status.Blocker, error) {
+func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.RoutePKI, time.Duration, *status.Blocker, error) {
 	caSecret, foreign, err := r.lookupSecret(ctx, c, render.CASecretName(c))
 	if err != nil {
 		return nil, 0, nil, err
+	}
+	if caSecret != nil {
+		read[caSecret.Name] = caSecret
 	}
 	if caSecret == nil && !foreign {
 		running, err := r.serversExist(ctx, c)

@@ -62,11 +62,11 @@ func TestNoCredentialAppearsInConfigMapsStatusOrEvents(t *testing.T) {
 
 			get(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-client"}})
 			secrets := secretValues(t, ns)
-			// users: nats-auth password, nats-system password, nats-client url
-			// and password; token: nats-auth token, nats-client url and token.
+			// users: nats-auth password, nats-system password, nats-users
+			// users.conf, nats-client url and password; token: nats-auth token, nats-client url and token.
 			// Both: nats-routes password and urls, the private keys of nats-ca
 			// and nats-routes-tls.
-			want := map[v1alpha1.AuthMode]int{v1alpha1.AuthUsers: 8, v1alpha1.AuthToken: 7}[mode]
+			want := map[v1alpha1.AuthMode]int{v1alpha1.AuthUsers: 9, v1alpha1.AuthToken: 7}[mode]
 			if len(secrets) != want {
 				t.Fatalf("%d secret values in %s, want %d", len(secrets), ns, want)
 			}
