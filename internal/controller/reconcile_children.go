@@ -2,7 +2,10 @@ package controller
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -59,6 +62,11 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if obs.Certificates, cred.ClientCA, err = r.observeCertificates(ctx, c, cred.RoutePKI); err != nil {
 		return ctrl.Result{}, nil, nil, err
 	}
+	if !render.HasSystemUser(c) {
+		// Nothing can reload these servers: a renewed certificate reaches
+		// them by a restart.
+		credHash = withCertificates(credHash, obs.Certificates)
+	}
 	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain()})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
@@ -89,11 +97,11 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if err := r.pruneOptional(ctx, c, objs); err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil, err
 	}
-	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, r.wantedMarks(c, cred), nil
+	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, r.wantedMarks(c, cred, obs.Certificates), nil
 }
 
 // wantedMarks are the marks of the files just applied.
-func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render.Credentials) plan.Marks {
+func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render.Credentials, certs []status.Certificate) plan.Marks {
 	conf, err := render.Conf(c)
 	if err != nil {
 		return nil
@@ -102,7 +110,17 @@ func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render
 	if render.HasUsersFile(c) {
 		_, usersRevision, _ = render.UsersConf(c, cred)
 	}
-	return wantedMarks(conf.Revision, usersRevision)
+	return wantedMarks(conf.Revision, usersRevision, certs)
+}
+
+// withCertificates folds the expiry of each certificate into a hash.
+func withCertificates(hash string, certs []status.Certificate) string {
+	sum := sha256.New()
+	sum.Write([]byte(hash))
+	for _, cert := range certs {
+		fmt.Fprintf(sum, "\x00%s=%d", cert.Listener, cert.NotAfter.Unix())
+	}
+	return hex.EncodeToString(sum.Sum(nil)[:8])
 }
 
 // upToDate reports whether live (nil: not read) already holds desired's

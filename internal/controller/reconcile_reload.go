@@ -44,11 +44,33 @@ type reloadMemory struct {
 }
 
 // wantedMarks are the marks c's servers report once they loaded the
-// current files.
-func wantedMarks(configRevision, usersRevision string) plan.Marks {
+// current files: the revisions of nats.conf and users.conf, and the expiry
+// of each certificate they serve (certMark), which changes when one is
+// renewed; nats-server serves a renewed certificate only after a reload.
+func wantedMarks(configRevision, usersRevision string, certs []status.Certificate) plan.Marks {
 	m := plan.Marks{render.MetadataConfigKey: configRevision}
 	if usersRevision != "" {
 		m[render.MetadataUsersKey] = usersRevision
+	}
+	for _, cert := range certs {
+		if cert.Found && cert.Invalid == "" && !cert.NotAfter.IsZero() {
+			m[certMark(cert.Listener)] = cert.NotAfter.UTC().Format(time.RFC3339)
+		}
+	}
+	return m
+}
+
+// certMark is the mark of the certificate a listener serves.
+func certMark(listener string) string { return "certificate of " + listener }
+
+// loadedMarks are the marks of what one server reports it loaded.
+func loadedMarks(l natsmon.Loaded) plan.Marks {
+	m := plan.Marks{}
+	for k, v := range l.Metadata {
+		m[k] = v
+	}
+	for listener, t := range l.CertNotAfter {
+		m[certMark(listener)] = t.UTC().Format(time.RFC3339)
 	}
 	return m
 }
@@ -78,7 +100,7 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 		if p.Status.PodIP != "" {
 			url, hc := a.monitorURL(r.Versions.HTTP, p, "/varz")
 			if loaded, err := natsmon.FetchLoaded(ctx, hc, url); err == nil && validServerID(loaded.ServerID) {
-				s.Answered, s.Marks, s.SinceLoad = true, loaded.Metadata, loaded.SinceLoad
+				s.Answered, s.Marks, s.SinceLoad = true, loadedMarks(loaded), loaded.SinceLoad
 				ids[p.Name] = loaded.ServerID
 			}
 		}
@@ -89,12 +111,17 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 	}
 	d := plan.Reload(obs)
 	if len(d.Reload) > 0 {
-		confirmed := r.sendReloads(ctx, c, pods, a, d.Reload, ids, want)
+		after := r.sendReloads(ctx, c, pods, a, d.Reload, ids)
 		for i := range obs.Servers {
-			if confirmed[obs.Servers[i].Name] {
-				obs.Servers[i].Marks, obs.Servers[i].SinceLoad = want, 0
-			} else if contains(d.Reload, obs.Servers[i].Name) {
-				obs.Servers[i].SinceLoad = 0
+			s := &obs.Servers[i]
+			if !contains(d.Reload, s.Name) {
+				continue
+			}
+			// The reply's metadata is what the server loaded now; its
+			// certificates show in /varz at the next look.
+			s.SinceLoad = 0
+			for k, v := range after[s.Name] {
+				s.Marks[k] = v
 			}
 		}
 		d = plan.Reload(obs)
@@ -111,11 +138,11 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 }
 
 // sendReloads asks each named server to reload, as the system user, and
-// returns those whose reply shows they now run the wanted files: the reply
-// carries the server's metadata as it stands after the reload.
-func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, a serverAccess, names []string, ids map[string]string, want plan.Marks) map[string]bool {
+// returns the metadata each reply carries: the server's as it stands after
+// the reload.
+func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, a serverAccess, names []string, ids map[string]string) map[string]map[string]string {
 	log := logf.FromContext(ctx)
-	confirmed := map[string]bool{}
+	confirmed := map[string]map[string]string{}
 	nc, err := a.connect(pods)
 	if err != nil {
 		log.Info("cannot reload the servers", "error", err.Error())
@@ -153,7 +180,7 @@ func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.Nat
 				"server %s refused to reload its configuration (see its log)", name)
 			continue
 		}
-		confirmed[name] = plan.Marks(reply.Server.Metadata).Have(want)
+		confirmed[name] = reply.Server.Metadata
 	}
 	return confirmed
 }

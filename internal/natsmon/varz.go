@@ -34,6 +34,10 @@ type Loaded struct {
 	ServerID string
 	// Metadata is server_metadata as last loaded: the operator's marks.
 	Metadata map[string]string
+	// CertNotAfter is the expiry of the certificate each TLS listener
+	// serves ("client", "routes"), as loaded: a renewed certificate shows
+	// only once the server reloaded.
+	CertNotAfter map[string]time.Time
 	// SinceLoad is how long ago the config was loaded or reloaded, by the
 	// server's own clock (its now minus its config_load_time), so that the
 	// operator's clock does not matter.
@@ -52,10 +56,14 @@ func FetchLoaded(ctx context.Context, c *http.Client, url string) (Loaded, error
 	}
 	defer resp.Body.Close()
 	var varz struct {
-		ID             string            `json:"server_id"`
-		Metadata       map[string]string `json:"metadata"`
-		Now            time.Time         `json:"now"`
-		ConfigLoadTime time.Time         `json:"config_load_time"`
+		ID              string            `json:"server_id"`
+		Metadata        map[string]string `json:"metadata"`
+		Now             time.Time         `json:"now"`
+		ConfigLoadTime  time.Time         `json:"config_load_time"`
+		TLSCertNotAfter time.Time         `json:"tls_cert_not_after"`
+		Cluster         struct {
+			TLSCertNotAfter time.Time `json:"tls_cert_not_after"`
+		} `json:"cluster"`
 	}
 	if err := decodeJSON(resp, maxVarzBody, &varz); err != nil {
 		return Loaded{}, err
@@ -63,5 +71,12 @@ func FetchLoaded(ctx context.Context, c *http.Client, url string) (Loaded, error
 	if varz.ID == "" {
 		return Loaded{}, fmt.Errorf("/varz names no server id")
 	}
-	return Loaded{ServerID: varz.ID, Metadata: varz.Metadata, SinceLoad: max(varz.Now.Sub(varz.ConfigLoadTime), 0)}, nil
+	certs := map[string]time.Time{}
+	if !varz.TLSCertNotAfter.IsZero() {
+		certs["client"] = varz.TLSCertNotAfter
+	}
+	if !varz.Cluster.TLSCertNotAfter.IsZero() {
+		certs["routes"] = varz.Cluster.TLSCertNotAfter
+	}
+	return Loaded{ServerID: varz.ID, Metadata: varz.Metadata, CertNotAfter: certs, SinceLoad: max(varz.Now.Sub(varz.ConfigLoadTime), 0)}, nil
 }
