@@ -41,7 +41,7 @@ func TestPodTrouble(t *testing.T) {
 		}), "Unschedulable: 0/1 nodes are available"},
 		{"image not found", pod(waiting("nats", "ErrImagePull", "manifest unknown")), "container nats: ErrImagePull: manifest unknown"},
 		{"image back-off", pod(waiting("nats", "ImagePullBackOff", "Back-off pulling image")), "ImagePullBackOff"},
-		{"a sidecar in a crash loop", pod(waiting("reloader", "CrashLoopBackOff", "back-off 10s")), "container reloader: CrashLoopBackOff"},
+		{"a sidecar in a crash loop", pod(waiting("sidecar", "CrashLoopBackOff", "back-off 10s")), "container sidecar: CrashLoopBackOff"},
 		{"a missing Secret key", pod(waiting("nats", "CreateContainerConfigError", "couldn't find key")), "CreateContainerConfigError"},
 		{"not ready for a while: still starting", pod(notReadySince(now.Add(-time.Minute))), ""},
 		{"not ready past the bound", pod(notReadySince(now.Add(-notReadyBound - time.Minute))), "not ready for 6m0s"},

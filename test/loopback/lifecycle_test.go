@@ -210,8 +210,9 @@ func probeStatefulSet(ns string) *appsv1.StatefulSet {
 						Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
 							Command: []string{"nats-server", "--signal", "ldm=/var/run/nats/nats.pid"}}}},
 					}, {
-						Name:  "reloader",
-						Image: "natsio/nats-server-config-reloader:0.19.1",
+						// A second container is only reported running.
+						Name:  "sidecar",
+						Image: "example.com/sidecar:1",
 					}},
 					Volumes: []corev1.Volume{
 						{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
