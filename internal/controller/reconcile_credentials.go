@@ -31,7 +31,7 @@ import (
 // read collects the generated Secrets read, by name (upToDate).
 func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (render.Credentials, string, *status.Blocker, error) {
 	var cred render.Credentials
-	running, err := r.serversExist(ctx, c)
+	used, err := r.serversUse(ctx, c)
 	if err != nil {
 		return cred, "", nil, err
 	}
@@ -43,7 +43,7 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 			err     error
 		)
 		if render.GeneratesClientSecret(c) {
-			value, blocker, err = r.generatedValue(ctx, c, ref, running, read)
+			value, blocker, err = r.generatedValue(ctx, c, ref, used, read)
 			if !render.HasUsersFile(c) {
 				sum.Write([]byte(value)) // random, so its hash tells nothing
 			}
@@ -62,14 +62,14 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 		cred.Client = value
 	}
 	if render.HasSystemUser(c) {
-		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey}, running, read)
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey}, used, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
 		}
 		cred.System = value
 	}
 	if render.HasRoutes(c) {
-		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey}, running, read)
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey}, used, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
 		}
@@ -88,7 +88,7 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 // generatedValue is the value in a Secret the operator made, or a new one
 // for servers yet to start. A Secret of that name that c does not own is
 // left alone here; applying it then reports the conflict.
-func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef, running bool, read map[string]*corev1.Secret) (string, *status.Blocker, error) {
+func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef, used map[string]bool, read map[string]*corev1.Secret) (string, *status.Blocker, error) {
 	s, foreign, err := r.lookupSecret(ctx, c, ref.Name)
 	if s != nil {
 		read[ref.Name] = s
@@ -99,7 +99,7 @@ func (r *NatsClusterReconciler) generatedValue(ctx context.Context, c *v1alpha1.
 	case s != nil && len(s.Data[ref.Key]) > 0:
 		return string(s.Data[ref.Key]), nil, nil
 	case !foreign:
-		if b := r.missingGenerated(c, ref.Name, running); b != nil {
+		if b := r.missingGenerated(c, ref.Name, used); b != nil {
 			return "", b, nil
 		}
 	}

@@ -33,11 +33,14 @@ import (
 // running servers. Changing it wakes the operator.
 const AnnotationRegenerateSecrets = "kubenats.io/regenerate-secrets"
 
-// serversExist reports whether c's servers were started, and so hold the
-// generated values: its StatefulSet exists. Before that a missing value is
-// simply made. A StatefulSet the cache has not seen yet (created a moment
-// ago) is looked for on the API server.
-func (r *NatsClusterReconciler) serversExist(ctx context.Context, c *v1alpha1.NatsCluster) (bool, error) {
+// serversUse reports which Secrets the running servers were configured
+// with: those the live StatefulSet's pod template reads (environment,
+// volumes, projections). Only such a Secret is "deleted under running
+// servers"; one they never read (route credentials before a scale-out from
+// one server, the CA before route TLS is turned on) is simply made. A
+// StatefulSet the cache has not seen yet (created a moment ago) is looked
+// for on the API server.
+func (r *NatsClusterReconciler) serversUse(ctx context.Context, c *v1alpha1.NatsCluster) (map[string]bool, error) {
 	var sts appsv1.StatefulSet
 	key := client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}
 	err := r.Get(ctx, key, &sts)
@@ -46,18 +49,59 @@ func (r *NatsClusterReconciler) serversExist(ctx context.Context, c *v1alpha1.Na
 	}
 	switch {
 	case apierrors.IsNotFound(err):
-		return false, nil
+		return nil, nil
 	case err != nil:
-		return false, err
+		return nil, err
+	case !metav1.IsControlledBy(&sts, c):
+		return nil, nil
 	}
-	return metav1.IsControlledBy(&sts, c), nil
+	return readSecrets(&sts.Spec.Template.Spec), nil
+}
+
+// readSecrets are the Secrets a pod spec reads, by name.
+func readSecrets(spec *corev1.PodSpec) map[string]bool {
+	out := map[string]bool{}
+	for _, ctr := range spec.Containers {
+		for _, e := range ctr.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				out[e.ValueFrom.SecretKeyRef.Name] = true
+			}
+		}
+	}
+	for _, v := range spec.Volumes {
+		if v.Secret != nil {
+			out[v.Secret.SecretName] = true
+		}
+		if v.Projected != nil {
+			for _, src := range v.Projected.Sources {
+				if src.Secret != nil {
+					out[src.Secret.Name] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// usedBy reports whether the servers run with the value of the generated
+// Secret name: they read it, or the file made from it (users.conf holds
+// the client and system passwords; the route certificate was signed by
+// the CA).
+func usedBy(c *v1alpha1.NatsCluster, used map[string]bool, name string) bool {
+	switch name {
+	case render.SystemSecretName(c), render.AuthSecretName(c):
+		return used[name] || used[render.UsersSecretName(c)]
+	case render.CASecretName(c):
+		return used[render.RouteTLSSecretName(c)]
+	}
+	return used[name]
 }
 
 // missingGenerated is the blocker for a generated Secret that is gone from
 // running servers, nil when it may be made (no servers yet, or the user
 // asked for it).
-func (r *NatsClusterReconciler) missingGenerated(c *v1alpha1.NatsCluster, name string, running bool) *status.Blocker {
-	if !running || regenerationAllowed(c, name) {
+func (r *NatsClusterReconciler) missingGenerated(c *v1alpha1.NatsCluster, name string, used map[string]bool) *status.Blocker {
+	if !usedBy(c, used, name) || regenerationAllowed(c, name) {
 		return nil
 	}
 	msg := fmt.Sprintf("Secret %s, which the running servers were configured with, was deleted; kubenats changes nothing meanwhile. "+

@@ -33,11 +33,11 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 		read[caSecret.Name] = caSecret
 	}
 	if caSecret == nil && !foreign {
-		running, err := r.serversExist(ctx, c)
+		used, err := r.serversUse(ctx, c)
 		if err != nil {
 			return nil, 0, nil, err
 		}
-		if b := r.missingGenerated(c, render.CASecretName(c), running); b != nil {
+		if b := r.missingGenerated(c, render.CASecretName(c), used); b != nil {
 			return nil, 0, b, nil
 		}
 	}
