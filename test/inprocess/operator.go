@@ -4,7 +4,6 @@ package inprocess
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"sync"
 
@@ -20,7 +19,7 @@ import (
 // connections. stop ends it and returns how it ended. A process may run it
 // more than once, one after another (a benchmark with -count).
 func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) (stop func() error, _ error) {
-	mgr, err := manager.New(cfg, manager.Options{
+	return Start(ctx, cfg, manager.Options{
 		MetricsBindAddress:     "0",
 		HealthProbeBindAddress: "0",
 		Dialer:                 dial,
@@ -29,20 +28,6 @@ func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) 
 		AllowLocalTargets: true,
 		RepeatedInProcess: true,
 	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		cancel()
-		return nil, fmt.Errorf("the operator's caches did not sync: %v", <-done)
-	}
-	return func() error {
-		cancel()
-		return <-done
-	}, nil
 }
 
 // SwitchWriter writes to a target that can change while in use: the
