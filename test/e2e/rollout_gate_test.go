@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -159,7 +160,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 func clientConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
 	cred := credentials(t, f)
-	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(cred["user"], cred["password"]),
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.IgnoreDiscoveredServers())
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +174,7 @@ func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.SystemSecretName(f.cluster)}}
 	get(t, s)
-	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])),
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])), clusterDNS(),
 		nats.MaxReconnects(-1), nats.IgnoreDiscoveredServers())
 	if err != nil {
 		t.Fatal(err)
@@ -182,12 +183,20 @@ func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	return nc
 }
 
+// podURLs names the servers of pods by their DNS names, which follow a
+// replaced pod to its new address (clusterDNS resolves them); a pod's IP
+// dies with the pod.
 func podURLs(f *formed, pods []string) string {
 	urls := make([]string, len(pods))
 	for i, p := range pods {
-		urls[i] = "nats://" + net.JoinHostPort(f.ip(p), "4222")
+		urls[i] = "nats://" + net.JoinHostPort(render.PodDNSName(f.cluster, p), "4222")
 	}
 	return strings.Join(urls, ",")
+}
+
+// clusterDNS lets a client of the test process dial cluster DNS names.
+func clusterDNS() nats.Option {
+	return nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial))
 }
 
 // moveLeaders makes server the leader of the meta group, the stream and
