@@ -175,13 +175,13 @@ func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 		w.k.logf("%s: terminating, grace period %s", w.key, grace)
 	}
 	if w.nats.run != nil {
-		if !w.nats.killAt.IsZero() && !now.Before(w.nats.killAt) {
+		if w.nats.killDue(now) {
 			w.k.logf("%s: grace period over, SIGKILL", w.key)
 			w.nats.run.proc.kill()
 			w.nats.killAt = time.Time{}
 		}
 		w.writeStatus(ctx)
-		return w.nats.killAt, false // the exit arrives as an event
+		return w.nats.wakeForKill(), false // the exit arrives as an event
 	}
 	if w.stoppedAt.IsZero() {
 		w.stoppedAt = now
