@@ -48,11 +48,14 @@ const maxStall = 8 * time.Second
 // no server is replaced while the follower is frozen (its pod stays Ready;
 // only the Raft view shows it), never two servers are down at once, the
 // meta leader goes last; the publisher's longest stall is under maxStall,
-// every acknowledged message is stored, and the consumer caught up.
+// every acknowledged message is stored, and the consumer caught up. The
+// status names the frozen server while it is frozen, and after SIGCONT the
+// rollout resumes and the cluster is Ready without anyone's help.
 func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
 	h := recordPods(t, f.ns)
 	h.seen(t, f.pods)
+	st := recordStatus(t, f.cluster)
 	frozen, leaderAt, others := f.pods[0], f.pods[2], f.pods[1:]
 
 	// The clients use the two other servers: a frozen server holds its
@@ -129,6 +132,13 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 			t.Fatalf("%s was deleted %s after the follower %s was frozen, before it was resumed (%s)", d.name,
 				d.at.Sub(frozeAt).Round(time.Millisecond), frozen, freezeFor)
 		}
+	}
+	// The status named the frozen server while it was frozen: a user sees
+	// why the rollout waits, not just that it does.
+	if msg := st.said(frozeAt, resumedAt, frozen, "does not answer its monitor port"); msg == "" {
+		t.Errorf("no Ready condition during the freeze named %s as not answering; seen:\n%s", frozen, st.between(frozeAt, resumedAt))
+	} else {
+		t.Logf("during the freeze the status said: %s", msg)
 	}
 	if h.wentDown(frozen, frozeAt, resumedAt) {
 		t.Fatalf("the frozen server's pod went not ready during the freeze: the test wants it Ready, so that only JetStream shows the freeze")
