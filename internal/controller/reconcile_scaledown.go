@@ -56,7 +56,7 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 		return waiting("reading the operator's access to the servers: " + err.Error())
 	}
 	if hung := r.hungServers(ctx, pods, cred); shrinking && len(hung) > 0 {
-		return waiting("waiting for " + hungMessage(hung) + "; no server is removed while one hangs")
+		return waiting(hungMessage(hung) + "; no server is removed while one hangs")
 	}
 	// One look at the servers serves the whole pass.
 	views := r.jetStreamViews(ctx, c, pods)

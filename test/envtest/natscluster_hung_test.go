@@ -134,3 +134,52 @@ func TestHungServerIsNamedAndHoldsTheRollout(t *testing.T) {
 		})
 	})
 }
+
+// A scale-down removes no server while one hangs, says so, and goes on
+// by itself once the server answers again.
+func TestScaleDownWaitsWhileAServerHangs(t *testing.T) {
+	ns := namespace(t)
+	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](4) })
+	create(t, c)
+	serversReady(t, c)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name}}
+	get(t, sts)
+	subnet := loopbackNet()
+	var hung *stallable
+	for i := range 4 {
+		ip := fmt.Sprintf("%s%d", subnet, i+1)
+		mon := stallableMonitor(t, ip)
+		if i == 0 {
+			hung = mon
+			mon.stalled.Store(true)
+		}
+		serverPod(t, c, fmt.Sprintf("nats-%d", i), "r1", ip, sts)
+	}
+	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.Replicas = ptr.To[int32](3) })
+	const waiting = "scale-down: server nats-0 does not answer"
+	eventually(t, wait, func() error {
+		if _, _, msg := readyMessage(t, c); !strings.Contains(msg, waiting) || !strings.Contains(msg, "no server is removed while one hangs") {
+			return fmt.Errorf("Ready %q, want the scale-down waiting for nats-0", msg)
+		}
+		return nil
+	})
+	poll.Holds(t, 5*time.Second, func() error {
+		var live appsv1.StatefulSet
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(sts), &live); err != nil {
+			return err
+		}
+		if n := ptr.Deref(live.Spec.Replicas, 0); n != 4 {
+			return fmt.Errorf("the StatefulSet went to %d replicas while nats-0 hangs", n)
+		}
+		return nil
+	})
+	hung.stalled.Store(false)
+	// The servers here answer no system request: the scale-down now waits
+	// for JetStream, which it could not ask before.
+	eventually(t, wait, func() error {
+		if _, _, msg := readyMessage(t, c); strings.Contains(msg, "does not answer") || !strings.Contains(msg, "scale-down") {
+			return fmt.Errorf("Ready %q, want the scale-down past the hang", msg)
+		}
+		return nil
+	})
+}
