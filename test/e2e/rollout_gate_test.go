@@ -155,6 +155,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 			t.Fatalf("replacement %d of %d: %s, meta leader %q: the meta leader goes last, and only it (order %v)", i+1, len(dels), d.name, leader, order)
 		}
 	}
+	everyReplacedServerWentLameDuck(t, f, order)
 	acked, stall := pub.result()
 	if stall > maxStall {
 		t.Fatalf("the publisher stalled for %s during the roll, want under %s", stall.Round(time.Millisecond), maxStall)

@@ -238,6 +238,9 @@ func (c *Cluster) PodIP(ns, name string) string {
 
 // Kill sends sig to the nats-server process of pod ns/name, as a crash or
 // an out-of-memory kill would arrive (SIGKILL), or an operator's hand.
+// SIGSTOP freezes the server (a hang: the kernel still accepts its
+// connections, nothing answers; its probes fail only after their
+// timeouts), SIGCONT resumes it.
 func (c *Cluster) Kill(ns, name string, sig syscall.Signal) error {
 	return c.kubelet.signal(ns, name, sig)
 }
