@@ -35,4 +35,8 @@ const (
 	// rollout replaces no other server until the change is fixed or
 	// reverted.
 	ReasonRolloutHalted = "RolloutHalted"
+	// ReasonServerHung: a server whose pod looks ready does not answer the
+	// operator (stopped, or cut off); no server is replaced or removed
+	// until it answers again.
+	ReasonServerHung = "ServerHung"
 )

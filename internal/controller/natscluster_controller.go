@@ -77,17 +77,25 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 
 	obs := status.ClusterObservation{Cluster: c, Now: metav1.Now()}
 	result, blocker, applyErr := r.reconcileChildren(ctx, c, &obs)
-	pods, err := r.observe(ctx, c, &obs)
+	pods, hung, err := r.observe(ctx, c, &obs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if blocker == nil && applyErr == nil {
 		var wait time.Duration
-		blocker, wait, err = r.rollout(ctx, c, obs.StatefulSet, pods)
+		blocker, wait, err = r.rollout(ctx, c, obs.StatefulSet, pods, hung)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		result.RequeueAfter = wait
+	}
+	// A hang raises no event: a hung server is asked again soon, until it
+	// answers; the others now and then, so that a hang is seen at all.
+	switch {
+	case len(hung) > 0:
+		result.RequeueAfter = soonest(result.RequeueAfter, settleRetry)
+	case len(pods) > 0:
+		result.RequeueAfter = soonest(result.RequeueAfter, hungRecheck)
 	}
 	obs.Blocker = blocker
 	next := status.NatsCluster(obs)

@@ -55,6 +55,9 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 	if err != nil {
 		return waiting("reading the operator's access to the servers: " + err.Error())
 	}
+	if hung := r.hungServers(ctx, pods, cred); shrinking && len(hung) > 0 {
+		return waiting(hungMessage(hung) + "; no server is removed while one hangs")
+	}
 	// One look at the servers serves the whole pass.
 	views := r.jetStreamViews(ctx, c, pods)
 	pending, err := r.removeGonePeers(ctx, c, pods, cred, views)

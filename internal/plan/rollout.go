@@ -20,6 +20,10 @@ type Server struct {
 	// (unschedulable, an image that cannot be pulled, a crash loop, or
 	// not ready for too long); "" when nothing is known to be wrong.
 	Trouble string
+	// Hung is why a server whose pod passes its probes counts as hung (it
+	// did not answer the operator within a bound: stopped, or cut off);
+	// "" when it answers.
+	Hung string
 }
 
 // RolloutObservation is what one rollout decision is made from.
@@ -75,11 +79,19 @@ func (s Step) Done() bool { return s.Action == Wait && s.Waiting == "" }
 //     is broken, and replacing more servers would break them too;
 //   - otherwise one server at a time, only when every server exists and is
 //     ready and every Raft group is settled, highest ordinal first, the meta
-//     leader last, so that leadership moves once.
+//     leader last, so that leadership moves once;
+//   - and before all of that: nothing while a server hangs. Its pod looks
+//     ready, so the cluster has one server less than its pods say, and a
+//     replacement would take away a second; it may resume any moment (the
+//     kubelet restarts it if its liveness probe fails, and it is then not
+//     ready, which the rules above cover).
 func Rollout(o RolloutObservation) Step {
 	outdated := o.outdated()
 	if len(outdated) == 0 {
 		return Step{}
+	}
+	if s, ok := o.hung(); ok {
+		return Step{Waiting: fmt.Sprintf("waiting for server %s, which %s; no server is replaced while one hangs", s.Name, s.Hung)}
 	}
 	for _, s := range outdated {
 		if !s.Ready && !s.Terminating {
@@ -160,6 +172,16 @@ func (o RolloutObservation) routeTLSChanges(outdated []Server) bool {
 func (o RolloutObservation) broken() (Server, bool) {
 	for _, s := range o.Servers {
 		if !s.Outdated && !s.Ready && !s.Terminating && s.Trouble != "" {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// hung is the first server that hangs.
+func (o RolloutObservation) hung() (Server, bool) {
+	for _, s := range o.Servers {
+		if s.Hung != "" && !s.Terminating {
 			return s, true
 		}
 	}

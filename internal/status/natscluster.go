@@ -29,6 +29,9 @@ type ClusterObservation struct {
 	ClientService *corev1.Service
 	// Blocker is set when the pass stopped short.
 	Blocker *Blocker
+	// Hung names the servers whose pods pass their probes but which do not
+	// answer the operator (stopped, cut off); "" when every one answers.
+	Hung string
 	// ObservedVersion is the version a running server reported; "" if none.
 	ObservedVersion string
 	// Certificates are the certificates the servers mount.
@@ -84,6 +87,9 @@ func readiness(o ClusterObservation, want int32, lbPending bool, certs Verdict) 
 	}
 	if b := o.Blocker; b != nil {
 		return notReady(b.Reason, b.Message)
+	}
+	if o.Hung != "" {
+		return notReady(v1alpha1.ReasonServerHung, o.Hung)
 	}
 	if certs.Status != metav1.ConditionTrue {
 		return notReady(certs.Reason, certs.Message)

@@ -110,6 +110,13 @@ func TestNatsClusterReadyConditionAndPhase(t *testing.T) {
 			wantMessage: "not seen the latest change", wantPhase: v1alpha1.PhaseInstalling,
 		},
 		{
+			name: "a server that hangs makes a settled cluster not ready, named",
+			obs: ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3),
+				Hung: "server orders-1 does not answer its monitor port within 3s"},
+			wantStatus: metav1.ConditionFalse, wantReason: v1alpha1.ReasonServerHung,
+			wantMessage: "orders-1 does not answer", wantPhase: v1alpha1.PhaseInstalling,
+		},
+		{
 			name: "rollout with fewer updated replicas than desired",
 			obs: ClusterObservation{Cluster: natsCluster(3), StatefulSet: changed(settled(3, 3), func(s *appsv1.StatefulSet) {
 				s.Status.UpdatedReplicas = 1

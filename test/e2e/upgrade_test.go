@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -41,11 +40,7 @@ type publisher struct {
 func startPublishing(t *testing.T, f *formed) (*publisher, natsjs.JetStream, natsjs.Stream) {
 	t.Helper()
 	cred := credentials(t, f)
-	var urls []string
-	for _, p := range f.pods {
-		urls = append(urls, "nats://"+f.ip(p)+":4222")
-	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(cred["user"], cred["password"]),
+	nc, err := nats.Connect(podURLs(f, f.pods), nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -226,20 +227,20 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// PodIP is the address of the pod ns/name: stable for the life of the
-// cluster, the same for every pod of that name, known even before the pod
-// exists. Clients connect here, since Service DNS names do not resolve on
-// this machine.
+// PodIP is the address of the pod named ns/name now, "" while no pod of
+// that name holds one (not created yet, or its process is gone). A pod
+// re-created under the same name gets another address, as in a real
+// cluster: look it up again after a replacement. Clients that must follow
+// replacements dial the pod's DNS name through Dial.
 func (c *Cluster) PodIP(ns, name string) string {
-	ip, err := c.addrs.address(ns, name)
-	if err != nil {
-		panic(err) // more than 254 pod names in one cluster
-	}
-	return ip
+	return c.addrs.podAddress(types.NamespacedName{Namespace: ns, Name: name})
 }
 
 // Kill sends sig to the nats-server process of pod ns/name, as a crash or
 // an out-of-memory kill would arrive (SIGKILL), or an operator's hand.
+// SIGSTOP freezes the server (a hang: the kernel still accepts its
+// connections, nothing answers; its probes fail only after their
+// timeouts), SIGCONT resumes it.
 func (c *Cluster) Kill(ns, name string, sig syscall.Signal) error {
 	return c.kubelet.signal(ns, name, sig)
 }

@@ -42,13 +42,22 @@ type natsContainer struct {
 	// when the run gets SIGKILL (zero once sent).
 	stopping bool
 	killAt   time.Time
+	// hookRunning: the preStop hook of the stopping run has not ended.
+	hookRunning bool
 }
 
-// containerRun is one process of the container.
+// containerRun is one process of the container, and what a process
+// exec'd into the container (the preStop hook) sees: the image's binary,
+// the environment, the working directory and the mounts.
 type containerRun struct {
 	id     int
 	proc   *process
 	cancel context.CancelFunc // ends its probers
+
+	binary  string
+	env     []string
+	workDir string
+	mounts  []mount
 }
 
 func (n *natsContainer) waitingFor(reason, message string) {
@@ -113,13 +122,13 @@ func (w *podWorker) syncContainer(ctx context.Context, now time.Time) time.Time 
 		w.reloadIfStarted()
 		return time.Time{}
 	case n.run != nil:
-		if n.stopping && !n.killAt.IsZero() {
-			if !now.Before(n.killAt) {
+		if n.stopping {
+			if n.killDue(now) {
 				n.run.proc.kill()
 				n.killAt = time.Time{}
 				return time.Time{}
 			}
-			return n.killAt
+			return n.wakeForKill()
 		}
 		return time.Time{}
 	case now.Before(n.notBefore):
@@ -189,10 +198,12 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	n.pullBackoff = 0
 	// The image's entrypoint is nats-server; a command that runs anything
 	// else (a shell) has no meaning without the image.
-	if len(command) > 0 && filepath.Base(command[0]) != "nats-server" {
-		err := fmt.Errorf("the loopback kubelet runs only nats-server, not %q", command[0])
-		w.notStarted("RunContainerError", err)
-		return err
+	if len(command) > 0 {
+		if err := executableIn(c.Image, command[0]); err != nil {
+			err = fmt.Errorf("%w (the loopback kubelet runs only the image's nats-server)", err)
+			w.notStarted("RunContainerError", err)
+			return err
+		}
 	}
 	if len(command) > 0 {
 		args = append(append([]string{}, command[1:]...), args...)
@@ -219,7 +230,8 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	}
 	n.runs++
 	runCtx, cancel := context.WithCancel(ctx)
-	run := &containerRun{id: n.runs, proc: proc, cancel: cancel}
+	run := &containerRun{id: n.runs, proc: proc, cancel: cancel,
+		binary: binary, env: env.list(), workDir: workDir, mounts: mounts}
 	// A new run reads the current config: no reload owed.
 	n.run, n.waiting, n.started, n.ready, n.answering, n.reloadPending = run, nil, false, false, false, false
 	n.imageID = "loopback://nats-server@" + version

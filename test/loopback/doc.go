@@ -6,10 +6,12 @@
 // garbage collection and claim retention behave as they do in production.
 // In place of the kubelet it runs one of its own, written here: it registers
 // a Node, binds pending pods to it, gives each pod its own loopback address
-// (127.0.x.y) and runs the pod's `nats` container as a real nats-server
-// process built for the image's version. Volumes are directories, probes are
-// real HTTP requests, deletion is graceful (lame duck, then SIGKILL at the
-// end of the grace period).
+// (127.0.x.y, another one each time a pod of that name is created again)
+// and runs the pod's `nats` container as a real nats-server process built
+// for the image's version. Volumes are directories, probes are real HTTP
+// requests, deletion is graceful: the preStop hook's command run as written
+// in the container (prestop.go; a failing one is a FailedPreStopHook
+// event), SIGTERM, then SIGKILL at the end of the grace period.
 //
 // What a real cluster has and this machine lacks, cluster DNS, a network
 // namespace per pod and the container's own filesystem, is bridged in one

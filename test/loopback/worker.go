@@ -144,15 +144,16 @@ func (w *podWorker) sync(ctx context.Context) (wake time.Time, done bool) {
 	return retry, false
 }
 
-// claimAddress takes the pod's stable address once no earlier pod's
-// process uses it.
+// claimAddress gives the pod an address of its own once no earlier pod of
+// its name holds one (its process still runs, on the same claims), and
+// its DNS name from then on.
 func (w *podWorker) claimAddress() bool {
-	ip, err := w.k.addrs.address(w.key.Namespace, w.key.Name)
+	ip, ok, err := w.k.addrs.acquire(w.key, w.uid)
 	if err != nil {
 		w.nats.waitingFor("ContainerCreating", err.Error())
 		return false
 	}
-	if !w.k.addrs.acquire(ip, w.uid) {
+	if !ok {
 		return false
 	}
 	w.ip, w.holdsIP = ip, true
@@ -174,18 +175,23 @@ func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 		w.k.logf("%s: terminating, grace period %s", w.key, grace)
 	}
 	if w.nats.run != nil {
-		if !w.nats.killAt.IsZero() && !now.Before(w.nats.killAt) {
+		if w.nats.killDue(now) {
 			w.k.logf("%s: grace period over, SIGKILL", w.key)
 			w.nats.run.proc.kill()
 			w.nats.killAt = time.Time{}
 		}
 		w.writeStatus(ctx)
-		return w.nats.killAt, false // the exit arrives as an event
+		return w.nats.wakeForKill(), false // the exit arrives as an event
 	}
 	if w.stoppedAt.IsZero() {
 		w.stoppedAt = now
 	}
 	w.writeStatus(ctx)
+	// The name goes before the pod does: cluster DNS never answers for a
+	// pod that no longer exists.
+	if err := w.k.dns.remove(w.uid); err != nil {
+		w.k.logf("%s: writing the hosts files: %v", w.key, err)
+	}
 	if !w.k.deletePod(ctx, w.pod) {
 		return now.Add(time.Second), false
 	}
@@ -205,14 +211,14 @@ func (w *podWorker) shutdown() {
 	w.finish()
 }
 
-// finish gives back what the pod held: its address, its directory (claims
-// live elsewhere), its place in the kubelet.
+// finish gives back what the pod held: its DNS name, then its address,
+// its directory (claims live elsewhere), its place in the kubelet.
 func (w *podWorker) finish() {
 	if w.holdsIP {
 		if err := w.k.dns.remove(w.uid); err != nil {
 			w.k.logf("%s: writing the hosts files: %v", w.key, err)
 		}
-		w.k.addrs.release(w.ip, w.uid)
+		w.k.addrs.release(w.key, w.uid)
 		w.holdsIP = false
 	}
 	w.k.removePodDir(w.dir)
