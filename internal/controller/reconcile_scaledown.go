@@ -111,8 +111,11 @@ func (r *NatsClusterReconciler) carryOut(ctx context.Context, c *v1alpha1.NatsCl
 		return nil
 	case plan.RemovePeer:
 		err := systemRequest(ctx, pods, cred, subjectRemovePeer, map[string]string{"peer": server})
-		if err != nil && !strings.Contains(err.Error(), "error code 10044") {
-			return err // 10044: not a member (any more): removed meanwhile
+		if err != nil && strings.Contains(err.Error(), "error code 10044") {
+			return nil // not a member (any more): removed meanwhile
+		}
+		if err != nil {
+			return err
 		}
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, eventPeerRemoved, "ScaleDown", "removed JetStream peer %s", server)
 		return nil
