@@ -41,7 +41,12 @@ const (
 func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, live int32, pods []corev1.Pod) (int32, *status.Blocker, error) {
 	want := c.Spec.ReplicaCount()
 	shrinking := want < live
-	underWay := shrinking || c.Status.Replicas > want || readyReason(c) == reasonScalingDown
+	// A scale-out is under way from the pass that sees the spec ask for
+	// more servers than the StatefulSet has until every new server has
+	// joined the meta group; the reason carries it over passes. (A new
+	// cluster's StatefulSet is made at its size: it forms, it does not grow.)
+	growing := !shrinking && (want > live || readyReason(c) == reasonScalingUp)
+	underWay := shrinking || growing || c.Status.Replicas > want || readyReason(c) == reasonScalingDown
 	if !underWay || !c.Spec.JetStreamEnabled() {
 		return want, nil, nil
 	}
@@ -49,8 +54,12 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 	if shrinking {
 		allowed = live
 	}
+	reason, what := reasonScalingDown, "scale-down: "
+	if growing {
+		reason, what = reasonScalingUp, "scale-out: "
+	}
 	waiting := func(msg string) (int32, *status.Blocker, error) {
-		return allowed, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: " + msg}, nil
+		return allowed, &status.Blocker{Reason: reason, Message: what + msg}, nil
 	}
 	obs := plan.ScaleDownObservation{Live: int(live), Want: int(want), SystemAccount: render.HasSystemUser(c), AuthMode: string(c.Spec.Auth.Mode)}
 	var cred serverAccess

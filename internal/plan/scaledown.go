@@ -66,7 +66,7 @@ type ScaleDownObservation struct {
 //     system account) is refused, never half done.
 //
 // When Live is not above Want, only the peers of removed servers are left
-// to remove.
+// to remove, and the servers that are to be to join the meta group.
 func ScaleDown(o ScaleDownObservation) Step {
 	shrinking := o.Want < o.Live
 	if !o.SystemAccount {
@@ -90,7 +90,7 @@ func ScaleDown(o ScaleDownObservation) Step {
 		return s.removal()
 	}
 	if !shrinking {
-		return Step{}
+		return o.joined()
 	}
 	for i := range o.Live {
 		if m, ok := o.member(i); !ok || !m.Pod {
@@ -113,6 +113,25 @@ func ScaleDown(o ScaleDownObservation) Step {
 			Waiting: "waiting for " + victim.Name + " to hand over meta leadership"}
 	}
 	return Step{Action: RemoveServer, Servers: []string{victim.Name}, Waiting: "removing server " + victim.Name}
+}
+
+// joined waits, once the cluster is at its size or growing, for every
+// server to exist and be a member of the meta group: a server removed
+// from it is let back in only 5 minutes after its removal (nats-server's
+// peer-remove timeout), so a scale-out onto the ordinals a scale-down just
+// removed has servers that run, pass their probes and serve no JetStream.
+func (o ScaleDownObservation) joined() Step {
+	for i := range max(o.Live, o.Want) {
+		m, ok := o.member(i)
+		switch {
+		case !ok || !m.Pod:
+			return Step{Waiting: fmt.Sprintf("waiting for the server of ordinal %d to exist", i)}
+		case !m.Peer:
+			return Step{Waiting: "waiting for server " + m.Name + " to join the JetStream meta group " +
+				"(a server removed from it is let back in 5 minutes after its removal)"}
+		}
+	}
+	return Step{}
 }
 
 // leaving is the lowest server the StatefulSet no longer has that is not

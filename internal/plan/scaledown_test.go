@@ -68,6 +68,8 @@ func TestScaleDown(t *testing.T) {
 		wantRefused bool
 	}{
 		{"not shrinking and nothing left behind: done", cluster(3, 3), Wait, nil, "", false},
+		{"nothing to do while the removed server's pod is gone and its peer too", cluster(4, 3, server("nats-3", podGone), server("nats-3", peerGone), statefulSetAt(3)),
+			Wait, nil, "", false},
 		{"an empty highest server that does not lead goes", cluster(5, 3, stream("A", "nats-0", "nats-1", "nats-2")),
 			RemoveServer, []string{"nats-4"}, "removing server nats-4", false},
 		{"the highest goes first, never a lower one", cluster(5, 3), RemoveServer, []string{"nats-4"}, "", false},
@@ -117,6 +119,12 @@ func TestScaleDown(t *testing.T) {
 			RemovePeer, []string{"nats-3"}, "", false},
 		{"every peer removed at the new size: done", cluster(5, 3, statefulSetAt(3), server("nats-4", podGone), server("nats-4", peerGone), server("nats-3", podGone), server("nats-3", peerGone)),
 			Wait, nil, "", false},
+
+		// Growing: Ready waits for every server to be a meta peer.
+		{"grown, a new server not in the meta group yet: wait for it", cluster(5, 5, server("nats-3", peerGone)),
+			Wait, nil, "nats-3 to join the JetStream meta group", false},
+		{"growing, a new server not created yet: wait for it", cluster(3, 5), Wait, nil, "ordinal 3 to exist", false},
+		{"grown, every server a meta peer: done", cluster(5, 5), Wait, nil, "", false},
 
 		// Not while anything is unsettled or missing.
 		{"never while a Raft group lags", cluster(5, 3, func(o *ScaleDownObservation) { o.Unsettled = "stream ORDERS: replica nats-1 is not current" }),
