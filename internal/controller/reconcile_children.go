@@ -23,6 +23,9 @@ const (
 	// JetStream peers. Ready waits for the last step, and the reason brings
 	// the next pass back to it even once the StatefulSet has shrunk.
 	reasonScalingDown = "ScalingDown"
+	// reasonScalingUp: new servers run but have not all joined the
+	// JetStream meta group yet.
+	reasonScalingUp = "ScalingUp"
 )
 
 // refusedRetry is how often a refused scale-down looks again: the stream
@@ -99,7 +102,7 @@ func retryAfter(b *status.Blocker) time.Duration {
 		return 0
 	case b.Reason == reasonScaleDownRefused:
 		return refusedRetry
-	case b.Reason == v1alpha1.ReasonProgressing, b.Reason == reasonScalingDown:
+	case b.Reason == v1alpha1.ReasonProgressing, b.Reason == reasonScalingDown, b.Reason == reasonScalingUp:
 		return settleRetry
 	}
 	return 0

@@ -40,7 +40,7 @@ type RolloutObservation struct {
 	MetaLeader string
 }
 
-// Action is what a rollout step does.
+// Action is what a step does.
 type Action int
 
 const (
@@ -50,17 +50,32 @@ const (
 	Replace
 	// ReplaceAll deletes every outdated server's pod at once.
 	ReplaceAll
+	// Evacuate asks the meta leader to move every stream and consumer
+	// replica off one server.
+	Evacuate
+	// StepDown asks the meta leader, one server, to hand leadership over,
+	// preferably to Step.To.
+	StepDown
+	// RemoveServer takes one server, the highest, out of the StatefulSet.
+	RemoveServer
+	// RemovePeer removes a server that is gone from the JetStream meta group.
+	RemovePeer
 )
 
-// Step is the one next thing a rollout does.
+// Step is the one next thing a rollout or a scale-down does.
 type Step struct {
 	Action  Action
 	Servers []string
+	// To is where a StepDown prefers leadership to go.
+	To string
 	// Waiting says what the rollout waits for; "" when it acts or is done.
 	Waiting string
 	// Halted: it waits on a server of the new revision that is in trouble,
 	// which will not clear by itself; the change must be fixed or reverted.
 	Halted bool
+	// Refused: what the spec asks cannot be done safely; it waits for the
+	// spec (or the streams) to change.
+	Refused bool
 }
 
 // Done reports whether there is nothing to roll out.

@@ -83,8 +83,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	stopOperator, err := startOperator()
-	if err != nil {
+	if stopOperator, err = startOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -105,11 +104,15 @@ func run(m *testing.M) int {
 	return code
 }
 
+// stopOperator stops the operator that runs now (restartOperator replaces it).
+var stopOperator func() error
+
 // startOperator runs the operator in this process, logging into the
-// cluster's directory. Its NATS connections resolve cluster DNS names
-// through the loopback cluster.
+// cluster's directory (appending: a restarted operator's lines follow its
+// predecessor's). Its NATS connections resolve cluster DNS names through
+// the loopback cluster.
 func startOperator() (stop func() error, _ error) {
-	logFile, err := os.Create(filepath.Join(cluster.Dir, "logs", "operator.log"))
+	logFile, err := os.OpenFile(filepath.Join(cluster.Dir, "logs", "operator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}

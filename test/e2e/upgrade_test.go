@@ -27,12 +27,14 @@ const (
 // until the stream acknowledges it, and remembers every acknowledged ID and
 // the longest time between two acknowledgements.
 type publisher struct {
-	js    natsjs.JetStream
-	stop  chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	acked int
-	stall time.Duration
+	js natsjs.JetStream
+	// subject is where it publishes; upgrade.msg when empty.
+	subject string
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	acked   int
+	stall   time.Duration
 }
 
 // startPublishing connects to f's servers as its application user,
@@ -63,7 +65,10 @@ func startPublishing(t *testing.T, f *formed) (*publisher, natsjs.JetStream, nat
 
 func (p *publisher) run() {
 	defer close(p.done)
-	last := time.Now()
+	last, subject := time.Now(), p.subject
+	if subject == "" {
+		subject = "upgrade.msg"
+	}
 	for id := 0; ; id++ {
 		for {
 			select {
@@ -72,7 +77,7 @@ func (p *publisher) run() {
 			default:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, err := p.js.Publish(ctx, "upgrade.msg", []byte(strconv.Itoa(id)), natsjs.WithMsgID(strconv.Itoa(id)))
+			_, err := p.js.Publish(ctx, subject, []byte(strconv.Itoa(id)), natsjs.WithMsgID(strconv.Itoa(id)))
 			cancel()
 			if err == nil {
 				break
@@ -155,8 +160,14 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 // last restart) starts over.
 func checkEveryIDStored(t *testing.T, js natsjs.JetStream, acked, stored int) {
 	t.Helper()
+	checkEveryIDStoredIn(t, js, "UPGRADE", acked, stored)
+}
+
+// checkEveryIDStoredIn is checkEveryIDStored for the named stream.
+func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acked, stored int) {
+	t.Helper()
 	eventually(t, wait, func() error {
-		cons, err := js.OrderedConsumer(testCtx(t), "UPGRADE", natsjs.OrderedConsumerConfig{})
+		cons, err := js.OrderedConsumer(testCtx(t), stream, natsjs.OrderedConsumerConfig{})
 		if err != nil {
 			return err
 		}
