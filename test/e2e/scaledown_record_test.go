@@ -199,6 +199,31 @@ func (p *placements) lastBefore(at time.Time) (placementSample, bool) {
 	return last, found
 }
 
+// stillHolding bounds a look taken after a server's delete call that still
+// shows what the server held when it was deleted: it keeps serving its
+// replicas through its lame duck grace period (render.LameDuckGracePeriod,
+// 10 s), and nothing moves a replica off it on its own meanwhile.
+const stillHolding = 5 * time.Second
+
+// atDeletion is the look that tells what a server deleted at `at` held: the
+// last complete sample after `since` (its evacuation) and before the
+// delete call or, when the groups could not all be read in that time (a
+// meta leader election, a move's last step), the first one taken in the
+// stillHolding window after it.
+func (p *placements) atDeletion(since, at time.Time) (placementSample, bool) {
+	if last, ok := p.lastBefore(at); ok && last.at.After(since) {
+		return last, true
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.samples {
+		if !s.at.Before(at) && s.at.Before(at.Add(stillHolding)) {
+			return s, true
+		}
+	}
+	return placementSample{}, false
+}
+
 // on are the groups of a sample that have a replica on server.
 func (s placementSample) on(server string) []string {
 	var out []string

@@ -114,12 +114,12 @@ func (sc *scaleDownScene) finished(t *testing.T, began time.Time) {
 		if !evacuations[0].at.Before(d.at) {
 			t.Fatalf("%s was evacuated %s after its pod was deleted", d.name, evacuations[0].at.Sub(d.at))
 		}
-		last, ok := sc.places.lastBefore(d.at)
-		if !ok || !last.at.After(evacuations[0].at) {
-			t.Fatalf("no look at the groups between the evacuation of %s and its deletion", d.name)
+		look, ok := sc.places.atDeletion(evacuations[0].at, d.at)
+		if !ok {
+			t.Fatalf("no look at the groups between the evacuation of %s and %s after its deletion", d.name, stillHolding)
 		}
-		if on := last.on(d.name); len(on) > 0 {
-			t.Fatalf("%s was deleted while it held %v (%s before)", d.name, on, d.at.Sub(last.at).Round(time.Millisecond))
+		if on := look.on(d.name); len(on) > 0 {
+			t.Fatalf("%s was deleted while it held %v (looked %s from the delete call)", d.name, on, look.at.Sub(d.at).Round(time.Millisecond))
 		}
 		if leader := sc.leaders.before(d.at); leader == d.name || leader == "" {
 			t.Fatalf("%s was deleted while the meta leader was %q", d.name, leader)

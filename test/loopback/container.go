@@ -44,6 +44,10 @@ type natsContainer struct {
 	killAt   time.Time
 	// hookRunning: the preStop hook of the stopping run has not ended.
 	hookRunning bool
+	// hookPending: a preStop hook has not ended, even if the container
+	// exited meanwhile: the kubelet finishes a termination only once the
+	// hook's exec returned (killContainer waits for executePreStopHook).
+	hookPending bool
 }
 
 // containerRun is one process of the container, and what a process

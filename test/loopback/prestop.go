@@ -47,7 +47,7 @@ func (w *podWorker) runPreStop(run *containerRun, c *corev1.Container, grace tim
 	cmd := append([]string(nil), preStopCommand(c)...)
 	outPath := filepath.Join(w.dir, "prestop.log")
 	_ = os.Remove(outPath)
-	w.nats.hookRunning = true
+	w.nats.hookRunning, w.nats.hookPending = true, true
 	hook, err := w.startHook(run, c.Image, cmd, outPath)
 	if err != nil {
 		w.preStopEnded(run, c.Name, cmd, fmt.Errorf("command '%s' exited with 126: %v", strings.Join(cmd, " "), err), outPath)
@@ -113,6 +113,7 @@ func (w *podWorker) preStopEnded(run *containerRun, container string, cmd []stri
 		w.k.logf("%s: preStop hook completed", w.key)
 	}
 	n := &w.nats
+	n.hookPending = false
 	if n.run != run {
 		return // exited meanwhile; natsExited cleared hookRunning
 	}

@@ -183,6 +183,9 @@ func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 		w.writeStatus(ctx)
 		return w.nats.wakeForKill(), false // the exit arrives as an event
 	}
+	if w.nats.hookPending {
+		return time.Time{}, false // the hook's end arrives as an event
+	}
 	if w.stoppedAt.IsZero() {
 		w.stoppedAt = now
 	}
