@@ -89,9 +89,13 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		result.RequeueAfter = wait
 	}
+	if c.Spec.JetStreamEnabled() {
+		result.RequeueAfter = soonest(result.RequeueAfter, storeRecheck)
+	}
 	obs.Blocker = blocker
 	next := status.NatsCluster(obs)
 	r.announce(c, live.Status, next)
+	r.announceStorage(c, live.Status, next)
 	if err := r.writeStatus(ctx, &live, next); apierrors.IsConflict(err) {
 		// The cache has not seen our previous write yet; its own event is
 		// filtered out (status only), so look again shortly.

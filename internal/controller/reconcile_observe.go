@@ -42,6 +42,9 @@ func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsClu
 	// version is then the configured one.
 	if a, err := r.access(ctx, c); err == nil {
 		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)
+		if c.Spec.JetStreamEnabled() {
+			obs.Stores = r.observeStores(ctx, pods, a)
+		}
 	}
 	return pods, nil
 }
