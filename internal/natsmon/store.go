@@ -22,11 +22,20 @@ type StoreUse struct {
 	JetStreamDisabled bool
 }
 
-// Full reports whether the store is at its limit. nats-server refuses
-// every publish to a stream on this server from then on ("insufficient
-// resources"), and its stream leaders step down.
+// FullMargin is how close to its limit a store counts as full: nats-server
+// takes a message as long as the store is not past its limit, whatever the
+// message's size, and refuses the next; the stream's replicas, which
+// store what their leader took, end up anywhere within one message below
+// the limit. 1 MiB is nats-server's default max_payload, the largest
+// message a client may send.
+const FullMargin = 1 << 20
+
+// Full reports whether the store is at its limit, or within FullMargin of
+// it. nats-server refuses every publish to a stream on this server once
+// past it ("insufficient resources"), its stream leaders step down, and
+// its Raft nodes neither campaign nor follow until there is room.
 func (u StoreUse) Full() bool {
-	return u.Limit > 0 && u.Used >= uint64(u.Limit)
+	return u.Limit > 0 && u.Used+FullMargin >= uint64(u.Limit)
 }
 
 // FetchStoreUse reads one server's file store use from its monitor port, at

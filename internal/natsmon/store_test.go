@@ -20,7 +20,7 @@ import (
 // and reports its use at or past the limit on /jsz; a purge gives it room
 // again, and it says so.
 func TestFetchStoreUseSeesAFullStore(t *testing.T) {
-	const limit = 1 << 20
+	const limit = 4 << 20
 	s := testnats.Start(t, 0, func(o *server.Options) {
 		o.JetStreamMaxStore = limit
 		o.HTTPHost, o.HTTPPort = "127.0.0.1", -1
@@ -76,10 +76,12 @@ func TestStoreUseFull(t *testing.T) {
 		use  StoreUse
 		full bool
 	}{
-		{StoreUse{Used: 0, Limit: 100}, false},
-		{StoreUse{Used: 99, Limit: 100}, false},
-		{StoreUse{Used: 100, Limit: 100}, true},
-		{StoreUse{Used: 101, Limit: 100}, true},
+		{StoreUse{Used: 0, Limit: 128 << 20}, false},
+		{StoreUse{Used: 127<<20 - 1, Limit: 128 << 20}, false},
+		{StoreUse{Used: 127 << 20, Limit: 128 << 20}, true}, // one message from the limit
+		{StoreUse{Used: 128 << 20, Limit: 128 << 20}, true},
+		{StoreUse{Used: 128<<20 + 1, Limit: 128 << 20}, true}, // past it: refused
+		{StoreUse{Used: 0, Limit: FullMargin}, true},          // no message fits
 		{StoreUse{Used: 1 << 40, Limit: 0}, false},
 		{StoreUse{Used: 1 << 40, Limit: -1}, false},
 	} {

@@ -43,8 +43,9 @@ func storage(stores map[string]natsmon.StoreUse) Verdict {
 			"and its liveness probe then fails; free space on the claim or grow spec.jetstream.fileStore.size", strings.Join(disabled, ", "))
 	case len(full) > 0:
 		v.Status, v.Reason = metav1.ConditionFalse, v1alpha1.ReasonStoreFull
-		v.Message = fmt.Sprintf("the file store is full on %s: publishes to streams with a replica there are refused "+
-			"(\"insufficient resources\"); remove messages (purge, or lower the stream's limits) or grow spec.jetstream.fileStore.size",
+		v.Message = fmt.Sprintf("the file store is full on %s: publishes to its streams are refused (\"insufficient resources\"), "+
+			"and a clustered stream whose replicas are all on full servers has no leader (nats-server's Raft waits for room); "+
+			"make room by purging a stream that still has a leader, deleting a stream, or growing spec.jetstream.fileStore.size",
 			strings.Join(full, ", "))
 	default:
 		v.Message = fmt.Sprintf("the file stores of %d servers have room", len(stores))
