@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -186,4 +187,39 @@ func mountsUnder(dir string) ([]string, error) {
 		}
 	}
 	return out, s.Err()
+}
+
+// ownerFile, in a cluster's directory, holds the pid of the process that
+// runs the cluster: a later cluster unmounts the claims of one whose
+// process died without stopping it (a test binary killed at its timeout).
+const ownerFile = "owner.pid"
+
+// markOwner records this process as dir's cluster's.
+func markOwner(dir string) error {
+	return os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644)
+}
+
+// unmountOrphans unmounts the claims of the clusters under parent whose
+// process is gone, leaving their directories (and images) for a look. A
+// directory with no owner file, or whose owner runs, is not touched.
+func unmountOrphans(parent string, logf func(string, ...any)) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "kubenats-loopback-*"))
+	for _, dir := range dirs {
+		data, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 0 || !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			continue
+		}
+		mounts, _ := mountsUnder(filepath.Join(dir, "claims"))
+		for _, m := range mounts {
+			if err := unmount(m); err != nil {
+				logf("orphaned claim of a dead cluster (pid %d): %v", pid, err)
+			} else {
+				logf("unmounted %s, a claim of a cluster whose process (pid %d) is gone", m, pid)
+			}
+		}
+	}
 }

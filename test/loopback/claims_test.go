@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -125,4 +127,39 @@ func fill(path string) (int64, error) {
 		}
 	}
 	return written, nil
+}
+
+// TestOrphanedClaimsAreUnmounted: the claims of a cluster whose process
+// died are unmounted by the next cluster; those of a cluster whose process
+// runs, and of a directory with no owner, are left alone.
+func TestOrphanedClaimsAreUnmounted(t *testing.T) {
+	parent := t.TempDir()
+	dead := exec.Command("true")
+	must(t, dead.Run())
+	mounted := map[string]string{}
+	for name, owner := range map[string]string{
+		"kubenats-loopback-dead":    strconv.Itoa(dead.Process.Pid),
+		"kubenats-loopback-alive":   strconv.Itoa(os.Getpid()),
+		"kubenats-loopback-unowned": "",
+	} {
+		dir := filepath.Join(parent, name)
+		m := filepath.Join(dir, "claims", "ns_data-0_uid")
+		must(t, os.MkdirAll(m, 0o755))
+		if owner != "" {
+			must(t, os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner), 0o644))
+		}
+		must(t, syscall.Mount("tmpfs", m, "tmpfs", 0, "size=1m"))
+		t.Cleanup(func() { _ = unmount(m) })
+		mounted[name] = m
+	}
+	unmountOrphans(parent, t.Logf)
+	for name, m := range mounted {
+		left, err := mountsUnder(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := name != "kubenats-loopback-dead"; (len(left) == 1) != want {
+			t.Errorf("%s: mounts %v, want mounted %t", name, left, want)
+		}
+	}
 }

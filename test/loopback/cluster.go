@@ -107,6 +107,10 @@ func New(o Options) (_ *Cluster, err error) {
 	if c.log, err = openFileLog(filepath.Join(c.Dir, "logs", "kubelet.log")); err != nil {
 		return nil, err
 	}
+	if err := markOwner(c.Dir); err != nil {
+		return nil, err
+	}
+	unmountOrphans(filepath.Dir(c.Dir), c.log.printf)
 	if c.reaper, err = startReaper(); err != nil {
 		return nil, err
 	}
