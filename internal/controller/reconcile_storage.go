@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,24 +19,33 @@ import (
 // Kubernetes event.
 const storeRecheck = 30 * time.Second
 
-// observeStores asks every running server for its file store's use. A
-// server that is not ready is asked too: one whose JetStream turned itself
-// off after a full disk fails its readiness probe, and is the one to name.
-// A server that does not answer is left out.
+// observeStores asks every running server for its file store's use, all
+// at once: a server that hangs (stopped, cut off) costs one timeout, not
+// one per server. A server that is not ready is asked too: one whose
+// JetStream turned itself off after a full disk fails its readiness
+// probe, and is the one to name. A server that does not answer is left
+// out.
 func (r *NatsClusterReconciler) observeStores(ctx context.Context, pods []corev1.Pod, a serverAccess) map[string]natsmon.StoreUse {
 	stores := map[string]natsmon.StoreUse{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for i := range pods {
 		p := &pods[i]
 		if p.Status.PodIP == "" || !p.DeletionTimestamp.IsZero() || p.Status.Phase != corev1.PodRunning {
 			continue
 		}
-		url, hc := a.monitorURL(r.Versions.HTTP, p, natsmon.StoreQuery)
-		use, err := natsmon.FetchStoreUse(ctx, hc, url)
-		closeIdle(hc, r.Versions.HTTP)
-		if err == nil {
-			stores[p.Name] = use
-		}
+		wg.Go(func() {
+			url, hc := a.monitorURL(r.Versions.HTTP, p, natsmon.StoreQuery)
+			use, err := natsmon.FetchStoreUse(ctx, hc, url)
+			closeIdle(hc, r.Versions.HTTP)
+			if err == nil {
+				mu.Lock()
+				stores[p.Name] = use
+				mu.Unlock()
+			}
+		})
 	}
+	wg.Wait()
 	return stores
 }
 
