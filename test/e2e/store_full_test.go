@@ -104,26 +104,30 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 
 // checkStoresFull: the servers' own word, on /jsz, that the stores of
 // full are at their limit (within a message), the others' not, and
-// JetStream on everywhere.
+// JetStream on everywhere. A follower may still be applying what its
+// leader took before the refusal: it is given a while.
 func checkStoresFull(t *testing.T, f *formed, limit int64, full ...string) {
 	t.Helper()
-	for _, pod := range f.pods {
-		var jsz struct {
-			Disabled bool   `json:"disabled"`
-			Storage  uint64 `json:"storage"`
-			Config   struct {
-				MaxStorage int64 `json:"max_storage"`
-			} `json:"config"`
+	eventually(t, wait, func() error {
+		for _, pod := range f.pods {
+			var jsz struct {
+				Disabled bool   `json:"disabled"`
+				Storage  uint64 `json:"storage"`
+				Config   struct {
+					MaxStorage int64 `json:"max_storage"`
+				} `json:"config"`
+			}
+			if err := monitor(f.ip(pod), "/jsz", &jsz); err != nil {
+				return err
+			}
+			wantFull := slices.Contains(full, pod)
+			use := natsmon.StoreUse{Used: jsz.Storage, Limit: jsz.Config.MaxStorage}
+			if jsz.Disabled || jsz.Config.MaxStorage != limit || use.Full() != wantFull {
+				return fmt.Errorf("%s: /jsz disabled %t, storage %d of %d; want JetStream on, the store full: %t", pod, jsz.Disabled, jsz.Storage, jsz.Config.MaxStorage, wantFull)
+			}
 		}
-		if err := monitor(f.ip(pod), "/jsz", &jsz); err != nil {
-			t.Fatal(err)
-		}
-		wantFull := slices.Contains(full, pod)
-		use := natsmon.StoreUse{Used: jsz.Storage, Limit: jsz.Config.MaxStorage}
-		if jsz.Disabled || jsz.Config.MaxStorage != limit || use.Full() != wantFull {
-			t.Fatalf("%s: /jsz disabled %t, storage %d of %d; want JetStream on, the store full: %t", pod, jsz.Disabled, jsz.Storage, jsz.Config.MaxStorage, wantFull)
-		}
-	}
+		return nil
+	})
 }
 
 // checkServingWhileFull: over a window, the same pods, never restarted,
@@ -181,7 +185,9 @@ func waitEvent(t *testing.T, ns, reason string) {
 // fillStream publishes 64 KiB messages to subject until the stream refuses
 // one for want of storage, or max bytes were accepted. Other errors (a
 // leader stepping down on the refusal, a publish timing out on a busy
-// machine) are retried. It returns the bytes accepted and the refusal.
+// machine) are retried for a while: a minute without an accepted publish
+// fails the test (a store whose disk filled first stops answering).
+// It returns the bytes accepted and the refusal.
 func fillStream(ctx context.Context, t *testing.T, js natsjs.JetStream, subject string, max int64) (int64, string) {
 	t.Helper()
 	payload := make([]byte, 64<<10)
@@ -189,24 +195,24 @@ func fillStream(ctx context.Context, t *testing.T, js natsjs.JetStream, subject 
 		payload[i] = byte(i)
 	}
 	var accepted int64
-	transient := 0
+	progress := time.Now()
 	for accepted < max {
-		pubCtx, cancel := context.WithTimeout(ctx, wait)
-		_, err := js.Publish(pubCtx, subject, payload, natsjs.WithRetryAttempts(10))
+		pubCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		_, err := js.Publish(pubCtx, subject, payload)
 		cancel()
 		var apiErr *natsjs.APIError
 		switch {
 		case err == nil:
 			accepted += int64(len(payload))
+			progress = time.Now()
 		case errors.As(err, &apiErr) && (apiErr.ErrorCode == natsjs.ErrorCode(server.JSInsufficientResourcesErr) ||
 			apiErr.ErrorCode == natsjs.ErrorCode(server.JSStorageResourcesExceededErr)):
 			return accepted, err.Error()
 		case ctx.Err() != nil:
 			t.Fatalf("filling the stream: %v", ctx.Err())
-		default:
-			if transient++; transient > 100 {
-				t.Fatalf("filling the stream: %d publishes failed, the last with %v", transient, err)
-			}
+		case time.Since(progress) > time.Minute:
+			t.Fatalf("filling the stream: nothing accepted for %s after %d MiB, and no refusal for want of storage; the last error: %v",
+				time.Since(progress).Round(time.Second), accepted>>20, err)
 		}
 	}
 	t.Fatalf("the stream accepted %d bytes, twice max_file_store, and refused nothing", accepted)
