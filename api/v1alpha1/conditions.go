@@ -11,6 +11,9 @@ const (
 	// ConditionCertificatesReady is True when every certificate the servers
 	// need exists, can be read and has not expired.
 	ConditionCertificatesReady = "CertificatesReady"
+	// ConditionStorageAvailable is True when every server that reported
+	// its JetStream file store has room in it, and JetStream running.
+	ConditionStorageAvailable = "StorageAvailable"
 )
 
 // Reasons, shared by conditions and events.
@@ -39,4 +42,13 @@ const (
 	// operator (stopped, or cut off); no server is replaced or removed
 	// until it answers again.
 	ReasonServerHung = "ServerHung"
+	// Reasons of StorageAvailable.
+	ReasonStorageAvailable = "StorageAvailable"
+	ReasonStorageUnknown   = "StorageUnknown"
+	// ReasonStoreFull: a server's file store reached max_file_store; it
+	// refuses publishes to its streams, and serves the rest.
+	ReasonStoreFull = "StoreFull"
+	// ReasonJetStreamDisabled: a server turned JetStream off, which
+	// nats-server does when a write finds its disk full.
+	ReasonJetStreamDisabled = "JetStreamDisabled"
 )

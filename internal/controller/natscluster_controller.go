@@ -89,17 +89,19 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		}
 		result.RequeueAfter = wait
 	}
-	// A hang raises no event: a hung server is asked again soon, until it
-	// answers; the others now and then, so that a hang is seen at all.
+	// What the servers report (a hang, a store filling up or emptied by a
+	// purge) raises no Kubernetes event: an idle cluster is looked at
+	// again now and then, a hung server soon, until it answers.
 	switch {
 	case len(hung) > 0:
 		result.RequeueAfter = soonest(result.RequeueAfter, settleRetry)
 	case len(pods) > 0:
-		result.RequeueAfter = soonest(result.RequeueAfter, hungRecheck)
+		result.RequeueAfter = soonest(result.RequeueAfter, idleRecheck)
 	}
 	obs.Blocker = blocker
 	next := status.NatsCluster(obs)
 	r.announce(c, live.Status, next)
+	r.announceStorage(c, live.Status, next)
 	if err := r.writeStatus(ctx, &live, next); apierrors.IsConflict(err) {
 		// The cache has not seen our previous write yet; its own event is
 		// filtered out (status only), so look again shortly.

@@ -45,6 +45,9 @@ func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsClu
 		hung = r.hungServers(ctx, pods, a)
 		obs.Hung = hungMessage(hung)
 		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)
+		if c.Spec.JetStreamEnabled() {
+			obs.Stores = r.observeStores(ctx, pods, a)
+		}
 	}
 	return pods, hung, nil
 }

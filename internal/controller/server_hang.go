@@ -28,10 +28,10 @@ import (
 // still reports it within seconds.
 const answerBound = 3 * time.Second
 
-// hungRecheck is how often a cluster that is otherwise idle is asked
-// again, so that a hang is reported without waiting for an event (a hung
-// server raises none).
-const hungRecheck = 30 * time.Second
+// idleRecheck is how often a cluster that is otherwise idle is looked at
+// again, so that a hang or a full store is reported without waiting for an
+// event (neither raises one).
+const idleRecheck = 30 * time.Second
 
 // hungServers asks every ready, running server's /healthz at once and
 // returns, sorted, the servers whose request got no answer within

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -36,6 +37,9 @@ type ClusterObservation struct {
 	ObservedVersion string
 	// Certificates are the certificates the servers mount.
 	Certificates []Certificate
+	// Stores is what the ready servers reported of their JetStream file
+	// stores, by server; a server that did not answer is absent.
+	Stores map[string]natsmon.StoreUse
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -63,7 +67,11 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	certs, expiry := certificates(o.Certificates, o.Now.Time)
 	st.CertificatesExpiry = expiry
 	ready := readiness(o, want, lbPending, certs)
-	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available, certs)
+	verdicts := []Verdict{ready, available, certs}
+	if c.Spec.JetStreamEnabled() {
+		verdicts = append(verdicts, storage(o.Stores))
+	}
+	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, verdicts...)
 	st.Phase = phase(o.Blocker, ready)
 	return st
 }

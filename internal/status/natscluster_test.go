@@ -304,7 +304,7 @@ func TestNatsClusterListsReadyFirstThenAvailable(t *testing.T) {
 			for _, c := range st.Conditions {
 				types = append(types, c.Type)
 			}
-			want := []string{v1alpha1.ConditionReady, v1alpha1.ConditionAvailable, v1alpha1.ConditionCertificatesReady}
+			want := []string{v1alpha1.ConditionReady, v1alpha1.ConditionAvailable, v1alpha1.ConditionCertificatesReady, v1alpha1.ConditionStorageAvailable}
 			if !reflect.DeepEqual(types, want) {
 				t.Fatalf("condition types = %v, want %v", types, want)
 			}

@@ -47,8 +47,9 @@ type Options struct {
 	// CertManagerBinaries holds cert-manager's controller and crds/;
 	// <RepoRoot>/bin/cert-manager when empty.
 	CertManagerBinaries string
-	// KeepDir leaves the cluster's directory (logs, pod and claim
-	// directories) in place after Stop, for a look after a failure.
+	// KeepDir leaves the cluster's directory (logs, pod directories and
+	// claim images, unmounted: `mount -o loop` one to look) in place after
+	// Stop, for a look after a failure.
 	KeepDir bool
 }
 
@@ -60,7 +61,8 @@ type Cluster struct {
 	Client client.Client
 	// Kubernetes is a client-go clientset for the same user.
 	Kubernetes kubernetes.Interface
-	// Dir holds everything on disk: logs/, pods/, claims/.
+	// Dir holds everything on disk: logs/, pods/, claims/ (each claim a
+	// mounted filesystem of its size, its image in claim-images/).
 	Dir string
 
 	opts    Options
@@ -106,6 +108,10 @@ func New(o Options) (_ *Cluster, err error) {
 	if c.log, err = openFileLog(filepath.Join(c.Dir, "logs", "kubelet.log")); err != nil {
 		return nil, err
 	}
+	if err := markOwner(c.Dir); err != nil {
+		return nil, err
+	}
+	unmountOrphans(filepath.Dir(c.Dir), c.log.printf)
 	if c.reaper, err = startReaper(); err != nil {
 		return nil, err
 	}

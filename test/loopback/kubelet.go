@@ -25,7 +25,7 @@ const nodeIP = "127.0.0.1"
 type kubelet struct {
 	cs           kubernetes.Interface
 	node         string
-	dir          string // pods/, claims/, logs/ below it
+	dir          string // pods/, claims/, claim-images/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
 	addrs        *addressBook
 	dns          *dnsTable
@@ -48,6 +48,8 @@ type kubelet struct {
 	workers  map[types.UID]*podWorker
 	finished map[types.UID]bool // workers that ended: late events are ignored
 	binding  map[types.UID]bool
+
+	claimMounts claimMounts
 }
 
 func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *addressBook, r *reaper, log *fileLog) *kubelet {
@@ -61,7 +63,7 @@ func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *
 // start registers the node and begins watching pods.
 func (k *kubelet) start(ctx context.Context) error {
 	k.ctx, k.cancel = context.WithCancel(ctx)
-	for _, sub := range []string{"pods", "claims", "logs", "dns"} {
+	for _, sub := range []string{"pods", "claims", "claim-images", "logs", "dns"} {
 		if err := os.MkdirAll(filepath.Join(k.dir, sub), 0o755); err != nil {
 			return err
 		}
@@ -123,6 +125,7 @@ func (k *kubelet) stop() {
 	}
 	k.cancel()
 	k.wg.Wait()
+	k.unmountClaims()
 	if k.factory != nil {
 		k.factory.Shutdown()
 	}
@@ -213,7 +216,7 @@ func (k *kubelet) kickNamespace(ns string) {
 	}
 }
 
-// onClaimDeleted removes the claim's directory: the data goes with the
+// onClaimDeleted removes the claim's filesystem: the data goes with the
 // claim, as a dynamically provisioned volume would with policy Delete.
 func (k *kubelet) onClaimDeleted(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -223,8 +226,8 @@ func (k *kubelet) onClaimDeleted(obj any) {
 	if !ok {
 		return
 	}
-	k.logf("claim %s/%s deleted, removing its directory", claim.Namespace, claim.Name)
-	_ = os.RemoveAll(k.claimDir(claim))
+	k.logf("claim %s/%s deleted, removing its filesystem", claim.Namespace, claim.Name)
+	k.removeClaim(claim)
 }
 
 // signal sends sig to the nats process of the pod named ns/name.

@@ -32,7 +32,12 @@ func sharedCluster(t *testing.T) *Cluster {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if shared.cluster != nil {
+		dir := shared.cluster.Dir
 		shared.cluster.Stop()
+		if left, err := mountsUnder(dir); err != nil || len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "claims left mounted after Stop: %v (%v)\n", left, err)
+			code = 1
+		}
 	}
 	if left := childrenNamed("nats-server", "kube-controller-manager", "controller", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running after Stop: %v\n", left)

@@ -14,7 +14,8 @@ import (
 
 // Volumes are directories: emptyDir and ConfigMap/Secret volumes under the
 // pod's directory, gone with the pod; claims under the harness's claims
-// directory, one per claim UID, gone only with the claim.
+// directory, one per claim UID, each a filesystem of the claim's size
+// (claims.go), gone only with the claim.
 
 // volumeDirs is the directory of each of the pod's volumes, by name.
 func (w *podWorker) volumeDirs(pod *corev1.Pod) (map[string]string, error) {
@@ -30,7 +31,11 @@ func (w *podWorker) volumeDirs(pod *corev1.Pod) (map[string]string, error) {
 			if claim.DeletionTimestamp != nil {
 				return nil, fmt.Errorf("volume %s: persistentvolumeclaim %q is being deleted", v.Name, name)
 			}
-			dirs[v.Name] = w.k.claimDir(claim)
+			dir, err := w.k.claimVolume(claim)
+			if err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			dirs[v.Name] = dir
 		case v.ConfigMap != nil, v.Secret != nil, v.EmptyDir != nil:
 			dirs[v.Name] = filepath.Join(w.dir, "volumes", v.Name)
 		default:
