@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"time"
 
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -59,6 +60,10 @@ type Options struct {
 	// and API server addresses, which are refused otherwise. Tests need it:
 	// their servers run on 127.0.0.1.
 	AllowLocalTargets bool
+	// MeshRollbackAfter is how long a meshed cluster in trouble under
+	// STRICT is borne before going back to PERMISSIVE; the default when
+	// zero (controller.DefaultMeshRollbackAfter).
+	MeshRollbackAfter time.Duration
 	// RepeatedInProcess lets a test process build the operator more than
 	// once, one after another (a benchmark run with -count): controller
 	// names are checked to be unique per process, for their metrics, and a
@@ -71,6 +76,9 @@ func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = v1alpha1.AddToScheme(s)
+	// Istio's PeerAuthentication: known whether or not its CRD is
+	// installed; nothing reads or watches it unless it is.
+	_ = securityv1.AddToScheme(s)
 	return s
 }
 
@@ -114,7 +122,13 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		UserSecrets: userSecrets,
 		Applier:     applier,
 		Recorder:    mgr.GetEventRecorder("kubenats"),
-		Versions:    controller.NewVersionProbe(2 * time.Second),
+		Versions:    controller.NewVersionProbe(2*time.Second, o.Dialer),
+		Dialer:      o.Dialer,
+		Istio:       &controller.IstioProbe{Mapper: mgr.GetRESTMapper()},
+		// Istio's injector makes the proxy a native sidecar from the
+		// Kubernetes version where they are stable.
+		NativeSidecars:    nativeSidecars(cfg),
+		MeshRollbackAfter: o.MeshRollbackAfter,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -180,13 +194,14 @@ func namespaces(watch []string) map[string]cache.Config {
 func ownedOnly() map[client.Object]cache.ByObject {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})}
 	return map[client.Object]cache.ByObject{
-		&corev1.Secret{}:                ours,
-		&corev1.ConfigMap{}:             ours,
-		&corev1.Service{}:               ours,
-		&corev1.ServiceAccount{}:        ours,
-		&corev1.Pod{}:                   ours,
-		&appsv1.StatefulSet{}:           ours,
-		&policyv1.PodDisruptionBudget{}: ours,
-		&networkingv1.NetworkPolicy{}:   ours,
+		&corev1.Secret{}:                 ours,
+		&corev1.ConfigMap{}:              ours,
+		&corev1.Service{}:                ours,
+		&corev1.ServiceAccount{}:         ours,
+		&corev1.Pod{}:                    ours,
+		&appsv1.StatefulSet{}:            ours,
+		&policyv1.PodDisruptionBudget{}:  ours,
+		&networkingv1.NetworkPolicy{}:    ours,
+		&securityv1.PeerAuthentication{}: ours,
 	}
 }

@@ -33,6 +33,8 @@ type ClusterObservation struct {
 	ObservedVersion string
 	// Certificates are the certificates the servers mount.
 	Certificates []Certificate
+	// Mesh is the MeshReady condition; nil when the cluster has none.
+	Mesh *Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -60,7 +62,11 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	certs, expiry := certificates(o.Certificates, o.Now.Time)
 	st.CertificatesExpiry = expiry
 	ready := readiness(o, want, lbPending, certs)
-	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available, certs)
+	verdicts := []Verdict{ready, available, certs}
+	if o.Mesh != nil {
+		verdicts = append(verdicts, *o.Mesh)
+	}
+	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, verdicts...)
 	st.Phase = phase(o.Blocker, ready)
 	return st
 }
