@@ -96,7 +96,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Controller:              config.Controller{SkipNameValidation: &o.RepeatedInProcess},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces(o.WatchNamespaces),
-			ByObject:          ownedOnly(),
+			ByObject:          ownedOnly(istioInstalled(cfg)),
 			// Nothing reads managedFields from the cache; they are often
 			// half of an object's size, and a thousand resources are cached.
 			DefaultTransform: cache.TransformStripManagedFields(),
@@ -191,17 +191,24 @@ func namespaces(watch []string) map[string]cache.Config {
 // ownedOnly limits the caches of the kinds kubenats creates to the objects
 // it labelled: the operator then holds no other Secret in memory, and its
 // memory does not grow with the size of the cluster it runs in.
-func ownedOnly() map[client.Object]cache.ByObject {
+//
+// Istio's PeerAuthentications are among them only when Istio's CRDs are
+// installed as the operator starts (the cache refuses a kind the API server
+// does not serve); installed later, its cache of them is unfiltered.
+func ownedOnly(istio bool) map[client.Object]cache.ByObject {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})}
-	return map[client.Object]cache.ByObject{
-		&corev1.Secret{}:                 ours,
-		&corev1.ConfigMap{}:              ours,
-		&corev1.Service{}:                ours,
-		&corev1.ServiceAccount{}:         ours,
-		&corev1.Pod{}:                    ours,
-		&appsv1.StatefulSet{}:            ours,
-		&policyv1.PodDisruptionBudget{}:  ours,
-		&networkingv1.NetworkPolicy{}:    ours,
-		&securityv1.PeerAuthentication{}: ours,
+	out := map[client.Object]cache.ByObject{
+		&corev1.Secret{}:                ours,
+		&corev1.ConfigMap{}:             ours,
+		&corev1.Service{}:               ours,
+		&corev1.ServiceAccount{}:        ours,
+		&corev1.Pod{}:                   ours,
+		&appsv1.StatefulSet{}:           ours,
+		&policyv1.PodDisruptionBudget{}: ours,
+		&networkingv1.NetworkPolicy{}:   ours,
 	}
+	if istio {
+		out[&securityv1.PeerAuthentication{}] = ours
+	}
+	return out
 }

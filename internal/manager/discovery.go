@@ -30,3 +30,22 @@ func nativeSidecars(cfg *rest.Config) *bool {
 	native := v.AtLeast(nativeSidecarsSince)
 	return &native
 }
+
+// istioInstalled reports whether the API server serves Istio's
+// PeerAuthentication v1 now.
+func istioInstalled(cfg *rest.Config) bool {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false
+	}
+	list, err := dc.ServerResourcesForGroupVersion("security.istio.io/v1")
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Kind == "PeerAuthentication" {
+			return true
+		}
+	}
+	return false
+}
