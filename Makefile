@@ -27,6 +27,7 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC and di
 	go run ./hack/genadmission config/admission/policy.yaml
 	$(KUSTOMIZE) build config/default > dist/install.yaml
 	$(KUSTOMIZE) build config/namespaced > dist/install-namespaced.yaml
+	$(KUSTOMIZE) build config/istio > dist/install-istio.yaml
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when the generated files are not committed as generated.
