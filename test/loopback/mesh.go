@@ -38,6 +38,8 @@ type meshWorkload struct {
 	ServiceAccount string
 	Labels         map[string]string
 	Ports          []int32 // every port the pod's containers declare
+	// AppProbers are the app probes the agent serves, by path.
+	AppProbers map[string]appProber
 }
 
 func newMesh(addrs *addressBook, logf func(string, ...any)) (*Mesh, error) {
@@ -142,6 +144,10 @@ func (m *Mesh) startSidecar(w meshWorkload) (*sidecar, error) {
 		podIP: m.PodIP(w.Pod.Namespace, w.Pod.Name), appIP: m.AppIP(w.Pod.Namespace, w.Pod.Name),
 		outbound: map[types.NamespacedName][]net.Listener{}, conns: map[*proxiedConn]bool{}}
 	if err := s.listenInbound(); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	if err := s.startAgent(); err != nil {
 		s.closeListeners()
 		return nil, err
 	}
