@@ -91,23 +91,27 @@ func meshStage(c *v1alpha1.NatsCluster, in Inputs) MeshStage {
 
 // meshPod asks Istio for a sidecar in the pod: the injection label, the
 // native sidecar choice when the controller knows what the cluster
-// supports, and a proxy that holds the application until it runs and
-// drains no sooner than lame duck ends. The pod's grace period covers the
-// drain.
+// supports, and a proxy that holds the application until it runs. A
+// classic sidecar gets SIGTERM with nats-server, so it drains no sooner
+// than lame duck ends, within the pod's grace period. A native sidecar
+// stops only once nats-server has exited: a long drain would only delay
+// the pod's end, so Istio's default stays.
 func meshPod(pt *corev1.PodTemplateSpec, in Inputs) {
 	pt.Labels[LabelIstioInject] = "true"
+	native := in.NativeSidecars != nil && *in.NativeSidecars
 	if in.NativeSidecars != nil {
-		pt.Annotations[AnnotationIstioNativeSidecar] = fmt.Sprint(*in.NativeSidecars)
+		pt.Annotations[AnnotationIstioNativeSidecar] = fmt.Sprint(native)
 	}
-	cfg, _ := json.Marshal(map[string]any{
-		"holdApplicationUntilProxyStarts": true,
-		"terminationDrainDuration":        ProxyDrainDuration.String(),
-	})
-	pt.Annotations[AnnotationIstioProxyConfig] = string(cfg)
-	grace := int64((ProxyDrainDuration + proxyDrainMargin).Seconds())
-	if *pt.Spec.TerminationGracePeriodSeconds < grace {
-		pt.Spec.TerminationGracePeriodSeconds = &grace
+	cfg := map[string]any{"holdApplicationUntilProxyStarts": true}
+	if !native {
+		cfg["terminationDrainDuration"] = ProxyDrainDuration.String()
+		grace := int64((ProxyDrainDuration + proxyDrainMargin).Seconds())
+		if *pt.Spec.TerminationGracePeriodSeconds < grace {
+			pt.Spec.TerminationGracePeriodSeconds = &grace
+		}
 	}
+	text, _ := json.Marshal(cfg)
+	pt.Annotations[AnnotationIstioProxyConfig] = string(text)
 }
 
 // PeerAuthenticationName is the policy of c's servers.

@@ -51,9 +51,10 @@ func TestMeshOffRendersNothingOfIstio(t *testing.T) {
 	}
 }
 
-// TestMeshPodTemplate: a meshed pod asks for its sidecar, a proxy that is
-// up before nats-server and drains no sooner than lame duck ends, within
-// the pod's grace period.
+// TestMeshPodTemplate: a meshed pod asks for its sidecar and a proxy that
+// is up before nats-server; a classic sidecar (or one Istio chooses)
+// drains no sooner than lame duck ends, within the pod's grace period; a
+// native one stops after nats-server anyway and keeps Istio's drain.
 func TestMeshPodTemplate(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -78,6 +79,10 @@ func TestMeshPodTemplate(t *testing.T) {
 				t.Fatalf("%s: %v", render.AnnotationIstioProxyConfig, err)
 			}
 			equal(t, "holdApplicationUntilProxyStarts", cfg.Hold, true)
+			if tc.wantNative == "true" {
+				equal(t, "terminationDrainDuration of a native sidecar", cfg.Drain, "")
+				return
+			}
 			drain, err := time.ParseDuration(cfg.Drain)
 			if err != nil {
 				t.Fatalf("terminationDrainDuration %q: %v", cfg.Drain, err)
