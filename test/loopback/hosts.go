@@ -35,14 +35,16 @@ type dnsTable struct {
 
 	mu      sync.Mutex
 	records map[types.UID]dnsRecord
-	written map[string][]byte // by namespace, and by pod file path
+	written map[string][]byte // by namespace
+	// writtenPods is what each meshed pod's own file holds, by its path.
+	writtenPods map[string][]byte
 	// podFiles are the meshed pods' own hosts files, by pod UID.
 	podFiles map[types.UID]types.NamespacedName
 }
 
 func newDNSTable(dir string) *dnsTable {
 	return &dnsTable{dir: dir, records: map[types.UID]dnsRecord{}, written: map[string][]byte{},
-		podFiles: map[types.UID]types.NamespacedName{}}
+		writtenPods: map[string][]byte{}, podFiles: map[types.UID]types.NamespacedName{}}
 }
 
 // podHostsFile is the /etc/hosts of one meshed pod: its sidecar's view of
@@ -99,7 +101,7 @@ func (d *dnsTable) remove(uid types.UID) error {
 	defer d.mu.Unlock()
 	if _, ok := d.podFiles[uid]; ok {
 		delete(d.podFiles, uid)
-		delete(d.written, d.podFilePath(uid))
+		delete(d.writtenPods, d.podFilePath(uid))
 		_ = os.Remove(d.podFilePath(uid))
 	}
 	if _, ok := d.records[uid]; !ok {
@@ -140,13 +142,13 @@ func (d *dnsTable) writeLocked(ns string) error {
 	for uid, pod := range d.podFiles {
 		path := d.podFilePath(uid)
 		content := hostsFileContent(pod.Namespace, records, d.view(pod, records))
-		if bytes.Equal(d.written[path], content) {
+		if bytes.Equal(d.writtenPods[path], content) {
 			continue
 		}
 		if err := os.WriteFile(path, content, 0o644); err != nil {
 			return err
 		}
-		d.written[path] = content
+		d.writtenPods[path] = content
 	}
 	return nil
 }
