@@ -57,8 +57,10 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	}
 	checkRoutes(t, f)
 	ackedAtLeast(pub.count() + 100)
-	if n := eventsWithReason(t, f.ns, "MeshSidecars"); n != 1 {
-		t.Errorf("%d MeshSidecars events, want one", n)
+	// A pass that reads the StatefulSet from a cache not yet updated tells
+	// it again: at least one.
+	if n := eventsWithReason(t, f.ns, "MeshSidecars"); n == 0 {
+		t.Error("no MeshSidecars event")
 	}
 	t.Logf("into the mesh: STRICT %s after the flag", in.Round(time.Second))
 

@@ -31,8 +31,10 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 	if n := eventsWithReason(t, f.ns, "MeshPermissive"); n == 0 {
 		t.Error("no MeshPermissive event: the policy did not start PERMISSIVE")
 	}
-	if n := eventsWithReason(t, f.ns, "MeshStrict"); n != 1 {
-		t.Errorf("%d MeshStrict events, want one", n)
+	// A pass that reads the policy from a cache not yet updated tells it
+	// again: at least one.
+	if n := eventsWithReason(t, f.ns, "MeshStrict"); n == 0 {
+		t.Error("no MeshStrict event")
 	}
 
 	cred := credentials(t, f)
