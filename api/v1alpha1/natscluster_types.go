@@ -87,6 +87,10 @@ type NatsClusterSpec struct {
 	// unless enabled.
 	// +optional
 	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
+	// Mesh puts the servers into a service mesh (Istio). Off unless set.
+	// +optional
+	Mesh *MeshSpec `json:"mesh,omitempty"`
 }
 
 // ServiceType is the type of the client Service.

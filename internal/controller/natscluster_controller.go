@@ -24,6 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/nats-io/nats.go"
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
+
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/render"
@@ -47,6 +50,21 @@ type NatsClusterReconciler struct {
 	// ClusterDomain is the DNS suffix of Services, for certificate names;
 	// cluster.local when empty.
 	ClusterDomain string
+	// Dialer dials the servers for the operator's own connections (system
+	// account, monitor port); nil: a plain TCP dial. An operator inside
+	// Istio's mesh needs nothing else: its sidecar captures the dial. The
+	// e2e suite sets the mesh model's client here.
+	Dialer nats.CustomDialer
+	// Istio tells whether Istio's CRDs are installed.
+	Istio *IstioProbe
+	// NativeSidecars: the cluster runs Istio's proxy as a native sidecar
+	// (Kubernetes 1.33 and later); nil when unknown.
+	NativeSidecars *bool
+	// MeshRollbackAfter is how long trouble under STRICT is borne before
+	// going back to PERMISSIVE; DefaultMeshRollbackAfter when zero.
+	MeshRollbackAfter time.Duration
+
+	meshTrouble meshTrouble
 }
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch
@@ -75,8 +93,17 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	c := live.WithDefaults()
 
+	mesh, err := r.planMesh(ctx, c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	obs := status.ClusterObservation{Cluster: c, Now: metav1.Now()}
-	result, blocker, applyErr := r.reconcileChildren(ctx, c, &obs)
+	result, blocker, applyErr := r.reconcileChildren(ctx, c, &obs, mesh.stage())
+	if blocker == nil && applyErr == nil {
+		if applyErr = r.finishMesh(ctx, c, mesh); applyErr != nil {
+			blocker = &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: applyErr.Error()}
+		}
+	}
 	pods, hung, err := r.observe(ctx, c, &obs)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -98,7 +125,8 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	case len(pods) > 0:
 		result.RequeueAfter = soonest(result.RequeueAfter, idleRecheck)
 	}
-	obs.Blocker = blocker
+	obs.Blocker, obs.Mesh = blocker, mesh.verdict()
+	result.RequeueAfter = soonest(result.RequeueAfter, mesh.retry())
 	next := status.NatsCluster(obs)
 	r.announce(c, live.Status, next)
 	r.announceStorage(c, live.Status, next)
@@ -145,7 +173,19 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NatsCluster{}, userSecretIndex, clusterSecrets); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	// Istio's policies are watched only when its CRDs are there: a watch
+	// of a kind the API server does not serve would keep the manager from
+	// starting. Istio installed later is noticed by the clusters that ask
+	// for it (they look again every half minute), without the watch: a
+	// change someone else makes to a policy is then undone on the next
+	// pass rather than at once (restart the operator to get the watch).
+	if installed, err := r.Istio.Installed(); err != nil {
+		return err
+	} else if installed {
+		b = b.Owns(&securityv1.PeerAuthentication{})
+	}
+	return b.
 		For(&v1alpha1.NatsCluster{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.ServiceAccount{}).
 		Owns(&corev1.ConfigMap{}).

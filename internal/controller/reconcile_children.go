@@ -34,7 +34,7 @@ const refusedRetry = 30 * time.Second
 
 // reconcileChildren renders c's objects and applies them. A blocker is what
 // the user should know; an error is retried with backoff.
-func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (ctrl.Result, *status.Blocker, error) {
+func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation, mesh *render.MeshStage) (ctrl.Result, *status.Blocker, error) {
 	cred, credHash, blocker, err := r.credentials(ctx, c)
 	if err != nil || blocker != nil {
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, err
@@ -48,7 +48,8 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 	if obs.Certificates, cred.ClientCA, err = r.observeCertificates(ctx, c, cred.RoutePKI); err != nil {
 		return ctrl.Result{}, nil, err
 	}
-	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain()})
+	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain(),
+		Mesh: mesh, NativeSidecars: r.NativeSidecars})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil
 	}

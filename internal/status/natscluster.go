@@ -40,6 +40,8 @@ type ClusterObservation struct {
 	// Stores is what the ready servers reported of their JetStream file
 	// stores, by server; a server that did not answer is absent.
 	Stores map[string]natsmon.StoreUse
+	// Mesh is the MeshReady condition; nil when the cluster has none.
+	Mesh *Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -70,6 +72,9 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	verdicts := []Verdict{ready, available, certs}
 	if c.Spec.JetStreamEnabled() {
 		verdicts = append(verdicts, storage(o.Stores))
+	}
+	if o.Mesh != nil {
+		verdicts = append(verdicts, *o.Mesh)
 	}
 	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, verdicts...)
 	st.Phase = phase(o.Blocker, ready)

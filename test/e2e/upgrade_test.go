@@ -39,11 +39,11 @@ type publisher struct {
 
 // startPublishing connects to f's servers as its application user,
 // creates the R3 stream UPGRADE and starts a publisher on it.
-func startPublishing(t *testing.T, f *formed) (*publisher, natsjs.JetStream, natsjs.Stream) {
+func startPublishing(t *testing.T, f *formed, opts ...nats.Option) (*publisher, natsjs.JetStream, natsjs.Stream) {
 	t.Helper()
 	cred := credentials(t, f)
-	nc, err := nats.Connect(podURLs(f, f.pods), nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
-		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	nc, err := nats.Connect(podURLs(f, f.pods), append([]nats.Option{nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

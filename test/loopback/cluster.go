@@ -47,6 +47,13 @@ type Options struct {
 	// CertManagerBinaries holds cert-manager's controller and crds/;
 	// <RepoRoot>/bin/cert-manager when empty.
 	CertManagerBinaries string
+	// Istio runs the mesh model (mesh*.go) with Istio's own sidecar
+	// injector as the API server's mutating webhook, Istio's CRDs, and
+	// PeerAuthentications obeyed by the sidecars (istio.go). Needs
+	// hack/build-istio.sh.
+	Istio bool
+	// IstioBinaries holds inject and crds/; <RepoRoot>/bin/istio when empty.
+	IstioBinaries string
 	// KeepDir leaves the cluster's directory (logs, pod directories and
 	// claim images, unmounted: `mount -o loop` one to look) in place after
 	// Stop, for a look after a failure.
@@ -64,6 +71,9 @@ type Cluster struct {
 	// Dir holds everything on disk: logs/, pods/, claims/ (each claim a
 	// mounted filesystem of its size, its image in claim-images/).
 	Dir string
+	// Mesh is the sidecar mesh model when Options.Istio, else nil: its
+	// Client is a workload of the test process inside the mesh.
+	Mesh *Mesh
 
 	opts    Options
 	reaper  *reaper
@@ -71,6 +81,7 @@ type Cluster struct {
 	log     *fileLog
 	plane   *controlPlane
 	certs   *certManager
+	istio   *istiod
 	kubelet *kubelet
 	cancel  context.CancelFunc
 }
@@ -139,7 +150,13 @@ func New(o Options) (_ *Cluster, err error) {
 		}
 		c.log.printf("cert-manager's controllers running after %s", time.Since(began).Round(time.Millisecond))
 	}
+	if o.Istio {
+		if err := c.startIstio(ctx); err != nil {
+			return nil, err
+		}
+	}
 	c.kubelet = newKubelet(c.Kubernetes, o.NodeName, c.Dir, o.NatsServerBinaries, c.addrs, c.reaper, c.log)
+	c.kubelet.useMesh(c.Mesh)
 	if err := c.kubelet.start(ctx); err != nil {
 		return nil, fmt.Errorf("starting the loopback kubelet: %w", err)
 	}
@@ -163,6 +180,9 @@ func (o *Options) defaults() error {
 	}
 	if o.NatsServerBinaries == "" {
 		o.NatsServerBinaries = filepath.Join(o.RepoRoot, "bin", "nats-server")
+	}
+	if o.IstioBinaries == "" {
+		o.IstioBinaries = filepath.Join(o.RepoRoot, "bin", "istio")
 	}
 	if o.CertManagerBinaries == "" {
 		o.CertManagerBinaries = filepath.Join(o.RepoRoot, "bin", "cert-manager")
@@ -211,6 +231,10 @@ func (c *Cluster) Stop() {
 	if c.certs != nil {
 		c.certs.stop()
 		c.certs = nil
+	}
+	if c.istio != nil {
+		c.istio.stop()
+		c.istio = nil
 	}
 	if c.plane != nil {
 		c.plane.stop(c.reaper)

@@ -141,6 +141,10 @@ func (w *podWorker) syncContainer(ctx context.Context, now time.Time) time.Time 
 		w.notStarted("CreateContainerConfigError", envErr)
 		return retry
 	}
+	if !w.appMayStart() {
+		w.nats.waitingFor("PodInitializing", "waiting for istio-proxy")
+		return retry
+	}
 	if err := w.startNats(ctx, c, command, args, env, mounts); err != nil {
 		return retry
 	}
@@ -186,7 +190,7 @@ func commandLine(c *corev1.Container, env *envVars, mounts []mount) (command, ar
 func (w *podWorker) rewriteConfig(path string, data []byte, mounts []mount, configFile string) []byte {
 	text := rewritePaths(string(data), mounts)
 	if path == configFile {
-		text = bindListeners(text, w.ip)
+		text = bindListeners(text, w.listenAddress())
 	}
 	return []byte(text)
 }
@@ -227,7 +231,12 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	header := fmt.Sprintf("=== loopback kubelet: run %d of pod %s (uid %s) at %s: %s %s\n",
 		n.runs+1, w.key, w.uid, time.Now().Format(time.RFC3339Nano), binary, strings.Join(args, " "))
 	appendFile(logPath, header)
-	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath, w.k.dns.hostsFile(w.key.Namespace))
+	hosts, err := w.hostsFile()
+	if err != nil {
+		w.notStarted("RunContainerError", err)
+		return err
+	}
+	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath, hosts)
 	if err != nil {
 		w.notStarted("RunContainerError", err)
 		return err

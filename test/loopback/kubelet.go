@@ -31,6 +31,7 @@ type kubelet struct {
 	dns          *dnsTable
 	reaper       *reaper
 	log          *fileLog
+	mesh         *Mesh // the mesh model, when the cluster runs Istio
 
 	factory    informers.SharedInformerFactory
 	configMaps corelisters.ConfigMapLister
@@ -48,6 +49,8 @@ type kubelet struct {
 	workers  map[types.UID]*podWorker
 	finished map[types.UID]bool // workers that ended: late events are ignored
 	binding  map[types.UID]bool
+	// bindAgain: a binding was asked for while one was in flight.
+	bindAgain map[types.UID]bool
 
 	claimMounts claimMounts
 }
@@ -57,6 +60,7 @@ func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *
 		cs: cs, node: node, dir: dir, natsBinaries: natsBinaries, addrs: addrs, reaper: r, log: log,
 		dns:     newDNSTable(filepath.Join(dir, "dns")),
 		workers: map[types.UID]*podWorker{}, finished: map[types.UID]bool{}, binding: map[types.UID]bool{},
+		bindAgain: map[types.UID]bool{},
 	}
 }
 

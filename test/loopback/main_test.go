@@ -20,7 +20,7 @@ func sharedCluster(t *testing.T) *Cluster {
 	t.Helper()
 	shared.once.Do(func() {
 		if shared.err = BuildNatsServers("", os.Stderr); shared.err == nil {
-			shared.cluster, shared.err = New(Options{})
+			shared.cluster, shared.err = New(Options{Istio: true})
 		}
 	})
 	if shared.err != nil {
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 			code = 1
 		}
 	}
-	if left := childrenNamed("nats-server", "kube-controller-manager", "controller", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
+	if left := childrenNamed("nats-server", "kube-controller-manager", "controller", "inject", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running after Stop: %v\n", left)
 		code = 1
 	}

@@ -38,8 +38,12 @@ func (w *podWorker) volumeDirs(pod *corev1.Pod) (map[string]string, error) {
 			dirs[v.Name] = dir
 		case v.ConfigMap != nil, v.Secret != nil, v.EmptyDir != nil:
 			dirs[v.Name] = filepath.Join(w.dir, "volumes", v.Name)
+		case v.DownwardAPI != nil, v.Projected != nil:
+			// Only Istio's proxy mounts these here (its pod info and its
+			// token): plain directories, since the proxy is the model's.
+			dirs[v.Name] = filepath.Join(w.dir, "volumes", v.Name)
 		default:
-			return nil, fmt.Errorf("volume %s: only configMap, secret, emptyDir and persistentVolumeClaim volumes are supported here", v.Name)
+			return nil, fmt.Errorf("volume %s: only configMap, secret, emptyDir, persistentVolumeClaim (and, for the proxy, downwardAPI and projected) volumes are supported here", v.Name)
 		}
 	}
 	return dirs, nil

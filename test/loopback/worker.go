@@ -36,8 +36,11 @@ type podWorker struct {
 	// stoppedAt is when the last container stopped during deletion.
 	stoppedAt   time.Time
 	nats        natsContainer
+	proxy       proxyState // Istio's istio-proxy (mesh_kubelet.go)
 	terminating bool
-	status      statusWriter
+	// terminatingSince is when the deletion began.
+	terminatingSince time.Time
+	status           statusWriter
 }
 
 func newPodWorker(k *kubelet, pod *corev1.Pod) *podWorker {
@@ -139,7 +142,11 @@ func (w *podWorker) sync(ctx context.Context) (wake time.Time, done bool) {
 	if w.startTime.IsZero() {
 		w.startTime = now
 	}
+	_, _ = w.proxyGate(now)
 	retry := w.syncContainer(ctx, now)
+	if _, wake := w.proxyGate(now); !wake.IsZero() && (retry.IsZero() || wake.Before(retry)) {
+		retry = wake
+	}
 	w.writeStatus(ctx)
 	return retry, false
 }
@@ -169,7 +176,7 @@ func (w *podWorker) claimAddress() bool {
 func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 	now := time.Now()
 	if !w.terminating {
-		w.terminating = true
+		w.terminating, w.terminatingSince = true, now
 		grace := time.Duration(deletionGrace(w.pod)) * time.Second
 		w.nats.stop(w, "pod deleted", grace, now)
 		w.k.logf("%s: terminating, grace period %s", w.key, grace)
@@ -180,11 +187,16 @@ func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 			w.nats.run.proc.kill()
 			w.nats.killAt = time.Time{}
 		}
+		w.proxyTerminating(ctx, now)
 		w.writeStatus(ctx)
 		return w.nats.wakeForKill(), false // the exit arrives as an event
 	}
 	if w.nats.hookPending {
 		return time.Time{}, false // the hook's end arrives as an event
+	}
+	if !w.proxyTerminating(ctx, now) {
+		w.writeStatus(ctx)
+		return time.Time{}, false // the proxy's exit arrives as an event
 	}
 	if w.stoppedAt.IsZero() {
 		w.stoppedAt = now
@@ -211,6 +223,7 @@ func (w *podWorker) shutdown() {
 		w.nats.run.cancel()
 		w.nats.run = nil
 	}
+	w.shutdownProxy()
 	w.finish()
 }
 
