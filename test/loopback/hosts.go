@@ -35,14 +35,16 @@ type dnsTable struct {
 
 	mu      sync.Mutex
 	records map[types.UID]dnsRecord
-	written map[string][]byte // by namespace, and by pod file path
-	// podFiles are the meshed pods' own hosts files, by pod UID.
-	podFiles map[types.UID]types.NamespacedName
+	written map[string][]byte // by namespace
+	// podFiles are the meshed pods' own hosts files, by pod UID, and
+	// podWritten what each holds.
+	podFiles   map[types.UID]types.NamespacedName
+	podWritten map[types.UID][]byte
 }
 
 func newDNSTable(dir string) *dnsTable {
 	return &dnsTable{dir: dir, records: map[types.UID]dnsRecord{}, written: map[string][]byte{},
-		podFiles: map[types.UID]types.NamespacedName{}}
+		podFiles: map[types.UID]types.NamespacedName{}, podWritten: map[types.UID][]byte{}}
 }
 
 // podHostsFile is the /etc/hosts of one meshed pod: its sidecar's view of
@@ -99,7 +101,7 @@ func (d *dnsTable) remove(uid types.UID) error {
 	defer d.mu.Unlock()
 	if _, ok := d.podFiles[uid]; ok {
 		delete(d.podFiles, uid)
-		delete(d.written, d.podFilePath(uid))
+		delete(d.podWritten, uid)
 		_ = os.Remove(d.podFilePath(uid))
 	}
 	if _, ok := d.records[uid]; !ok {
@@ -138,15 +140,14 @@ func (d *dnsTable) writeLocked(ns string) error {
 	}
 	records := d.recordsLocked()
 	for uid, pod := range d.podFiles {
-		path := d.podFilePath(uid)
 		content := hostsFileContent(pod.Namespace, records, d.view(pod, records))
-		if bytes.Equal(d.written[path], content) {
+		if bytes.Equal(d.podWritten[uid], content) {
 			continue
 		}
-		if err := os.WriteFile(path, content, 0o644); err != nil {
+		if err := os.WriteFile(d.podFilePath(uid), content, 0o644); err != nil {
 			return err
 		}
-		d.written[path] = content
+		d.podWritten[uid] = content
 	}
 	return nil
 }
