@@ -36,15 +36,15 @@ type dnsTable struct {
 	mu      sync.Mutex
 	records map[types.UID]dnsRecord
 	written map[string][]byte // by namespace
-	// writtenPods is what each meshed pod's own file holds, by its path.
-	writtenPods map[string][]byte
-	// podFiles are the meshed pods' own hosts files, by pod UID.
-	podFiles map[types.UID]types.NamespacedName
+	// podFiles are the meshed pods' own hosts files, by pod UID, and
+	// podWritten what each holds.
+	podFiles   map[types.UID]types.NamespacedName
+	podWritten map[types.UID][]byte
 }
 
 func newDNSTable(dir string) *dnsTable {
 	return &dnsTable{dir: dir, records: map[types.UID]dnsRecord{}, written: map[string][]byte{},
-		writtenPods: map[string][]byte{}, podFiles: map[types.UID]types.NamespacedName{}}
+		podFiles: map[types.UID]types.NamespacedName{}, podWritten: map[types.UID][]byte{}}
 }
 
 // podHostsFile is the /etc/hosts of one meshed pod: its sidecar's view of
@@ -101,7 +101,7 @@ func (d *dnsTable) remove(uid types.UID) error {
 	defer d.mu.Unlock()
 	if _, ok := d.podFiles[uid]; ok {
 		delete(d.podFiles, uid)
-		delete(d.writtenPods, d.podFilePath(uid))
+		delete(d.podWritten, uid)
 		_ = os.Remove(d.podFilePath(uid))
 	}
 	if _, ok := d.records[uid]; !ok {
@@ -109,19 +109,6 @@ func (d *dnsTable) remove(uid types.UID) error {
 	}
 	delete(d.records, uid)
 	return d.writeLocked("")
-}
-
-// lookup is the address of hostname.subdomain in namespace ns, as the
-// hosts files have it: only a pod that exists and holds an address has one.
-func (d *dnsTable) lookup(ns, hostname, subdomain string) (string, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, r := range d.records {
-		if r.ns == ns && r.hostname == hostname && r.subdomain == subdomain {
-			return r.ip, true
-		}
-	}
-	return "", false
 }
 
 // writeLocked rewrites every namespace's file whose content changed (and
@@ -153,15 +140,14 @@ func (d *dnsTable) writeLocked(ns string) error {
 	}
 	records := d.recordsLocked()
 	for uid, pod := range d.podFiles {
-		path := d.podFilePath(uid)
 		content := hostsFileContent(pod.Namespace, records, d.view(pod, records))
-		if bytes.Equal(d.writtenPods[path], content) {
+		if bytes.Equal(d.podWritten[uid], content) {
 			continue
 		}
-		if err := os.WriteFile(path, content, 0o644); err != nil {
+		if err := os.WriteFile(d.podFilePath(uid), content, 0o644); err != nil {
 			return err
 		}
-		d.writtenPods[path] = content
+		d.podWritten[uid] = content
 	}
 	return nil
 }

@@ -9,7 +9,8 @@ import (
 
 // The kubelet's own tests share one cluster, started by the first test
 // that needs one (the unit tests need none), and stopped after all of
-// them, when nothing it started may be left running.
+// them, when nothing it started may be left running. It runs Istio's
+// injector: only pods labelled for injection are changed by it.
 var shared struct {
 	once    sync.Once
 	cluster *Cluster

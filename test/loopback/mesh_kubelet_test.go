@@ -58,8 +58,8 @@ func meshStatefulSet(ns string, replicas int32, inject bool) *appsv1.StatefulSet
 	if inject {
 		podLabels["sidecar.istio.io/inject"] = "true"
 	}
-	probe := func(path string) *corev1.Probe {
-		return &corev1.Probe{PeriodSeconds: 1, FailureThreshold: 60, ProbeHandler: corev1.ProbeHandler{
+	probe := func(path string, failures int32) *corev1.Probe {
+		return &corev1.Probe{PeriodSeconds: 1, FailureThreshold: failures, ProbeHandler: corev1.ProbeHandler{
 			HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("monitor")}}}
 	}
 	return &appsv1.StatefulSet{
@@ -84,8 +84,8 @@ func meshStatefulSet(ns string, replicas int32, inject bool) *appsv1.StatefulSet
 						Ports: []corev1.ContainerPort{
 							{Name: "client", ContainerPort: 4222}, {Name: "cluster", ContainerPort: 6222}, {Name: "monitor", ContainerPort: 8222}},
 						VolumeMounts:   []corev1.VolumeMount{{Name: "config", MountPath: "/etc/nats-config"}},
-						StartupProbe:   probe("/healthz"),
-						ReadinessProbe: probe("/healthz?js-enabled-only=true"),
+						StartupProbe:   probe("/healthz", 60),
+						ReadinessProbe: probe("/healthz?js-enabled-only=true", 2),
 					}},
 					Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 						LocalObjectReference: corev1.LocalObjectReference{Name: "nats-config"}}}}},
@@ -227,9 +227,7 @@ func waitMode(t *testing.T, c *Cluster, ns, pod string, port int32, want MTLSMod
 // meshedNATS connects a meshed client of the test process.
 func meshedNATS(t *testing.T, c *Cluster, url string) (*nats.Conn, error) {
 	t.Helper()
-	dial, err := c.MeshDialer("apps", "client")
-	must(t, err)
-	return nats.Connect(url, nats.SetCustomDialer(dialerFunc(dial)), nats.NoReconnect(), nats.Timeout(5*time.Second))
+	return nats.Connect(url, nats.SetCustomDialer(meshDialer(t, c)), nats.NoReconnect(), nats.Timeout(5*time.Second))
 }
 
 type dialerFunc func(network, address string) (net.Conn, error)
