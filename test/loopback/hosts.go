@@ -111,6 +111,19 @@ func (d *dnsTable) remove(uid types.UID) error {
 	return d.writeLocked("")
 }
 
+// lookup is the address of hostname.subdomain in namespace ns, as the
+// hosts files have it: only a pod that exists and holds an address has one.
+func (d *dnsTable) lookup(ns, hostname, subdomain string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.records {
+		if r.ns == ns && r.hostname == hostname && r.subdomain == subdomain {
+			return r.ip, true
+		}
+	}
+	return "", false
+}
+
 // writeLocked rewrites every namespace's file whose content changed (and
 // ns's, so that it exists before a pod of ns starts). A file is written in
 // place: it is bind-mounted by inode into running processes.
