@@ -27,6 +27,7 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC and di
 	go run ./hack/genadmission config/admission/policy.yaml
 	$(KUSTOMIZE) build config/default > dist/install.yaml
 	$(KUSTOMIZE) build config/namespaced > dist/install-namespaced.yaml
+	$(KUSTOMIZE) build config/istio > dist/install-istio.yaml
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when the generated files are not committed as generated.
@@ -39,10 +40,11 @@ lint: ## go vet and gofmt.
 	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 .PHONY: test-bins
-test-bins: ## Build the Kubernetes control plane, nats-server and cert-manager binaries for the tests (first time ~19 min).
+test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager and Istio injector binaries for the tests (first time ~22 min).
 	hack/build-k8s-bins.sh
 	hack/build-nats-servers.sh
 	hack/build-cert-manager.sh
+	hack/build-istio.sh
 
 .PHONY: test
 test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; NetworkPolicy truth tables; then a short fuzz.

@@ -15,6 +15,9 @@ const (
 	// loaded the current nats.conf and users.conf (by the marks the files
 	// carry in its server metadata), not when the files were written.
 	ConditionConfigLoaded = "ConfigLoaded"
+	// ConditionStorageAvailable is True when every server that reported
+	// its JetStream file store has room in it, and JetStream running.
+	ConditionStorageAvailable = "StorageAvailable"
 )
 
 // Reasons of ConfigLoaded, and of a deleted generated Secret.
@@ -58,4 +61,45 @@ const (
 	// rollout replaces no other server until the change is fixed or
 	// reverted.
 	ReasonRolloutHalted = "RolloutHalted"
+	// ReasonServerHung: a server whose pod looks ready does not answer the
+	// operator (stopped, or cut off); no server is replaced or removed
+	// until it answers again.
+	ReasonServerHung = "ServerHung"
+	// Reasons of StorageAvailable.
+	ReasonStorageAvailable = "StorageAvailable"
+	ReasonStorageUnknown   = "StorageUnknown"
+	// ReasonStoreFull: a server's file store reached max_file_store; it
+	// refuses publishes to its streams, and serves the rest.
+	ReasonStoreFull = "StoreFull"
+	// ReasonJetStreamDisabled: a server turned JetStream off, which
+	// nats-server does when a write finds its disk full.
+	ReasonJetStreamDisabled = "JetStreamDisabled"
+)
+
+// ConditionMeshReady is True when a cluster with spec.mesh.istio runs
+// under the mTLS mode it asks for, every server with a ready sidecar. It
+// is absent for a cluster outside the mesh, and never holds Ready back
+// while the servers serve.
+const ConditionMeshReady = "MeshReady"
+
+// Reasons of MeshReady.
+const (
+	// ReasonIstioNotInstalled: the API server does not serve Istio's
+	// PeerAuthentication; nothing of the mesh is rendered.
+	ReasonIstioNotInstalled = "IstioNotInstalled"
+	// ReasonWaitingForSidecars: under PERMISSIVE, while the sidecars come
+	// in (new pods, or a rollout one server at a time) or the cluster
+	// settles before STRICT.
+	ReasonWaitingForSidecars = "WaitingForSidecars"
+	// ReasonMeshPermissive: every sidecar ready, PERMISSIVE as asked.
+	ReasonMeshPermissive = "Permissive"
+	// ReasonMeshStrict: every sidecar ready, STRICT as asked.
+	ReasonMeshStrict = "Strict"
+	// ReasonMeshRolledBack: STRICT broke the cluster (routes down, JetStream
+	// unsettled, a server without its sidecar) and the operator went back
+	// to PERMISSIVE; it tries STRICT again after the next spec change.
+	ReasonMeshRolledBack = "RolledBack"
+	// ReasonMeshDisabling: spec.mesh.istio was removed; PERMISSIVE while
+	// the sidecars roll out, then the policy goes.
+	ReasonMeshDisabling = "Disabling"
 )

@@ -47,6 +47,9 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 	if s.JetStream.Enabled == nil {
 		s.JetStream.Enabled = ptr.To(true)
 	}
+	if m := s.IstioMesh(); m != nil && m.MTLS == "" {
+		m.MTLS = MeshMTLSStrict
+	}
 	fs := &s.JetStream.FileStore
 	if fs.Size == nil {
 		q := resource.MustParse(DefaultFileStoreSize)

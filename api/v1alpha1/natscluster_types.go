@@ -87,6 +87,10 @@ type NatsClusterSpec struct {
 	// unless enabled.
 	// +optional
 	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
+
+	// Mesh puts the servers into a service mesh (Istio). Off unless set.
+	// +optional
+	Mesh *MeshSpec `json:"mesh,omitempty"`
 }
 
 // ServiceType is the type of the client Service.
@@ -229,7 +233,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.size) || !has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0",message="fileStore.size may grow but not shrink"
 // +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="fileStore.storageClassName is immutable"
 type FileStoreSpec struct {
-	// Size of each server's claim, also JetStream's max_file_store.
+	// Size of each server's claim. JetStream's max_file_store is less than
+	// this: 5% of it plus 256Mi (at most half of it) is left for the
+	// filesystem and nats-server's Raft logs (README, "Storage").
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"

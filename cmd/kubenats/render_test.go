@@ -173,7 +173,7 @@ func TestRenderSamplesPrintsExpectedObjects(t *testing.T) {
 }
 
 func TestRenderIsByteForByteRepeatable(t *testing.T) {
-	inputs := append(samples(t), filepath.Join("testdata", "map-heavy.yaml"), filepath.Join("testdata", "networkpolicy.yaml"), filepath.Join("testdata", "tls.yaml"))
+	inputs := append(samples(t), filepath.Join("testdata", "map-heavy.yaml"), filepath.Join("testdata", "networkpolicy.yaml"), filepath.Join("testdata", "tls.yaml"), filepath.Join("testdata", "mesh.yaml"))
 	for _, path := range inputs {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			first := renderOK(t, path)
@@ -191,6 +191,32 @@ func TestRenderIsByteForByteRepeatable(t *testing.T) {
 // TestRenderMapHeavyInputKeepsEveryEntry makes sure the map-heavy input of
 // the repeatability test really reaches the output, so that its maps are
 // exercised.
+// TestRenderMeshPrintsThePolicyAtItsTargetMode: GitOps users get the end
+// state, the policy in the mode the spec asks for, before the StatefulSet.
+func TestRenderMeshPrintsThePolicyAtItsTargetMode(t *testing.T) {
+	out := renderOK(t, filepath.Join("testdata", "mesh.yaml"))
+	for _, cluster := range []struct{ name, mode string }{{"strict", "STRICT"}, {"permissive", "PERMISSIVE"}} {
+		var policy, statefulSet int
+		for i, doc := range strings.Split(out, "\n---\n") {
+			if strings.Contains(doc, "name: "+cluster.name+"\n") && strings.Contains(doc, "kind: PeerAuthentication") {
+				policy = i
+				if !strings.Contains(doc, "mtls:\n    mode: "+cluster.mode) {
+					t.Errorf("policy of %s, want mode %s:\n%s", cluster.name, cluster.mode, doc)
+				}
+			}
+			if strings.Contains(doc, "name: "+cluster.name+"\n") && strings.Contains(doc, "kind: StatefulSet") {
+				statefulSet = i
+				if !strings.Contains(doc, "sidecar.istio.io/inject: \"true\"") {
+					t.Errorf("StatefulSet of %s asks for no sidecar", cluster.name)
+				}
+			}
+		}
+		if policy == 0 || statefulSet == 0 || policy > statefulSet {
+			t.Errorf("%s: policy at document %d, StatefulSet at %d: want both, the policy first", cluster.name, policy, statefulSet)
+		}
+	}
+}
+
 func TestRenderMapHeavyInputKeepsEveryEntry(t *testing.T) {
 	out := renderOK(t, filepath.Join("testdata", "map-heavy.yaml"))
 	for _, want := range []string{
@@ -216,6 +242,7 @@ func TestRenderGolden(t *testing.T) {
 	}{
 		{filepath.Join(samplesDir, "natscluster-production.yaml"), filepath.Join("testdata", "production.golden.yaml")},
 		{filepath.Join("testdata", "networkpolicy.yaml"), filepath.Join("testdata", "networkpolicy.golden.yaml")},
+		{filepath.Join("testdata", "mesh.yaml"), filepath.Join("testdata", "mesh.golden.yaml")},
 		{filepath.Join("testdata", "tls.yaml"), filepath.Join("testdata", "tls.golden.yaml")},
 	} {
 		t.Run(filepath.Base(tc.golden), func(t *testing.T) {

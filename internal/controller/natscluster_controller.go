@@ -24,6 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/nats-io/nats.go"
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
+
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/render"
@@ -47,6 +50,21 @@ type NatsClusterReconciler struct {
 	// ClusterDomain is the DNS suffix of Services, for certificate names;
 	// cluster.local when empty.
 	ClusterDomain string
+	// Dialer dials the servers for the operator's own connections (system
+	// account, monitor port); nil: a plain TCP dial. An operator inside
+	// Istio's mesh needs nothing else: its sidecar captures the dial. The
+	// e2e suite sets the mesh model's client here.
+	Dialer nats.CustomDialer
+	// Istio tells whether Istio's CRDs are installed.
+	Istio *IstioProbe
+	// NativeSidecars: the cluster runs Istio's proxy as a native sidecar
+	// (Kubernetes 1.33 and later); nil when unknown.
+	NativeSidecars *bool
+	// MeshRollbackAfter is how long trouble under STRICT is borne before
+	// going back to PERMISSIVE; DefaultMeshRollbackAfter when zero.
+	MeshRollbackAfter time.Duration
+
+	meshTrouble meshTrouble
 
 	reloads reloads
 }
@@ -77,15 +95,24 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	c := live.WithDefaults()
 
+	mesh, err := r.planMesh(ctx, c)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	obs := status.ClusterObservation{Cluster: c, Now: metav1.Now()}
-	result, blocker, want, applyErr := r.reconcileChildren(ctx, c, &obs)
-	pods, err := r.observe(ctx, c, &obs)
+	result, blocker, want, applyErr := r.reconcileChildren(ctx, c, &obs, mesh.stage())
+	if blocker == nil && applyErr == nil {
+		if applyErr = r.finishMesh(ctx, c, mesh); applyErr != nil {
+			blocker = &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: applyErr.Error()}
+		}
+	}
+	pods, hung, err := r.observe(ctx, c, &obs)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if blocker == nil && applyErr == nil {
 		var wait time.Duration
-		blocker, wait, err = r.rollout(ctx, c, obs.StatefulSet, pods)
+		blocker, wait, err = r.rollout(ctx, c, obs.StatefulSet, pods, hung)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
@@ -99,9 +126,20 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, obs.StatefulSet, pods, want)
 		result.RequeueAfter = soonest(result.RequeueAfter, retry)
 	}
-	obs.Blocker = blocker
+	// What the servers report (a hang, a store filling up or emptied by a
+	// purge) raises no Kubernetes event: an idle cluster is looked at
+	// again now and then, a hung server soon, until it answers.
+	switch {
+	case len(hung) > 0:
+		result.RequeueAfter = soonest(result.RequeueAfter, settleRetry)
+	case len(pods) > 0:
+		result.RequeueAfter = soonest(result.RequeueAfter, idleRecheck)
+	}
+	obs.Blocker, obs.Mesh = blocker, mesh.verdict()
+	result.RequeueAfter = soonest(result.RequeueAfter, mesh.retry())
 	next := status.NatsCluster(obs)
 	r.announce(c, live.Status, next)
+	r.announceStorage(c, live.Status, next)
 	if err := r.writeStatus(ctx, &live, next); apierrors.IsConflict(err) {
 		// The cache has not seen our previous write yet; its own event is
 		// filtered out (status only), so look again shortly.
@@ -145,7 +183,19 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NatsCluster{}, userSecretIndex, clusterSecrets); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	// Istio's policies are watched only when its CRDs are there: a watch
+	// of a kind the API server does not serve would keep the manager from
+	// starting. Istio installed later is noticed by the clusters that ask
+	// for it (they look again every half minute), without the watch: a
+	// change someone else makes to a policy is then undone on the next
+	// pass rather than at once (restart the operator to get the watch).
+	if installed, err := r.Istio.Installed(); err != nil {
+		return err
+	} else if installed {
+		b = b.Owns(&securityv1.PeerAuthentication{})
+	}
+	return b.
 		// Annotations too: AnnotationRegenerateSecrets is the user's word.
 		For(&v1alpha1.NatsCluster{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Owns(&corev1.ServiceAccount{}).

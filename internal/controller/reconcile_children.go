@@ -28,6 +28,9 @@ const (
 	// JetStream peers. Ready waits for the last step, and the reason brings
 	// the next pass back to it even once the StatefulSet has shrunk.
 	reasonScalingDown = "ScalingDown"
+	// reasonScalingUp: new servers run but have not all joined the
+	// JetStream meta group yet.
+	reasonScalingUp = "ScalingUp"
 )
 
 // refusedRetry is how often a refused scale-down looks again: the stream
@@ -39,15 +42,15 @@ const refusedRetry = 30 * time.Second
 //
 // want are the marks the servers report once they loaded the files applied
 // here (reloadConfig), nil when the pass stopped short.
-func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (_ ctrl.Result, _ *status.Blocker, want plan.Marks, _ error) {
-	result, blocker, want, err := r.applyChildren(ctx, c, obs)
+func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation, mesh *render.MeshStage) (_ ctrl.Result, _ *status.Blocker, want plan.Marks, _ error) {
+	result, blocker, want, err := r.applyChildren(ctx, c, obs, mesh)
 	if blocker != nil || err != nil {
 		want = nil
 	}
 	return result, blocker, want, err
 }
 
-func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (ctrl.Result, *status.Blocker, plan.Marks, error) {
+func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation, mesh *render.MeshStage) (ctrl.Result, *status.Blocker, plan.Marks, error) {
 	read := map[string]*corev1.Secret{}
 	cred, credHash, blocker, err := r.credentials(ctx, c, read)
 	if err != nil || blocker != nil {
@@ -67,7 +70,8 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 		// them by a restart.
 		credHash = withCertificates(credHash, obs.Certificates)
 	}
-	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain()})
+	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain(),
+		Mesh: mesh, NativeSidecars: r.NativeSidecars})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}
@@ -167,7 +171,7 @@ func retryAfter(b *status.Blocker) time.Duration {
 		return 0
 	case b.Reason == reasonScaleDownRefused:
 		return refusedRetry
-	case b.Reason == v1alpha1.ReasonProgressing, b.Reason == reasonScalingDown:
+	case b.Reason == v1alpha1.ReasonProgressing, b.Reason == reasonScalingDown, b.Reason == reasonScalingUp:
 		return settleRetry
 	}
 	return 0

@@ -15,9 +15,10 @@ import (
 )
 
 // observe reads, from the cache, what the status is computed from: the
-// StatefulSet, the client Service and the version the servers report. It
-// returns the server pods for the rollout.
-func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) ([]corev1.Pod, error) {
+// StatefulSet, the client Service, the version the servers report and
+// which servers hang. It returns the server pods and the hung ones for the
+// rollout.
+func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (pods []corev1.Pod, hung []string, _ error) {
 	// Objects of these names that c does not control (a conflict the
 	// applier reports) tell nothing about c.
 	var sts appsv1.StatefulSet
@@ -25,23 +26,28 @@ func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsClu
 	case err == nil && metav1.IsControlledBy(&sts, c):
 		obs.StatefulSet = &sts
 	case err != nil && !apierrors.IsNotFound(err):
-		return nil, err
+		return nil, nil, err
 	}
 	var svc corev1.Service
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ClientServiceName(c)}, &svc); {
 	case err == nil && metav1.IsControlledBy(&svc, c):
 		obs.ClientService = &svc
 	case err != nil && !apierrors.IsNotFound(err):
-		return nil, err
+		return nil, nil, err
 	}
 	pods, err := r.serverPods(ctx, c, obs.StatefulSet)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Without the access (a Secret not there yet) no server is asked: the
 	// version is then the configured one.
 	if a, err := r.access(ctx, c); err == nil {
+		hung = r.hungServers(ctx, pods, a)
+		obs.Hung = hungMessage(hung)
 		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)
+		if c.Spec.JetStreamEnabled() {
+			obs.Stores = r.observeStores(ctx, pods, a)
+		}
 	}
-	return pods, nil
+	return pods, hung, nil
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ const settleRetry = time.Second
 // the meta leader last, at once for a route TLS change, and at once for an
 // outdated server that is not ready. It never proceeds on a timeout. The
 // blocker it returns says what it waits for, or which server it replaces.
-func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, pods []corev1.Pod) (*status.Blocker, time.Duration, error) {
+func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, pods []corev1.Pod, hung []string) (*status.Blocker, time.Duration, error) {
 	if sts == nil || sts.Status.UpdateRevision == "" {
 		return nil, 0, nil
 	}
@@ -44,6 +45,9 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 			Terminating: !p.DeletionTimestamp.IsZero(),
 			RouteTLS:    p.Annotations[render.AnnotationRouteTLS] == "true",
 			Trouble:     podTrouble(p, now),
+		}
+		if slices.Contains(hung, p.Name) {
+			s.Hung = hungReason()
 		}
 		anyOutdated = anyOutdated || s.Outdated
 		obs.Servers = append(obs.Servers, s)

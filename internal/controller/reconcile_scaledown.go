@@ -2,17 +2,16 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -24,111 +23,147 @@ const (
 	subjectRemovePeer = "$JS.API.SERVER.REMOVE"
 )
 
+// Reasons of the events that tell a scale-down's story, one per step
+// carried out.
+const (
+	eventEvacuating    = "Evacuating"
+	eventMetaStepDown  = "MetaLeaderStepDown"
+	eventServerRemoved = "ServerRemoved"
+	eventPeerRemoved   = "PeerRemoved"
+)
+
 // scaleDown decides how many servers the StatefulSet may have in this pass
-// when the spec asks for fewer than run. Servers go one at a time, highest
-// ordinal first, and only once they hold nothing: their stream and consumer
-// replicas moved away, their meta leadership handed over. Then their
-// JetStream peers are removed; a removed server shows as offline only
-// seconds after it stops, so the passes go on (reason ScalingDown) until
-// none is left. What cannot be done safely is refused, never half done.
+// when the spec asks for fewer than run, or while the peers of servers it
+// removed are still in the meta group. It observes, asks plan.ScaleDown for
+// the one next step, and carries it out: an evacuation, a meta leader
+// step-down, a peer removal, or one server fewer. The blocker says what the
+// scale-down waits for or did.
 func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, live int32, pods []corev1.Pod) (int32, *status.Blocker, error) {
 	want := c.Spec.ReplicaCount()
 	shrinking := want < live
-	underWay := shrinking || c.Status.Replicas > want || readyReason(c) == reasonScalingDown
+	// A scale-out is under way from the pass that sees the spec ask for
+	// more servers than the StatefulSet has until every new server has
+	// joined the meta group; the reason carries it over passes. (A new
+	// cluster's StatefulSet is made at its size: it forms, it does not grow.)
+	growing := !shrinking && (want > live || readyReason(c) == reasonScalingUp)
+	underWay := shrinking || growing || c.Status.Replicas > want || readyReason(c) == reasonScalingDown
 	if !underWay || !c.Spec.JetStreamEnabled() {
 		return want, nil, nil
 	}
-	refuse := func(msg string) (int32, *status.Blocker, error) {
-		return live, &status.Blocker{Reason: reasonScaleDownRefused, Message: msg}, nil
+	allowed := want
+	if shrinking {
+		allowed = live
+	}
+	reason, what := reasonScalingDown, "scale-down: "
+	if growing {
+		reason, what = reasonScalingUp, "scale-out: "
 	}
 	waiting := func(msg string) (int32, *status.Blocker, error) {
-		return live, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: " + msg}, nil
+		return allowed, &status.Blocker{Reason: reason, Message: what + msg}, nil
 	}
-	if !render.HasSystemUser(c) {
-		if !shrinking {
-			return want, nil, nil
+	obs := plan.ScaleDownObservation{Live: int(live), Want: int(want), SystemAccount: render.HasSystemUser(c), AuthMode: string(c.Spec.Auth.Mode)}
+	var cred serverAccess
+	if obs.SystemAccount {
+		var err error
+		if cred, err = r.access(ctx, c); err != nil {
+			return waiting("reading the operator's access to the servers: " + err.Error())
 		}
-		return refuse(fmt.Sprintf("scaling a JetStream cluster in auth mode %s from %d to %d is refused: moving replicas off a server and removing its JetStream peer need the system account, which this mode cannot have",
-			c.Spec.Auth.Mode, live, want))
+		if shrinking {
+			obs.Hung = hungMessage(r.hungServers(ctx, pods, cred))
+		}
+		observeScaleDown(&obs, c, pods, r.jetStreamViews(ctx, c, pods))
 	}
-	cred, err := r.access(ctx, c)
-	if err != nil {
-		return waiting("reading the operator's access to the servers: " + err.Error())
-	}
-	// One look at the servers serves the whole pass.
-	views := r.jetStreamViews(ctx, c, pods)
-	pending, err := r.removeGonePeers(ctx, c, pods, cred, views)
-	if !shrinking {
-		// The servers are gone; only their peers may be left.
+	step := plan.ScaleDown(obs)
+	switch step.Action {
+	case plan.Wait:
 		switch {
-		case err != nil:
-			return want, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: removing JetStream peers: " + err.Error()}, nil
-		case len(pending) > 0:
-			return want, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: removing JetStream peers " + strings.Join(pending, ", ") + " from the meta group"}, nil
+		case step.Refused:
+			return allowed, &status.Blocker{Reason: reasonScaleDownRefused, Message: step.Waiting}, nil
+		case step.Waiting == "":
+			return allowed, nil, nil
 		}
-		return want, nil, nil
+		return waiting(step.Waiting)
+	case plan.RemoveServer:
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, eventServerRemoved, "ScaleDown",
+			"removing server %s: it holds no replica and does not lead the meta group", step.Servers[0])
+		return live - 1, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: " + step.Waiting}, nil
 	}
-	if stream, n := natsmon.WidestStream(views); n > int(want) {
-		return refuse(fmt.Sprintf("stream %s has %d replicas: %d servers cannot hold them; lower its replicas first", stream, n, want))
+	if err := r.carryOut(ctx, c, pods, cred, step); err != nil {
+		return waiting(step.Waiting + ": " + err.Error())
 	}
-	if err != nil {
-		return waiting("removing JetStream peers: " + err.Error())
-	}
-	if msg := natsmon.Unsettled(views); msg != "" {
-		return waiting("waiting for JetStream to settle: " + msg)
-	}
-	victim := render.PodName(c, int(live-1))
-	if natsmon.Hosts(views[victim]) {
-		if err := systemRequest(ctx, pods, cred, subjectEvacuate, map[string]string{"peer": victim}); err != nil {
-			return waiting("moving replicas off " + victim + ": " + err.Error())
-		}
-		return waiting("moving stream and consumer replicas off " + victim)
-	}
-	if natsmon.MetaLeader(views) == victim {
-		if err := systemRequest(ctx, pods, cred, subjectStepDown, struct{}{}); err != nil {
-			return waiting("asking " + victim + " to hand over meta leadership: " + err.Error())
-		}
-		return waiting("waiting for " + victim + " to hand over meta leadership")
-	}
-	return live - 1, &status.Blocker{Reason: reasonScalingDown, Message: "scale-down: removing server " + victim}, nil
+	return waiting(step.Waiting)
 }
 
-// removeGonePeers removes from the JetStream meta group the servers that
-// scale-down took away, so that no stale offline peer stays behind to count
-// against the quorum. A peer of this cluster with an ordinal at or above the
-// replica count is removed once its pod is gone (not merely terminating:
-// lame duck takes a while) and the meta leader sees it offline. It returns
-// such peers still in the group, removed in this pass or not yet.
-func (r *NatsClusterReconciler) removeGonePeers(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred serverAccess, views map[string]*server.JSInfo) ([]string, error) {
-	if len(pods) < 2 {
-		return nil, nil
-	}
-	beyond := func(peer string) bool {
-		ordinal, ok := render.PodOrdinal(c, peer)
-		return ok && ordinal >= int(c.Spec.ReplicaCount())
-	}
-	hasPod := func(peer string) bool {
-		return slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Name == peer })
-	}
-	members, ok := natsmon.MetaMembers(views)
-	if !ok {
-		return nil, errors.New("the JetStream meta group has no leader to ask")
-	}
-	var pending []string
-	for _, m := range members {
-		if !beyond(m.Name) {
-			continue
+// carryOut sends the system account request of a scale-down step and
+// records it as an event.
+func (r *NatsClusterReconciler) carryOut(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred serverAccess, step plan.Step) error {
+	server := step.Servers[0]
+	switch step.Action {
+	case plan.Evacuate:
+		if err := systemRequest(ctx, pods, cred, subjectEvacuate, map[string]string{"peer": server}); err != nil {
+			return err
 		}
-		pending = append(pending, m.Name)
-		if !m.Offline || hasPod(m.Name) {
-			continue // still going: a later pass removes it
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, eventEvacuating, "ScaleDown",
+			"moving every stream and consumer replica off %s before it is removed", server)
+		// Done is when the servers show it: the next pass must not find
+		// the replicas unmoved and ask again.
+		return r.awaitEvacuation(ctx, c, pods, server)
+	case plan.StepDown:
+		err := systemRequest(ctx, pods, cred, subjectStepDown, map[string]any{"placement": map[string]string{"preferred": step.To}})
+		if err != nil {
+			// The preferred server may not be able to lead right now; any
+			// other will do.
+			err = systemRequest(ctx, pods, cred, subjectStepDown, struct{}{})
 		}
-		if err := systemRequest(ctx, pods, cred, subjectRemovePeer, map[string]string{"peer": m.Name}); err != nil {
-			return pending, err
+		if err != nil {
+			return err
 		}
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "PeerRemoved", "ScaleDown", "removed JetStream peer %s", m.Name)
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, eventMetaStepDown, "ScaleDown",
+			"asked %s to hand JetStream meta leadership over (to %s preferably) before it is removed", server, step.To)
+		return nil
+	case plan.RemovePeer:
+		err := systemRequest(ctx, pods, cred, subjectRemovePeer, map[string]string{"peer": server})
+		if err != nil && strings.Contains(err.Error(), "error code 10044") {
+			return nil // not a member (any more): removed meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, eventPeerRemoved, "ScaleDown", "removed JetStream peer %s", server)
+		return nil
 	}
-	return pending, nil
+	return fmt.Errorf("no way to carry out step %+v", step)
+}
+
+// evacuationSeen bounds the wait for the servers to show an evacuation.
+const evacuationSeen = 10 * time.Second
+
+// awaitEvacuation waits until every group on server is moving or gone
+// from it, as the servers report.
+func (r *NatsClusterReconciler) awaitEvacuation(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, server string) error {
+	deadline := time.Now().Add(evacuationSeen)
+	for {
+		obs := plan.ScaleDownObservation{}
+		observeScaleDown(&obs, c, pods, r.jetStreamViews(ctx, c, pods))
+		unmoved := ""
+		for _, g := range obs.Groups {
+			if !g.Moving && slices.Contains(g.Peers, server) {
+				unmoved = g.Name
+				break
+			}
+		}
+		if unmoved == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the servers do not show %s moving off %s yet", unmoved, server)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // readyReason is the reason of the Ready condition the last pass wrote.

@@ -32,11 +32,13 @@ type serverAccess struct {
 	tls *tls.Config
 	// monitorTLS: the monitor port speaks https.
 	monitorTLS bool
+	// dial is the reconciler's Dialer; nil: plain TCP.
+	dial nats.CustomDialer
 }
 
 // access reads what the operator needs to reach c's servers.
 func (r *NatsClusterReconciler) access(ctx context.Context, c *v1alpha1.NatsCluster) (serverAccess, error) {
-	a := serverAccess{cluster: c, monitorTLS: c.Spec.MonitorTLSEnabled()}
+	a := serverAccess{cluster: c, monitorTLS: c.Spec.MonitorTLSEnabled(), dial: r.Dialer}
 	if render.HasSystemUser(c) {
 		password, err := r.systemPassword(ctx, c)
 		if err != nil {
@@ -101,7 +103,7 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 		cfg = a.tls.Clone()
 	}
 	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
-	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer(addrs)), nats.UserInfo(render.SystemUser, a.password),
+	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), nats.UserInfo(render.SystemUser, a.password),
 		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second))
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
@@ -119,16 +121,23 @@ func (a serverAccess) scheme() string {
 
 // podDialer dials the pod address behind a server's DNS name, and nothing
 // else: the operator never dials a name a pod did not give it.
-type podDialer map[string]string
+type podDialer struct {
+	addrs map[string]string
+	// transport dials the address; nil: plain TCP.
+	transport nats.CustomDialer
+}
 
 func (d podDialer) Dial(network, address string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {
 		return nil, err
 	}
-	ip, ok := d[host]
+	ip, ok := d.addrs[host]
 	if !ok {
 		return nil, fmt.Errorf("%s is not a server of this cluster", host)
+	}
+	if d.transport != nil {
+		return d.transport.Dial(network, net.JoinHostPort(ip, port))
 	}
 	return (&net.Dialer{Timeout: 3 * time.Second}).Dial(network, net.JoinHostPort(ip, port))
 }
@@ -142,5 +151,9 @@ func (a serverAccess) monitorURL(plain *http.Client, pod *corev1.Pod, path strin
 	}
 	cfg := a.tls.Clone()
 	cfg.ServerName = render.PodDNSName(a.cluster, pod.Name)
-	return "https://" + hostPort + path, &http.Client{Timeout: plain.Timeout, Transport: &http.Transport{TLSClientConfig: cfg}}
+	transport := &http.Transport{TLSClientConfig: cfg}
+	if t, ok := plain.Transport.(*http.Transport); ok {
+		transport.DialContext = t.DialContext // the operator's own dialer
+	}
+	return "https://" + hostPort + path, &http.Client{Timeout: plain.Timeout, Transport: transport}
 }

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/version"
@@ -28,9 +30,18 @@ type podVersion struct {
 	version string
 }
 
-// NewVersionProbe returns a probe whose requests give up after timeout.
-func NewVersionProbe(timeout time.Duration) *VersionProbe {
-	return &VersionProbe{HTTP: &http.Client{Timeout: timeout}, byPod: map[types.NamespacedName]podVersion{}}
+// NewVersionProbe returns a probe whose requests give up after timeout,
+// dialing through dial when it is not nil. Its client serves every plain
+// http request to a monitor port.
+func NewVersionProbe(timeout time.Duration, dial nats.CustomDialer) *VersionProbe {
+	hc := &http.Client{Timeout: timeout}
+	if dial != nil {
+		hc.Transport = &http.Transport{
+			DialContext:  func(_ context.Context, network, addr string) (net.Conn, error) { return dial.Dial(network, addr) },
+			MaxIdleConns: 16, IdleConnTimeout: 30 * time.Second,
+		}
+	}
+	return &VersionProbe{HTTP: hc, byPod: map[types.NamespacedName]podVersion{}}
 }
 
 // Oldest is the lowest version among the ready pods, "" when none answers.

@@ -7,6 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"time"
 
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -59,6 +60,10 @@ type Options struct {
 	// and API server addresses, which are refused otherwise. Tests need it:
 	// their servers run on 127.0.0.1.
 	AllowLocalTargets bool
+	// MeshRollbackAfter is how long a meshed cluster in trouble under
+	// STRICT is borne before going back to PERMISSIVE; the default when
+	// zero (controller.DefaultMeshRollbackAfter).
+	MeshRollbackAfter time.Duration
 	// RepeatedInProcess lets a test process build the operator more than
 	// once, one after another (a benchmark run with -count): controller
 	// names are checked to be unique per process, for their metrics, and a
@@ -71,6 +76,9 @@ func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = v1alpha1.AddToScheme(s)
+	// Istio's PeerAuthentication: known whether or not its CRD is
+	// installed; nothing reads or watches it unless it is.
+	_ = securityv1.AddToScheme(s)
 	return s
 }
 
@@ -88,7 +96,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Controller:              config.Controller{SkipNameValidation: &o.RepeatedInProcess},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces(o.WatchNamespaces),
-			ByObject:          ownedOnly(),
+			ByObject:          ownedOnly(istioInstalled(cfg)),
 			// Nothing reads managedFields from the cache; they are often
 			// half of an object's size, and a thousand resources are cached.
 			DefaultTransform: cache.TransformStripManagedFields(),
@@ -114,7 +122,13 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		UserSecrets: userSecrets,
 		Applier:     applier,
 		Recorder:    mgr.GetEventRecorder("kubenats"),
-		Versions:    controller.NewVersionProbe(2 * time.Second),
+		Versions:    controller.NewVersionProbe(2*time.Second, o.Dialer),
+		Dialer:      o.Dialer,
+		Istio:       &controller.IstioProbe{Mapper: mgr.GetRESTMapper()},
+		// Istio's injector makes the proxy a native sidecar from the
+		// Kubernetes version where they are stable.
+		NativeSidecars:    nativeSidecars(cfg),
+		MeshRollbackAfter: o.MeshRollbackAfter,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -177,9 +191,13 @@ func namespaces(watch []string) map[string]cache.Config {
 // ownedOnly limits the caches of the kinds kubenats creates to the objects
 // it labelled: the operator then holds no other Secret in memory, and its
 // memory does not grow with the size of the cluster it runs in.
-func ownedOnly() map[client.Object]cache.ByObject {
+//
+// Istio's PeerAuthentications are among them only when Istio's CRDs are
+// installed as the operator starts (the cache refuses a kind the API server
+// does not serve); installed later, its cache of them is unfiltered.
+func ownedOnly(istio bool) map[client.Object]cache.ByObject {
 	ours := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})}
-	return map[client.Object]cache.ByObject{
+	out := map[client.Object]cache.ByObject{
 		&corev1.Secret{}:                ours,
 		&corev1.ConfigMap{}:             ours,
 		&corev1.Service{}:               ours,
@@ -189,4 +207,8 @@ func ownedOnly() map[client.Object]cache.ByObject {
 		&policyv1.PodDisruptionBudget{}: ours,
 		&networkingv1.NetworkPolicy{}:   ours,
 	}
+	if istio {
+		out[&securityv1.PeerAuthentication{}] = ours
+	}
+	return out
 }

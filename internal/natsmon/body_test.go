@@ -60,6 +60,10 @@ func TestMonitorBodiesAreBounded(t *testing.T) {
 			_, err := FetchVersion(ctx, client, base+"/varz")
 			return err
 		}},
+		{"jsz totals", maxVarzBody, func(ctx context.Context) error {
+			_, err := FetchStoreUse(ctx, client, base+StoreQuery)
+			return err
+		}},
 		{"jsz", maxJSZBody, func(ctx context.Context) error {
 			_, err := FetchJSZ(ctx, client, base+JSZQuery)
 			return err

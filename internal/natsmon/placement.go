@@ -1,37 +1,104 @@
 package natsmon
 
-import "github.com/nats-io/nats-server/v2/server"
+import (
+	"fmt"
+	"slices"
+	"sort"
 
-// Hosts reports whether the server's own view lists any stream replica on
-// it: /jsz shows the streams a server hosts.
-func Hosts(v *server.JSInfo) bool {
-	if v == nil {
-		return false
-	}
-	for _, acc := range v.AccountDetails {
-		if len(acc.Streams) > 0 {
-			return true
-		}
-	}
-	return false
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Placement is where one stream's or consumer's Raft group is, as the
+// servers that host it report it.
+type Placement struct {
+	// Name says which: "stream ORDERS" or "consumer W of stream ORDERS"
+	// (with the account when it is not the only one).
+	Name string
+	// Replicas is the configured replica count (of a consumer: its own,
+	// or else its stream's).
+	Replicas int
+	// Peers are the servers named as its leader or replicas in any view,
+	// sorted.
+	Peers []string
+	// Moving: a view reports a desired peer set, so that a change of its
+	// peers (an evacuation, a move, a change of replicas) is in flight.
+	Moving bool
 }
 
-// WidestStream is the stream with the most replicas in any view, and its
-// replica count.
-func WidestStream(views map[string]*server.JSInfo) (name string, replicas int) {
+// Placements are every stream's and consumer's Raft group over all views,
+// in a stable order. A server lists the groups it hosts, so a group is
+// seen as often as it has replicas that answered; their reports are
+// merged.
+func Placements(views map[string]*server.JSInfo) []Placement {
+	byName := map[string]*Placement{}
+	accounts := map[string]bool{}
 	for _, v := range views {
+		if v != nil {
+			for _, acc := range v.AccountDetails {
+				accounts[acc.Name] = true
+			}
+		}
+	}
+	add := func(name string, replicas int, ci *server.ClusterInfo, host string) {
+		p := byName[name]
+		if p == nil {
+			p = &Placement{Name: name}
+			byName[name] = p
+		}
+		p.Replicas = max(p.Replicas, replicas)
+		peers := []string{host}
+		if ci != nil {
+			p.Moving = p.Moving || ci.Desired != nil
+			if ci.Leader != "" {
+				peers = append(peers, ci.Leader)
+			}
+			for _, r := range ci.Replicas {
+				if r != nil && r.Name != "" {
+					peers = append(peers, r.Name)
+				}
+			}
+		}
+		for _, s := range peers {
+			if !slices.Contains(p.Peers, s) {
+				p.Peers = append(p.Peers, s)
+			}
+		}
+	}
+	for host, v := range views {
 		if v == nil {
 			continue
 		}
 		for _, acc := range v.AccountDetails {
+			prefix := ""
+			if len(accounts) > 1 {
+				prefix = "account " + acc.Name + " "
+			}
 			for _, st := range acc.Streams {
-				if st.Config != nil && st.Config.Replicas > replicas {
-					name, replicas = st.Name, st.Config.Replicas
+				replicas := 1
+				if st.Config != nil && st.Config.Replicas > 0 {
+					replicas = st.Config.Replicas
+				}
+				add(prefix+"stream "+st.Name, replicas, st.Cluster, host)
+				for _, c := range st.Consumer {
+					if c == nil {
+						continue
+					}
+					cr := replicas
+					if c.Config != nil && c.Config.Replicas > 0 {
+						cr = c.Config.Replicas
+					}
+					add(fmt.Sprintf("%sconsumer %s of stream %s", prefix, c.Name, st.Name), cr, c.Cluster, host)
 				}
 			}
 		}
 	}
-	return name, replicas
+	out := make([]Placement, 0, len(byName))
+	for _, p := range byName {
+		sort.Strings(p.Peers)
+		out = append(out, *p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // MetaMembers are the meta group's members other than the leader, as the

@@ -1,6 +1,7 @@
 package natsmon
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -27,5 +28,30 @@ func TestMetaMembersWithoutTheLeadersView(t *testing.T) {
 	views := map[string]*server.JSInfo{"n-1": view("n-0", []*server.PeerInfo{peer("n-3", false, true)}, nil, nil), "n-0": nil}
 	if members, ok := MetaMembers(views); ok {
 		t.Fatalf("MetaMembers = %v without the leader's view, want not ok", members)
+	}
+}
+
+func TestPlacementsMergeTheViewsOfEveryHost(t *testing.T) {
+	r3 := &server.ClusterInfo{Leader: "n-0", Replicas: []*server.PeerInfo{peer("n-1", true, false), peer("n-4", true, false)}}
+	moving := &server.ClusterInfo{Leader: "n-4", Desired: &server.DesiredClusterInfo{}}
+	detail := func(streams ...server.StreamDetail) *server.JSInfo {
+		return &server.JSInfo{AccountDetails: []*server.AccountDetail{{Name: "APP", Streams: streams}}}
+	}
+	views := map[string]*server.JSInfo{
+		"n-0": detail(server.StreamDetail{Name: "ORDERS", Cluster: r3, Config: &server.StreamConfig{Replicas: 3},
+			Consumer: []*server.ConsumerInfo{{Name: "W", Cluster: &server.ClusterInfo{Leader: "n-0", Replicas: []*server.PeerInfo{peer("n-4", true, false)}},
+				Config: &server.ConsumerConfig{Replicas: 2}}}}),
+		// An R1 stream only its host reports, on its way elsewhere.
+		"n-4": detail(server.StreamDetail{Name: "LOG", Cluster: moving}),
+		"n-1": nil,
+	}
+	got := Placements(views)
+	want := []Placement{
+		{Name: "consumer W of stream ORDERS", Replicas: 2, Peers: []string{"n-0", "n-4"}},
+		{Name: "stream LOG", Replicas: 1, Peers: []string{"n-4"}, Moving: true},
+		{Name: "stream ORDERS", Replicas: 3, Peers: []string{"n-0", "n-1", "n-4"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Placements = %+v, want %+v", got, want)
 	}
 }

@@ -20,6 +20,10 @@ type Server struct {
 	// (unschedulable, an image that cannot be pulled, a crash loop, or
 	// not ready for too long); "" when nothing is known to be wrong.
 	Trouble string
+	// Hung is why a server whose pod passes its probes counts as hung (it
+	// did not answer the operator within a bound: stopped, or cut off);
+	// "" when it answers.
+	Hung string
 }
 
 // RolloutObservation is what one rollout decision is made from.
@@ -36,7 +40,7 @@ type RolloutObservation struct {
 	MetaLeader string
 }
 
-// Action is what a rollout step does.
+// Action is what a step does.
 type Action int
 
 const (
@@ -46,17 +50,32 @@ const (
 	Replace
 	// ReplaceAll deletes every outdated server's pod at once.
 	ReplaceAll
+	// Evacuate asks the meta leader to move every stream and consumer
+	// replica off one server.
+	Evacuate
+	// StepDown asks the meta leader, one server, to hand leadership over,
+	// preferably to Step.To.
+	StepDown
+	// RemoveServer takes one server, the highest, out of the StatefulSet.
+	RemoveServer
+	// RemovePeer removes a server that is gone from the JetStream meta group.
+	RemovePeer
 )
 
-// Step is the one next thing a rollout does.
+// Step is the one next thing a rollout or a scale-down does.
 type Step struct {
 	Action  Action
 	Servers []string
+	// To is where a StepDown prefers leadership to go.
+	To string
 	// Waiting says what the rollout waits for; "" when it acts or is done.
 	Waiting string
 	// Halted: it waits on a server of the new revision that is in trouble,
 	// which will not clear by itself; the change must be fixed or reverted.
 	Halted bool
+	// Refused: what the spec asks cannot be done safely; it waits for the
+	// spec (or the streams) to change.
+	Refused bool
 }
 
 // Done reports whether there is nothing to roll out.
@@ -75,11 +94,19 @@ func (s Step) Done() bool { return s.Action == Wait && s.Waiting == "" }
 //     is broken, and replacing more servers would break them too;
 //   - otherwise one server at a time, only when every server exists and is
 //     ready and every Raft group is settled, highest ordinal first, the meta
-//     leader last, so that leadership moves once.
+//     leader last, so that leadership moves once;
+//   - and before all of that: nothing while a server hangs. Its pod looks
+//     ready, so the cluster has one server less than its pods say, and a
+//     replacement would take away a second; it may resume any moment (the
+//     kubelet restarts it if its liveness probe fails, and it is then not
+//     ready, which the rules above cover).
 func Rollout(o RolloutObservation) Step {
 	outdated := o.outdated()
 	if len(outdated) == 0 {
 		return Step{}
+	}
+	if s, ok := o.hung(); ok {
+		return Step{Waiting: fmt.Sprintf("waiting for server %s, which %s; no server is replaced while one hangs", s.Name, s.Hung)}
 	}
 	for _, s := range outdated {
 		if !s.Ready && !s.Terminating {
@@ -160,6 +187,16 @@ func (o RolloutObservation) routeTLSChanges(outdated []Server) bool {
 func (o RolloutObservation) broken() (Server, bool) {
 	for _, s := range o.Servers {
 		if !s.Outdated && !s.Ready && !s.Terminating && s.Trouble != "" {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+// hung is the first server that hangs.
+func (o RolloutObservation) hung() (Server, bool) {
+	for _, s := range o.Servers {
+		if s.Hung != "" && !s.Terminating {
 			return s, true
 		}
 	}

@@ -28,6 +28,7 @@ func outdated(s *Server)    { s.Outdated = true }
 func notReady(s *Server)    { s.Ready = false }
 func terminating(s *Server) { s.Terminating = true }
 func routeTLS(s *Server)    { s.RouteTLS = true }
+func hangs(s *Server)       { s.Hung = "does not answer its monitor port within 3s" }
 
 func allOutdated(ss []Server) []Server {
 	out := slices.Clone(ss)
@@ -56,6 +57,16 @@ func TestRollout(t *testing.T) {
 			RolloutObservation{Servers: allOutdated(three), Want: 3, Unsettled: "stream ORDERS: replica nats-1 is not current"}, Wait, nil, "ORDERS"},
 		{"never while a server is not ready",
 			RolloutObservation{Servers: with(allOutdated(three), "nats-0", func(s *Server) { s.Outdated = false; s.Ready = false }), Want: 3}, Wait, nil, "nats-0"},
+		{"never while a follower hangs",
+			RolloutObservation{Servers: with(allOutdated(three), "nats-0", hangs), Want: 3, MetaLeader: "nats-1"}, Wait, nil, "server nats-0, which does not answer"},
+		{"never while an updated server hangs",
+			RolloutObservation{Servers: with(with(three, "nats-1", outdated), "nats-2", hangs), Want: 3}, Wait, nil, "nats-2"},
+		{"not even an outdated server that is not ready, while another hangs",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", notReady), "nats-0", hangs), Want: 3}, Wait, nil, "nats-0"},
+		{"not even a route TLS change, while a server hangs",
+			RolloutObservation{Servers: with(allOutdated(three), "nats-1", hangs), Want: 3, RouteTLS: true}, Wait, nil, "nats-1"},
+		{"a hung server that is going holds nothing up",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-0", hangs), "nats-0", terminating), Want: 3}, Wait, nil, "nats-0 to be ready"},
 		{"never while a server is going",
 			RolloutObservation{Servers: with(allOutdated(three), "nats-1", terminating), Want: 3}, Wait, nil, "nats-1"},
 		{"never while a server is missing", RolloutObservation{Servers: allOutdated(three[:2]), Want: 3}, Wait, nil, "1 of 3"},

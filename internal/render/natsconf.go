@@ -144,7 +144,7 @@ func jetStreamBlock(c *v1alpha1.NatsCluster) *natsconf.JetStream {
 	}
 	js := &natsconf.JetStream{StoreDir: StoreDir, Domain: c.Spec.JetStream.Domain}
 	if s := c.Spec.JetStream.FileStore.Size; s != nil {
-		js.MaxFileStore = s.Value()
+		js.MaxFileStore = FileStoreLimit(s.Value())
 	}
 	if m := c.Spec.JetStream.MemoryStore; m != nil {
 		js.MaxMemoryStore = m.Size.Value()

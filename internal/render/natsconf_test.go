@@ -171,7 +171,7 @@ type confWant struct {
 	noJS     bool
 	// noRouteTLS: routes without TLS (still with a password).
 	noRouteTLS bool
-	maxStore   int64 // 0 is 10Gi
+	claim      int64 // the claim size, 0 is 10Gi; max_file_store is FileStoreLimit of it
 	maxMemory  int64 // 0 is unset
 	domain     string
 	mode       v1alpha1.AuthMode // "" is users
@@ -196,9 +196,9 @@ func TestNatsConfLoadsInNatsServer(t *testing.T) {
 		{"JetStream off", cluster(withJetStream(false)), confWant{noJS: true}},
 		{"route TLS off keeps the route password", cluster(withRouteTLS(false)), confWant{noRouteTLS: true}},
 		{"JetStream off with two servers", cluster(withJetStream(false), withReplicas(2)), confWant{noJS: true, replicas: 2}},
-		{"fileStore size in Gi", cluster(withFileStoreSize("1Gi")), confWant{maxStore: gi}},
-		{"fileStore size in Mi", cluster(withFileStoreSize("500Mi")), confWant{maxStore: 500 << 20}},
-		{"fileStore size in decimal G", cluster(withFileStoreSize("20G")), confWant{maxStore: 20_000_000_000}},
+		{"fileStore size in Gi", cluster(withFileStoreSize("1Gi")), confWant{claim: gi}},
+		{"fileStore size in Mi", cluster(withFileStoreSize("500Mi")), confWant{claim: 500 << 20}},
+		{"fileStore size in decimal G", cluster(withFileStoreSize("20G")), confWant{claim: 20_000_000_000}},
 		{"memoryStore", cluster(withMemoryStore("256Mi")), confWant{maxMemory: 256 << 20}},
 		{"domain", cluster(withDomain("hub-1")), confWant{domain: "hub-1"}},
 		{"users with a custom user name", cluster(withAuthUser("app.user-1")), confWant{appUser: "app.user-1"}},
@@ -247,7 +247,7 @@ func TestNatsConfLoadsInNatsServer(t *testing.T) {
 		}},
 		{"everything at once", cluster(named("prod-nats"), withReplicas(5), withDomain("leaf"), withMemoryStore("1Gi"),
 			withFileStoreSize("50Gi"), withAuthUser("svc"), withAuthSecret("prod-creds", "secret"), withConfig("max_payload", "2097152")),
-			confWant{name: "prod-nats", replicas: 5, domain: "leaf", maxMemory: gi, maxStore: 50 * gi, appUser: "svc",
+			confWant{name: "prod-nats", replicas: 5, domain: "leaf", maxMemory: gi, claim: 50 * gi, appUser: "svc",
 				clientSecret: secretRef{"prod-creds", "secret"},
 				extra:        func(t *testing.T, o *server.Options) { equal(t, "MaxPayload", o.MaxPayload, int32(2097152)) }}},
 	} {
@@ -288,8 +288,8 @@ func fillDefaults(w confWant) confWant {
 	if w.replicas == 0 {
 		w.replicas = 3
 	}
-	if w.maxStore == 0 {
-		w.maxStore = 10 << 30
+	if w.claim == 0 {
+		w.claim = 10 << 30
 	}
 	if w.mode == "" {
 		w.mode = v1alpha1.AuthUsers
@@ -355,7 +355,7 @@ func checkJetStream(t *testing.T, got loadedConf, w confWant) {
 		return
 	}
 	equal(t, "StoreDir", o.StoreDir, render.StoreDir)
-	equal(t, "JetStreamMaxStore", o.JetStreamMaxStore, w.maxStore)
+	equal(t, "JetStreamMaxStore", o.JetStreamMaxStore, render.FileStoreLimit(w.claim))
 	equal(t, "JetStreamMaxMemory", o.JetStreamMaxMemory, w.maxMemory)
 	equal(t, "JetStreamDomain", o.JetStreamDomain, w.domain)
 }

@@ -20,6 +20,11 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 	}
 	in.ConfigHash = conf.RestartHash
 	objs := []client.Object{ServiceAccount(c), ConfigMap(c, conf)}
+	// The policy before the pods: a pod that gets its sidecar finds its
+	// mode in place.
+	if stage := meshStage(c, in); stage.Policy != "" {
+		objs = append(objs, PeerAuthentication(c, stage))
+	}
 	objs = append(objs, Certificates(c, in.ClusterDomain)...)
 	return withNetworkPolicy(c, append(objs,
 		HeadlessService(c),

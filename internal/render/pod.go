@@ -41,11 +41,18 @@ type Inputs struct {
 	// ClusterDomain is the DNS suffix of the cluster's Services, for the
 	// names certificates carry; DefaultClusterDomain when empty.
 	ClusterDomain string
+	// Mesh is the stage of the mesh migration the objects carry; nil: the
+	// end state spec.mesh asks for.
+	Mesh *MeshStage
+	// NativeSidecars says whether the cluster runs Istio's proxy as a
+	// native sidecar (Kubernetes 1.33 and later); nil: unknown, Istio
+	// decides.
+	NativeSidecars *bool
 }
 
 func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
-	pt := c.Spec.PodTemplate
-	annotations := maps.Clone(pt.Annotations)
+	spec := c.Spec.PodTemplate
+	annotations := maps.Clone(spec.Annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
@@ -55,7 +62,7 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 	if in.CredentialsHash != "" {
 		annotations[AnnotationCredentialsHash] = in.CredentialsHash
 	}
-	return corev1.PodTemplateSpec{
+	pt := corev1.PodTemplateSpec{
 		ObjectMeta: metav1.ObjectMeta{Labels: podLabels(c), Annotations: annotations},
 		Spec: corev1.PodSpec{
 			ServiceAccountName:            ServiceAccount(c).Name,
@@ -64,14 +71,18 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 			SecurityContext:               podSecurityContext(),
 			Containers:                    []corev1.Container{serverContainer(c)},
 			Volumes:                       volumes(c),
-			NodeSelector:                  pt.NodeSelector,
-			Tolerations:                   pt.Tolerations,
-			Affinity:                      pt.Affinity,
+			NodeSelector:                  spec.NodeSelector,
+			Tolerations:                   spec.Tolerations,
+			Affinity:                      spec.Affinity,
 			TopologySpreadConstraints:     spread(c),
-			PriorityClassName:             pt.PriorityClassName,
-			ImagePullSecrets:              pt.ImagePullSecrets,
+			PriorityClassName:             spec.PriorityClassName,
+			ImagePullSecrets:              spec.ImagePullSecrets,
 		},
 	}
+	if meshStage(c, in).Sidecars {
+		meshPod(&pt, in)
+	}
+	return pt
 }
 
 // spread keeps servers on different nodes where it can, without refusing to

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -29,6 +30,9 @@ type ClusterObservation struct {
 	ClientService *corev1.Service
 	// Blocker is set when the pass stopped short.
 	Blocker *Blocker
+	// Hung names the servers whose pods pass their probes but which do not
+	// answer the operator (stopped, cut off); "" when every one answers.
+	Hung string
 	// ObservedVersion is the version a running server reported; "" if none.
 	ObservedVersion string
 	// Certificates are the certificates the servers mount.
@@ -36,6 +40,11 @@ type ClusterObservation struct {
 	// ConfigLoaded says whether every server confirmed it loaded the
 	// current configuration; Unknown when the pass did not look.
 	ConfigLoaded Verdict
+	// Stores is what the ready servers reported of their JetStream file
+	// stores, by server; a server that did not answer is absent.
+	Stores map[string]natsmon.StoreUse
+	// Mesh is the MeshReady condition; nil when the cluster has none.
+	Mesh *Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -67,7 +76,14 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	if loaded.Type == "" {
 		loaded = Verdict{Type: v1alpha1.ConditionConfigLoaded, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReloadNotChecked, Message: "not checked"}
 	}
-	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, ready, available, certs, loaded)
+	verdicts := []Verdict{ready, available, certs, loaded}
+	if c.Spec.JetStreamEnabled() {
+		verdicts = append(verdicts, storage(o.Stores))
+	}
+	if o.Mesh != nil {
+		verdicts = append(verdicts, *o.Mesh)
+	}
+	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, verdicts...)
 	st.Phase = phase(o.Blocker, ready)
 	return st
 }
@@ -91,6 +107,9 @@ func readiness(o ClusterObservation, want int32, lbPending bool, certs Verdict) 
 	}
 	if b := o.Blocker; b != nil {
 		return notReady(b.Reason, b.Message)
+	}
+	if o.Hung != "" {
+		return notReady(v1alpha1.ReasonServerHung, o.Hung)
 	}
 	if certs.Status != metav1.ConditionTrue {
 		return notReady(certs.Reason, certs.Message)

@@ -110,6 +110,13 @@ func TestNatsClusterReadyConditionAndPhase(t *testing.T) {
 			wantMessage: "not seen the latest change", wantPhase: v1alpha1.PhaseInstalling,
 		},
 		{
+			name: "a server that hangs makes a settled cluster not ready, named",
+			obs: ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3),
+				Hung: "server orders-1 does not answer its monitor port within 3s"},
+			wantStatus: metav1.ConditionFalse, wantReason: v1alpha1.ReasonServerHung,
+			wantMessage: "orders-1 does not answer", wantPhase: v1alpha1.PhaseInstalling,
+		},
+		{
 			name: "rollout with fewer updated replicas than desired",
 			obs: ClusterObservation{Cluster: natsCluster(3), StatefulSet: changed(settled(3, 3), func(s *appsv1.StatefulSet) {
 				s.Status.UpdatedReplicas = 1
@@ -297,7 +304,7 @@ func TestNatsClusterListsReadyFirstThenAvailable(t *testing.T) {
 			for _, c := range st.Conditions {
 				types = append(types, c.Type)
 			}
-			want := []string{v1alpha1.ConditionReady, v1alpha1.ConditionAvailable, v1alpha1.ConditionCertificatesReady, v1alpha1.ConditionConfigLoaded}
+			want := []string{v1alpha1.ConditionReady, v1alpha1.ConditionAvailable, v1alpha1.ConditionCertificatesReady, v1alpha1.ConditionConfigLoaded, v1alpha1.ConditionStorageAvailable}
 			if !reflect.DeepEqual(types, want) {
 				t.Fatalf("condition types = %v, want %v", types, want)
 			}

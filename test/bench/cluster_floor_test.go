@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -77,7 +78,7 @@ func measureFloor(b *testing.B, routeTLS bool) floorResult {
 	nc := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: benchClusterName}}
 	nc.Spec.TLS.Routes.Enabled = &routeTLS
 	nc = nc.WithDefaults()
-	binary := filepath.Join(repoRoot(b), "bin", "nats-server", nc.Spec.Version, "nats-server")
+	binary := filepath.Join(inprocess.RepoRoot(), "bin", "nats-server", nc.Spec.Version, "nats-server")
 	if _, err := os.Stat(binary); err != nil {
 		b.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/loopback"
 )
@@ -128,11 +129,12 @@ func rollClient(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) na
 		}
 		return lc.Client.Get(ctx, client.ObjectKey{Namespace: nc.Namespace, Name: nc.Status.CredentialsSecretRef.Name}, &secret)
 	})
+	// By DNS name: a replaced server comes back at another address.
 	var urls []string
 	for i := range int(nc.Spec.ReplicaCount()) {
-		urls = append(urls, "nats://"+net.JoinHostPort(lc.PodIP(nc.Namespace, render.PodName(nc, i)), strconv.Itoa(render.ClientPort)))
+		urls = append(urls, "nats://"+net.JoinHostPort(render.PodDNSName(nc, render.PodName(nc, i)), strconv.Itoa(render.ClientPort)))
 	}
-	conn, err := nats.Connect(strings.Join(urls, ","),
+	conn, err := nats.Connect(strings.Join(urls, ","), nats.SetCustomDialer(jetstream.DialerFunc(lc.Dial)),
 		nats.UserInfo(string(secret.Data[render.CredentialsUserKey]), string(secret.Data[render.CredentialsPasswordKey])),
 		nats.Name("kubenats-bench-roll"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {

@@ -266,9 +266,13 @@ func formNatsCluster(b *testing.B, lc *loopback.Cluster, ns, version string) *fo
 	nc := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: benchClusterName}}
 	nc.Spec.Replicas, nc.Spec.Version = &replicas, version
 
-	ips := make([]string, nc.Spec.ReplicaCount())
-	for i := range ips {
-		ips[i] = lc.PodIP(ns, render.PodName(nc, i))
+	// A pod's address exists only once the pod does: looked up at each poll.
+	ips := func() []string {
+		out := make([]string, nc.Spec.ReplicaCount())
+		for i := range out {
+			out[i] = lc.PodIP(ns, render.PodName(nc, i))
+		}
+		return out
 	}
 	leader := make(chan metaLeaderSeen, 1)
 
@@ -347,13 +351,13 @@ type metaLeaderSeen struct {
 	at   time.Time
 }
 
-// pollMetaLeader asks the servers at ips for their meta leader every
-// 10 ms, as the floor does, and reports the first agreement, or nothing
-// once ctx ends.
-func pollMetaLeader(ctx context.Context, ips []string, seen chan<- metaLeaderSeen) {
+// pollMetaLeader asks the servers at ips (as they are at each poll) for
+// their meta leader every 10 ms, as the floor does, and reports the first
+// agreement, or nothing once ctx ends.
+func pollMetaLeader(ctx context.Context, ips func() []string, seen chan<- metaLeaderSeen) {
 	hc := &http.Client{Timeout: time.Second}
 	for ctx.Err() == nil {
-		if name, ok := agreedMetaLeader(hc, ips); ok {
+		if name, ok := agreedMetaLeader(hc, ips()); ok {
 			seen <- metaLeaderSeen{name: name, at: time.Now()}
 			return
 		}

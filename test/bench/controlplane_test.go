@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/admission"
+	"github.com/kubenats/kubenats/test/inprocess"
 )
 
 // controlPlane starts kube-apiserver and etcd with kubenats' CRDs and
@@ -20,7 +21,7 @@ import (
 // and the repository root.
 func controlPlane(b *testing.B) (client.Client, *rest.Config, string, string) {
 	b.Helper()
-	root := repoRoot(b)
+	root := inprocess.RepoRoot()
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
@@ -69,18 +70,4 @@ func operatorBinary(b *testing.B, root string) string {
 		b.Fatalf("go build: %v\n%s", err, msg)
 	}
 	return out
-}
-
-func repoRoot(b *testing.B) string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			b.Fatal("no go.mod above the test")
-		}
-		dir = parent
-	}
 }

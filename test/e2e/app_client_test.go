@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"net"
-	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -11,23 +9,19 @@ import (
 
 // appConn connects to the given servers of f the way an application in
 // the cluster would, with the credentials of the <name>-client Secret (user
-// and password, or the token), but at the pods' addresses: the client
+// and password, or the token), but at the pods' DNS names: the client
 // Service would pick one server for us, and these scenarios want to say
 // which.
 func appConn(t *testing.T, f *formed, name string, pods ...string) *nats.Conn {
 	t.Helper()
 	cred := credentials(t, f)
-	urls := make([]string, len(pods))
-	for i, p := range pods {
-		urls[i] = "nats://" + net.JoinHostPort(f.ip(p), "4222")
-	}
-	opts := []nats.Option{nats.Name(name)}
+	opts := []nats.Option{nats.Name(name), clusterDNS()}
 	if cred["token"] != "" {
 		opts = append(opts, nats.Token(cred["token"]))
 	} else {
 		opts = append(opts, nats.UserInfo(cred["user"], cred["password"]))
 	}
-	nc, err := connect(t, strings.Join(urls, ","), opts...)
+	nc, err := connect(t, podURLs(f, pods), opts...)
 	if err != nil {
 		t.Fatalf("connecting to %v with the credentials Secret: %v", pods, err)
 	}

@@ -41,11 +41,19 @@ func TestDeletionCollectsChildren(t *testing.T) {
 	droppedClaims := claimsWithData(t, drop)
 
 	for _, f := range []*formed{keep, drop} {
+		// The addresses the servers listen on now: a pod's address is given
+		// back when its process is gone, so it is read before.
+		ips := map[string]string{}
+		for _, pod := range f.pods {
+			if ips[pod] = f.ip(pod); ips[pod] == "" {
+				t.Fatalf("pod %s holds no address", pod)
+			}
+		}
 		began := time.Now()
 		if err := cluster.Client.Delete(ctx, f.cluster); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, formTimeout, func() error { return allGone(ctx, f) })
+		eventually(t, formTimeout, func() error { return allGone(ctx, f, ips) })
 		t.Logf("NatsCluster %s (pvcRetentionPolicy %s): every child, pod and server process gone %.2fs after the delete call",
 			f.cluster.Name, f.cluster.Spec.JetStream.FileStore.PVCRetentionPolicy, time.Since(began).Seconds())
 		if f == keep {
@@ -85,8 +93,8 @@ func claimsWithData(t *testing.T, f *formed) []*corev1.PersistentVolumeClaim {
 }
 
 // allGone says what of f is still there: the NatsCluster, a child, a pod,
-// or a server still answering at its pod's address.
-func allGone(ctx context.Context, f *formed) error {
+// or a server still answering at the address its pod had (ips).
+func allGone(ctx context.Context, f *formed, ips map[string]string) error {
 	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(f.cluster), &v1alpha1.NatsCluster{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("NatsCluster %s still there (%v)", f.cluster.Name, err)
 	}
@@ -103,7 +111,7 @@ func allGone(ctx context.Context, f *formed) error {
 		return fmt.Errorf("still labelled as %s's: %v", f.cluster.Name, left)
 	}
 	for _, pod := range f.pods {
-		if err := processGone(f.ip(pod)); err != nil {
+		if err := processGone(ips[pod]); err != nil {
 			return fmt.Errorf("pod %s: %w", pod, err)
 		}
 	}
@@ -111,7 +119,8 @@ func allGone(ctx context.Context, f *formed) error {
 }
 
 // processGone: nothing listens on the server's ports at its pod address
-// any more; the address is the pod's alone, so the process has exited.
+// any more; the address was the pod's alone (and is not handed out again at
+// once), so the process has exited.
 func processGone(ip string) error {
 	for _, port := range []string{"4222", "6222", "8222"} {
 		conn, err := net.DialTimeout("tcp", net.JoinHostPort(ip, port), time.Second)

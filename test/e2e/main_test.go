@@ -25,6 +25,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/admission"
 	"github.com/kubenats/kubenats/test/inprocess"
@@ -53,8 +54,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := loopback.BuildIstio("", os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	var err error
-	cluster, err = loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true, CertManager: true})
+	// Istio's injector selects only pods labelled for injection: the
+	// scenarios without the mesh run as they would without Istio.
+	cluster, err = loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true, CertManager: true, Istio: true})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -83,8 +90,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	stopOperator, err := startOperator()
-	if err != nil {
+	if stopOperator, err = startOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -105,18 +111,30 @@ func run(m *testing.M) int {
 	return code
 }
 
+// stopOperator stops the operator that runs now (restartOperator replaces it).
+var stopOperator func() error
+
 // startOperator runs the operator in this process, logging into the
-// cluster's directory. Its NATS connections resolve cluster DNS names
-// through the loopback cluster.
+// cluster's directory (appending: a restarted operator's lines follow its
+// predecessor's). Its NATS connections resolve cluster DNS names through
+// the loopback cluster.
 func startOperator() (stop func() error, _ error) {
-	logFile, err := os.Create(filepath.Join(cluster.Dir, "logs", "operator.log"))
+	logFile, err := os.OpenFile(filepath.Join(cluster.Dir, "logs", "operator.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	operatorLog.Set(logFile)
+	// The operator is in the mesh, as config/istio installs it: its
+	// connections leave as its sidecar would send them, mTLS with its
+	// identity to servers that have a sidecar, plain TCP to the others.
+	dial, err := cluster.MeshDialer(rbac.Namespace, rbac.ServiceAccount)
+	if err != nil {
+		return nil, err
+	}
 	// Tests time how fast a cluster forms: Operator returns once the
 	// caches are warm.
-	stopOperator, err := inprocess.Operator(context.Background(), rbac.Config(cluster.Config), cluster.Dial)
+	stopOperator, err := inprocess.OperatorWith(context.Background(), rbac.Config(cluster.Config), manager.Options{
+		Dialer: jetstream.DialerFunc(dial), MeshRollbackAfter: meshRollbackAfter})
 	if err != nil {
 		return nil, err
 	}

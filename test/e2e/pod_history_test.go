@@ -32,6 +32,7 @@ type podEvent struct {
 	name     string
 	uid      types.UID
 	deleting bool // a deletion timestamp is set, or the pod is gone
+	gone     bool // the pod is gone
 	ready    bool
 }
 
@@ -61,7 +62,7 @@ func recordPods(t *testing.T, ns string) *podHistory {
 				continue
 			}
 			e := podEvent{at: time.Now(), name: p.Name, uid: p.UID,
-				deleting: ev.Type == watch.Deleted || p.DeletionTimestamp != nil, ready: podReady(p) && ev.Type != watch.Deleted}
+				deleting: ev.Type == watch.Deleted || p.DeletionTimestamp != nil, gone: ev.Type == watch.Deleted, ready: podReady(p) && ev.Type != watch.Deleted}
 			h.mu.Lock()
 			h.events = append(h.events, e)
 			h.mu.Unlock()
@@ -141,8 +142,9 @@ func (h *podHistory) touched(names ...string) []string {
 
 // mostDown is the largest number of servers down at one moment, and when:
 // a server is down from the moment its pod is seen not ready or going (or
-// its process was frozen) until a pod of its name is ready again.
-func (h *podHistory) mostDown() (int, time.Time, []string) {
+// its process was frozen) until a pod of its name is ready again. A
+// retired server (one a scale-down removes) counts until its pod is gone.
+func (h *podHistory) mostDown(retired ...string) (int, time.Time, []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	type change struct {
@@ -150,11 +152,12 @@ func (h *podHistory) mostDown() (int, time.Time, []string) {
 		name   string
 		up     *bool // a pod event: ready and not going
 		frozen *bool // a freeze begins or ends
+		gone   bool  // a retired server's pod is gone
 	}
 	var changes []change
 	for _, e := range h.events {
 		up := e.ready && !e.deleting
-		changes = append(changes, change{at: e.at, name: e.name, up: &up})
+		changes = append(changes, change{at: e.at, name: e.name, up: &up, gone: e.gone && slices.Contains(retired, e.name)})
 	}
 	yes, no := true, false
 	for _, s := range h.stopped {
@@ -164,9 +167,12 @@ func (h *podHistory) mostDown() (int, time.Time, []string) {
 	up, frozen := map[string]bool{}, map[string]bool{}
 	most, when, which := 0, time.Time{}, []string(nil)
 	for _, c := range changes {
-		if c.up != nil {
+		switch {
+		case c.gone:
+			delete(up, c.name)
+		case c.up != nil:
 			up[c.name] = *c.up
-		} else {
+		default:
 			frozen[c.name] = *c.frozen
 		}
 		var down []string

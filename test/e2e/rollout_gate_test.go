@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -47,11 +48,14 @@ const maxStall = 8 * time.Second
 // no server is replaced while the follower is frozen (its pod stays Ready;
 // only the Raft view shows it), never two servers are down at once, the
 // meta leader goes last; the publisher's longest stall is under maxStall,
-// every acknowledged message is stored, and the consumer caught up.
+// every acknowledged message is stored, and the consumer caught up. The
+// status names the frozen server while it is frozen, and after SIGCONT the
+// rollout resumes and the cluster is Ready without anyone's help.
 func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
 	h := recordPods(t, f.ns)
 	h.seen(t, f.pods)
+	st := recordStatus(t, f.cluster)
 	frozen, leaderAt, others := f.pods[0], f.pods[2], f.pods[1:]
 
 	// The clients use the two other servers: a frozen server holds its
@@ -129,6 +133,13 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 				d.at.Sub(frozeAt).Round(time.Millisecond), frozen, freezeFor)
 		}
 	}
+	// The status named the frozen server while it was frozen: a user sees
+	// why the rollout waits, not just that it does.
+	if msg := st.said(frozeAt, resumedAt, frozen, "does not answer its monitor port"); msg == "" {
+		t.Errorf("no Ready condition during the freeze named %s as not answering; seen:\n%s", frozen, st.between(frozeAt, resumedAt))
+	} else {
+		t.Logf("during the freeze the status said: %s", msg)
+	}
 	if h.wentDown(frozen, frozeAt, resumedAt) {
 		t.Fatalf("the frozen server's pod went not ready during the freeze: the test wants it Ready, so that only JetStream shows the freeze")
 	}
@@ -144,6 +155,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 			t.Fatalf("replacement %d of %d: %s, meta leader %q: the meta leader goes last, and only it (order %v)", i+1, len(dels), d.name, leader, order)
 		}
 	}
+	everyReplacedServerWentLameDuck(t, f, order)
 	acked, stall := pub.result()
 	if stall > maxStall {
 		t.Fatalf("the publisher stalled for %s during the roll, want under %s", stall.Round(time.Millisecond), maxStall)
@@ -159,7 +171,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 func clientConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
 	cred := credentials(t, f)
-	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(cred["user"], cred["password"]),
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.IgnoreDiscoveredServers())
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +185,7 @@ func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.SystemSecretName(f.cluster)}}
 	get(t, s)
-	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])),
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])), clusterDNS(),
 		nats.MaxReconnects(-1), nats.IgnoreDiscoveredServers())
 	if err != nil {
 		t.Fatal(err)
@@ -182,12 +194,20 @@ func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	return nc
 }
 
+// podURLs names the servers of pods by their DNS names, which follow a
+// replaced pod to its new address (clusterDNS resolves them); a pod's IP
+// dies with the pod.
 func podURLs(f *formed, pods []string) string {
 	urls := make([]string, len(pods))
 	for i, p := range pods {
-		urls[i] = "nats://" + net.JoinHostPort(f.ip(p), "4222")
+		urls[i] = "nats://" + net.JoinHostPort(render.PodDNSName(f.cluster, p), "4222")
 	}
 	return strings.Join(urls, ",")
+}
+
+// clusterDNS lets a client of the test process dial cluster DNS names.
+func clusterDNS() nats.Option {
+	return nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial))
 }
 
 // moveLeaders makes server the leader of the meta group, the stream and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	appsv1 "k8s.io/api/apps/v1"
@@ -33,7 +34,13 @@ func setReplicas(t *testing.T, c *v1alpha1.NatsCluster, n int32) {
 // as the meta group, every follower online and current.
 func metaGroupOf(t *testing.T, f *formed, servers []string) {
 	t.Helper()
-	eventually(t, upgradeTimeout, func() error {
+	eventually(t, upgradeTimeout, func() error { return metaGroupIs(f, servers) })
+}
+
+// metaGroupIs checks once that the meta leader sees exactly the given
+// servers as the meta group, every follower online and current.
+func metaGroupIs(f *formed, servers []string) error {
+	{
 		var j jsz
 		if err := monitor(f.ip(servers[0]), "/jsz", &j); err != nil {
 			return err
@@ -55,13 +62,19 @@ func metaGroupOf(t *testing.T, f *formed, servers []string) {
 			return fmt.Errorf("meta group %v (cluster_size %d), want %v", got, j.Meta.Size, servers)
 		}
 		return nil
-	})
+	}
 }
 
 // readyWith waits for Ready with n servers ready.
 func readyWith(t *testing.T, c *v1alpha1.NatsCluster, n int32) {
 	t.Helper()
-	eventually(t, upgradeTimeout, func() error {
+	readyWithin(t, c, n, upgradeTimeout)
+}
+
+// readyWithin is readyWith with its own deadline.
+func readyWithin(t *testing.T, c *v1alpha1.NatsCluster, n int32, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,14 +19,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/manifest"
 	"github.com/kubenats/kubenats/internal/pki"
-	"sigs.k8s.io/yaml"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // TestTLSEverywhereThroughCertManager: a cluster whose routes, clients and
@@ -40,27 +36,9 @@ import (
 func TestTLSEverywhereThroughCertManager(t *testing.T) {
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
-	applyYAML(t, ns, `
-apiVersion: cert-manager.io/v1
-kind: Issuer
-metadata: {name: bootstrap}
-spec: {selfSigned: {}}
----
-apiVersion: cert-manager.io/v1
-kind: Certificate
-metadata: {name: nats-ca}
-spec:
-  isCA: true
-  commonName: kubenats e2e CA
-  secretName: nats-ca-root
-  privateKey: {algorithm: ECDSA, size: 256}
-  issuerRef: {name: bootstrap, kind: Issuer}
----
-apiVersion: cert-manager.io/v1
-kind: Issuer
-metadata: {name: ca}
-spec: {ca: {secretName: nats-ca-root}}
-`)
+	if err := loopback.CreateYAML(testCtx(t), cluster.Client, ns, loopback.CAIssuerYAML("ca", "nats-ca-root")); err != nil {
+		t.Fatal(err)
+	}
 	f := formNamed(t, ns, "secure", func(s *v1alpha1.NatsClusterSpec) {
 		s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca"}
 		s.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &v1alpha1.IssuerRef{Name: "ca"}}
@@ -97,7 +75,9 @@ spec: {ca: {secretName: nats-ca-root}}
 	pod := f.pods[0]
 	before := servedSerial(t, f, pod, roots)
 	startedBefore := serverStart(t, f, pod, roots)
-	triggerRenewal(t, ns, "secure-client")
+	if err := loopback.TriggerRenewal(testCtx(t), cluster.Client, ns, "secure-client"); err != nil {
+		t.Fatal(err)
+	}
 	eventually(t, 2*time.Minute, func() error {
 		if got := servedSerial(t, f, pod, roots); got == before {
 			return fmt.Errorf("%s still serves serial %s", pod, before)
@@ -119,25 +99,6 @@ spec: {ca: {secretName: nats-ca-root}}
 type dialer struct{}
 
 func (dialer) Dial(network, address string) (net.Conn, error) { return cluster.Dial(network, address) }
-
-// applyYAML creates the objects of a multi-document YAML in ns.
-func applyYAML(t *testing.T, ns, docs string) {
-	t.Helper()
-	documents, err := manifest.Documents([]byte(docs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range documents {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			t.Fatal(err)
-		}
-		obj.SetNamespace(ns)
-		if err := cluster.Client.Create(testCtx(t), obj); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // checkCertificatesReady: the condition is True and the expiry shown.
 func checkCertificatesReady(t *testing.T, f *formed) {
@@ -222,30 +183,6 @@ func serverStart(t *testing.T, f *formed, pod string, roots *x509.CertPool) time
 		}
 	}
 	return v.Start
-}
-
-// triggerRenewal sets the Certificate's Issuing condition, as `cmctl
-// renew` does: cert-manager re-issues at once.
-func triggerRenewal(t *testing.T, ns, name string) {
-	t.Helper()
-	crt := &unstructured.Unstructured{}
-	crt.SetAPIVersion("cert-manager.io/v1")
-	crt.SetKind("Certificate")
-	if err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: ns, Name: name}, crt); err != nil {
-		t.Fatal(err)
-	}
-	old, _, _ := unstructured.NestedSlice(crt.Object, "status", "conditions")
-	conditions := slices.DeleteFunc(old, func(c any) bool { return c.(map[string]any)["type"] == "Issuing" })
-	conditions = append(conditions, map[string]any{
-		"observedGeneration": crt.GetGeneration(), "type": "Issuing", "status": "True", "reason": "ManuallyTriggered",
-		"message": "re-issuance triggered by the test", "lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-	})
-	if err := unstructured.SetNestedSlice(crt.Object, conditions, "status", "conditions"); err != nil {
-		t.Fatal(err)
-	}
-	if err := cluster.Client.Status().Update(testCtx(t), crt); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // plaintextRefused: a client that speaks no TLS, credentials and all, gets

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,25 +27,23 @@ const (
 // until the stream acknowledges it, and remembers every acknowledged ID and
 // the longest time between two acknowledgements.
 type publisher struct {
-	js    natsjs.JetStream
-	stop  chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	acked int
-	stall time.Duration
+	js natsjs.JetStream
+	// subject is where it publishes; upgrade.msg when empty.
+	subject string
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	acked   int
+	stall   time.Duration
 }
 
 // startPublishing connects to f's servers as its application user,
 // creates the R3 stream UPGRADE and starts a publisher on it.
-func startPublishing(t *testing.T, f *formed) (*publisher, natsjs.JetStream, natsjs.Stream) {
+func startPublishing(t *testing.T, f *formed, opts ...nats.Option) (*publisher, natsjs.JetStream, natsjs.Stream) {
 	t.Helper()
 	cred := credentials(t, f)
-	var urls []string
-	for _, p := range f.pods {
-		urls = append(urls, "nats://"+f.ip(p)+":4222")
-	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.UserInfo(cred["user"], cred["password"]),
-		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	nc, err := nats.Connect(podURLs(f, f.pods), append([]nats.Option{nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +65,10 @@ func startPublishing(t *testing.T, f *formed) (*publisher, natsjs.JetStream, nat
 
 func (p *publisher) run() {
 	defer close(p.done)
-	last := time.Now()
+	last, subject := time.Now(), p.subject
+	if subject == "" {
+		subject = "upgrade.msg"
+	}
 	for id := 0; ; id++ {
 		for {
 			select {
@@ -77,7 +77,7 @@ func (p *publisher) run() {
 			default:
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, err := p.js.Publish(ctx, "upgrade.msg", []byte(strconv.Itoa(id)), natsjs.WithMsgID(strconv.Itoa(id)))
+			_, err := p.js.Publish(ctx, subject, []byte(strconv.Itoa(id)), natsjs.WithMsgID(strconv.Itoa(id)))
 			cancel()
 			if err == nil {
 				break
@@ -160,8 +160,14 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 // last restart) starts over.
 func checkEveryIDStored(t *testing.T, js natsjs.JetStream, acked, stored int) {
 	t.Helper()
+	checkEveryIDStoredIn(t, js, "UPGRADE", acked, stored)
+}
+
+// checkEveryIDStoredIn is checkEveryIDStored for the named stream.
+func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acked, stored int) {
+	t.Helper()
 	eventually(t, wait, func() error {
-		cons, err := js.OrderedConsumer(testCtx(t), "UPGRADE", natsjs.OrderedConsumerConfig{})
+		cons, err := js.OrderedConsumer(testCtx(t), stream, natsjs.OrderedConsumerConfig{})
 		if err != nil {
 			return err
 		}

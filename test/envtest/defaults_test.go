@@ -33,6 +33,9 @@ func TestDefaultsAgreeWithWithDefaults(t *testing.T) {
 			s.Auth.Mode = v1alpha1.AuthToken
 			s.Auth.SecretRef = &v1alpha1.SecretKeyRef{Name: "creds", Key: "token"}
 		}},
+		{name: "mesh-istio-without-mtls", edit: func(s *spec) {
+			s.Mesh = &v1alpha1.MeshSpec{Istio: &v1alpha1.IstioMeshSpec{}}
+		}},
 		{name: "jetstream-off-two-replicas", edit: func(s *spec) {
 			s.Replicas = ptr.To[int32](2)
 			s.JetStream.Enabled = ptr.To(false)

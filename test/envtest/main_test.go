@@ -12,17 +12,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/admission"
+	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/rbac"
 )
 
@@ -40,8 +38,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	root := repoRoot()
+	inprocess.SetTestLogger()
+	root := inprocess.RepoRoot()
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
@@ -70,7 +68,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	operatorCfg = rbac.Config(cfg)
-	mgr, err := manager.New(operatorCfg, manager.Options{
+	stop, err := inprocess.Start(ctrl.SetupSignalHandler(), operatorCfg, manager.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		Dialer: jetstream.DialerFunc(testDialer),
 		// connection.servers of the tests name nats-servers on 127.0.0.1.
@@ -80,36 +78,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		return 1
 	}
 	return code
-}
-
-// zapLevel keeps the operator's logs quiet unless KUBENATS_TEST_LOG is set.
-func zapLevel() zapcore.Level {
-	if os.Getenv("KUBENATS_TEST_LOG") != "" {
-		return -1
-	}
-	return 2
-}
-
-func repoRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			panic("no go.mod above " + dir)
-		}
-		dir = parent
-	}
 }

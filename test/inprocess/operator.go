@@ -4,7 +4,6 @@ package inprocess
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"sync"
 
@@ -20,29 +19,17 @@ import (
 // connections. stop ends it and returns how it ended. A process may run it
 // more than once, one after another (a benchmark with -count).
 func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) (stop func() error, _ error) {
-	mgr, err := manager.New(cfg, manager.Options{
-		MetricsBindAddress:     "0",
-		HealthProbeBindAddress: "0",
-		Dialer:                 dial,
-		// The tests' NATS systems named by connection.servers run on
-		// loopback addresses.
-		AllowLocalTargets: true,
-		RepeatedInProcess: true,
-	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		cancel()
-		return nil, fmt.Errorf("the operator's caches did not sync: %v", <-done)
-	}
-	return func() error {
-		cancel()
-		return <-done
-	}, nil
+	return OperatorWith(ctx, cfg, manager.Options{Dialer: dial})
+}
+
+// OperatorWith is Operator with more of the manager's options (o.Dialer
+// among them); what a test process needs is set on top.
+func OperatorWith(ctx context.Context, cfg *rest.Config, o manager.Options) (stop func() error, _ error) {
+	o.MetricsBindAddress, o.HealthProbeBindAddress = "0", "0"
+	// The tests' NATS systems named by connection.servers run on
+	// loopback addresses.
+	o.AllowLocalTargets, o.RepeatedInProcess = true, true
+	return Start(ctx, cfg, o)
 }
 
 // SwitchWriter writes to a target that can change while in use: the

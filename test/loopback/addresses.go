@@ -11,25 +11,37 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// addressBook hands out pod addresses. Each harness owns one /24 of
-// loopback, 127.0.<slot>.0, chosen by a lock file so that harnesses running
-// at the same time (test packages run in parallel) never share an address;
-// the lock goes away with the process, however it ends.
+// addressBook hands out addresses. Each harness owns one /24 of loopback,
+// 127.0.<slot>.0, chosen by a lock file so that harnesses running at the
+// same time (test packages run in parallel) never share an address; the
+// lock goes away with the process, however it ends.
 //
-// An address belongs to a (namespace, pod name) for the life of the
-// harness, from the first time anyone asks for it, even before that pod
-// exists: it stands in for the pod's DNS name, which a StatefulSet keeps
-// across pod replacements, and which another server's nats.conf names before
-// the pod is created.
+// A pod gets an address of its own for its life, as a real network plugin
+// gives each pod sandbox one: a pod re-created under the same name (a
+// StatefulSet's replacement) gets another, and an address given back is
+// handed out again only after every other free one (the allocation goes
+// round the range), so that nothing that still holds a dead pod's address
+// reaches the next pod by chance. Names stand for pods (cluster DNS); an
+// address never does.
+//
+// Named addresses (name) are for the mesh's own listeners: kept for the
+// life of the harness, never given to a pod.
 type addressBook struct {
 	slot int
 	lock *os.File
 
-	mu    sync.Mutex
-	byPod map[types.NamespacedName]string
-	// holder is the pod (by UID) whose process may use an address now: a
-	// replacement pod waits until its predecessor's process has exited.
-	holder map[string]types.UID
+	mu sync.Mutex
+	// used is every host number handed out (1..254), by what holds it.
+	used map[int]string
+	// cursor is the host number handed out last: the search for a free one
+	// starts after it.
+	cursor int
+	named  map[string]string
+	// pods is the address of each pod (by UID) that holds one; current is
+	// the pod of each name that holds one: one at a time, since a
+	// replacement starts only once its predecessor's process has exited.
+	pods    map[types.UID]int
+	current map[types.NamespacedName]types.UID
 }
 
 func newAddressBook() (*addressBook, error) {
@@ -41,7 +53,8 @@ func newAddressBook() (*addressBook, error) {
 		}
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
-			return &addressBook{slot: slot, lock: f, byPod: map[types.NamespacedName]string{}, holder: map[string]types.UID{}}, nil
+			return &addressBook{slot: slot, lock: f, used: map[int]string{}, named: map[string]string{},
+				pods: map[types.UID]int{}, current: map[types.NamespacedName]types.UID{}}, nil
 		}
 		_ = f.Close()
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
@@ -51,42 +64,84 @@ func newAddressBook() (*addressBook, error) {
 	return nil, errors.New("every 127.0.x.0/24 slot is taken by another loopback cluster")
 }
 
-// address is the pod's address, allocated on first use.
-func (b *addressBook) address(ns, pod string) (string, error) {
-	key := types.NamespacedName{Namespace: ns, Name: pod}
+// nextFreeLocked takes the first free host number after the cursor.
+func (b *addressBook) nextFreeLocked(holder string) (int, error) {
+	for i := 1; i <= 254; i++ {
+		n := (b.cursor+i-1)%254 + 1
+		if _, taken := b.used[n]; taken {
+			continue
+		}
+		b.used[n], b.cursor = holder, n
+		return n, nil
+	}
+	return 0, fmt.Errorf("no address left in 127.0.%d.0/24 for %s", b.slot, holder)
+}
+
+func (b *addressBook) ip(n int) string { return fmt.Sprintf("127.0.%d.%d", b.slot, n) }
+
+// name is the address kept under name, allocated on first use.
+func (b *addressBook) name(name string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if ip, ok := b.byPod[key]; ok {
+	if ip, ok := b.named[name]; ok {
 		return ip, nil
 	}
-	n := len(b.byPod) + 1
-	if n > 254 {
-		return "", fmt.Errorf("no address left in 127.0.%d.0/24 for %s", b.slot, key)
+	n, err := b.nextFreeLocked(name)
+	if err != nil {
+		return "", err
 	}
-	ip := fmt.Sprintf("127.0.%d.%d", b.slot, n)
-	b.byPod[key] = ip
-	return ip, nil
+	b.named[name] = b.ip(n)
+	return b.ip(n), nil
 }
 
-// acquire lets the pod with uid use its address; false while the process of
-// an earlier pod of the same name still holds it.
-func (b *addressBook) acquire(ip string, uid types.UID) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if h, ok := b.holder[ip]; ok && h != uid {
-		return false
-	}
-	b.holder[ip] = uid
-	return true
+// address is the address kept for a name of the mesh's in namespace ns.
+func (b *addressBook) address(ns, name string) (string, error) {
+	return b.name(ns + "/" + name)
 }
 
-// release frees the address once uid's process is gone.
-func (b *addressBook) release(ip string, uid types.UID) {
+// acquire gives the pod uid, named key, an address of its own; ok is false
+// while an earlier pod of that name still holds one (its process runs).
+func (b *addressBook) acquire(key types.NamespacedName, uid types.UID) (ip string, ok bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.holder[ip] == uid {
-		delete(b.holder, ip)
+	if n, ok := b.pods[uid]; ok {
+		return b.ip(n), true, nil
 	}
+	if h, held := b.current[key]; held && h != uid {
+		return "", false, nil
+	}
+	n, err := b.nextFreeLocked(key.String() + " (" + string(uid) + ")")
+	if err != nil {
+		return "", false, err
+	}
+	b.pods[uid], b.current[key] = n, uid
+	return b.ip(n), true, nil
+}
+
+// release gives back the address of pod uid once its process is gone.
+func (b *addressBook) release(key types.NamespacedName, uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, ok := b.pods[uid]
+	if !ok {
+		return
+	}
+	delete(b.pods, uid)
+	delete(b.used, n)
+	if b.current[key] == uid {
+		delete(b.current, key)
+	}
+}
+
+// podAddress is the address of the pod named key that holds one now, ""
+// when none does (not created yet, or its process is gone).
+func (b *addressBook) podAddress(key types.NamespacedName) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if uid, ok := b.current[key]; ok {
+		return b.ip(b.pods[uid])
+	}
+	return ""
 }
 
 func (b *addressBook) close() { _ = b.lock.Close() }

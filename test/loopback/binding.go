@@ -21,7 +21,14 @@ import (
 // until the node changes (scheduleAgain).
 func (k *kubelet) bind(pod *corev1.Pod) {
 	k.mu.Lock()
-	if k.binding[pod.UID] || k.ctx.Err() != nil {
+	if k.ctx.Err() != nil {
+		k.mu.Unlock()
+		return
+	}
+	if k.binding[pod.UID] {
+		// What the binding in flight decided may be stale by now (the
+		// node's taints changed while it ran): it looks again after.
+		k.bindAgain[pod.UID] = true
 		k.mu.Unlock()
 		return
 	}
@@ -33,7 +40,13 @@ func (k *kubelet) bind(pod *corev1.Pod) {
 		defer func() {
 			k.mu.Lock()
 			delete(k.binding, pod.UID)
+			again := k.bindAgain[pod.UID]
+			delete(k.bindAgain, pod.UID)
 			k.mu.Unlock()
+			if latest, err := k.pods.Pods(pod.Namespace).Get(pod.Name); again && err == nil &&
+				latest.UID == pod.UID && latest.Spec.NodeName == "" && latest.DeletionTimestamp == nil {
+				k.bind(latest)
+			}
 		}()
 		if why := k.fits(pod); why != "" {
 			k.reportUnschedulable(pod, why)

@@ -37,3 +37,10 @@ func runBuildScript(repoRoot, script string, out io.Writer) error {
 	}
 	return nil
 }
+
+// BuildIstio runs hack/build-istio.sh, which builds Istio's sidecar
+// injector and places Istio's CRDs into bin/istio once (about 3 minutes),
+// for Options.Istio.
+func BuildIstio(repoRoot string, out io.Writer) error {
+	return runBuildScript(repoRoot, "build-istio.sh", out)
+}

@@ -18,9 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	"sigs.k8s.io/yaml"
 
-	"github.com/kubenats/kubenats/internal/manifest"
 	"github.com/kubenats/kubenats/test/poll"
 )
 
@@ -49,29 +47,9 @@ func TestCertManagerIssuesAndRenews(t *testing.T) {
 	must(t, c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 
 	began := time.Now()
-	apply(t, c.Client, ns, `
-apiVersion: cert-manager.io/v1
-kind: Issuer
-metadata: {name: bootstrap}
-spec: {selfSigned: {}}
----
-apiVersion: cert-manager.io/v1
-kind: Certificate
-metadata: {name: nats-ca}
-spec:
-  isCA: true
-  commonName: kubenats test CA
-  secretName: nats-ca
-  privateKey: {algorithm: ECDSA, size: 256}
-  issuerRef: {name: bootstrap, kind: Issuer}
----
-apiVersion: cert-manager.io/v1
-kind: Issuer
-metadata: {name: nats-ca}
-spec: {ca: {secretName: nats-ca}}
-`)
+	apply(t, c.Client, ns, CAIssuerYAML("nats-ca", "nats-ca"))
 	ca := readyCertificateSecret(t, c.Client, ns, "nats-ca", "")
-	readyIssuer(t, c.Client, "Issuer", ns, "bootstrap")
+	readyIssuer(t, c.Client, "Issuer", ns, "nats-ca-bootstrap")
 	readyIssuer(t, c.Client, "Issuer", ns, "nats-ca")
 	t.Logf("self-signed CA issued %s after creation", time.Since(began).Round(10*time.Millisecond))
 	caCert := parseCertificate(t, ca.Data["tls.crt"])
@@ -118,7 +96,7 @@ spec:
 	manual := readyCertificateSecret(t, c.Client, ns, "nats-manual", "")
 	before := verifyLeaf(t, manual, ca.Data["tls.crt"], []string{"nats.certs.svc"})
 	began = time.Now()
-	triggerRenewal(t, c.Client, ns, "nats-manual")
+	must(t, TriggerRenewal(context.Background(), c.Client, ns, "nats-manual"))
 	after := verifyLeaf(t, readyCertificateSecret(t, c.Client, ns, "nats-manual", before.SerialNumber.String()), ca.Data["tls.crt"], []string{"nats.certs.svc"})
 	t.Logf("manual renewal served %s after the trigger (serial %x -> %x)", time.Since(began).Round(10*time.Millisecond), before.SerialNumber, after.SerialNumber)
 }
@@ -180,20 +158,7 @@ spec:
 // apply creates every object of a multi-document YAML in ns.
 func apply(t *testing.T, k8s client.Client, ns, docs string) {
 	t.Helper()
-	documents, err := manifest.Documents([]byte(docs))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, doc := range documents {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal(doc, &obj.Object); err != nil {
-			t.Fatal(err)
-		}
-		if obj.GetKind() != "ClusterIssuer" {
-			obj.SetNamespace(ns)
-		}
-		must(t, k8s.Create(context.Background(), obj))
-	}
+	must(t, CreateYAML(context.Background(), k8s, ns, docs))
 }
 
 // readyCertificateSecret waits until the Certificate is Ready and its
@@ -260,26 +225,6 @@ func conditionStatus(obj *unstructured.Unstructured, condition string) string {
 		}
 	}
 	return ""
-}
-
-// triggerRenewal sets the Issuing condition, as `cmctl renew` does: the
-// issuing controllers then re-issue at once, whatever the renewal time.
-func triggerRenewal(t *testing.T, k8s client.Client, ns, name string) {
-	t.Helper()
-	crt := &unstructured.Unstructured{}
-	crt.SetAPIVersion("cert-manager.io/v1")
-	crt.SetKind("Certificate")
-	must(t, k8s.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, crt))
-	old, _, _ := unstructured.NestedSlice(crt.Object, "status", "conditions")
-	conditions := slices.DeleteFunc(old, func(c any) bool { return c.(map[string]any)["type"] == "Issuing" })
-	conditions = append(conditions, map[string]any{
-		"observedGeneration": crt.GetGeneration(),
-		"type":               "Issuing", "status": "True", "reason": "ManuallyTriggered",
-		"message":            "Certificate re-issuance manually triggered",
-		"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
-	})
-	must(t, unstructured.SetNestedSlice(crt.Object, conditions, "status", "conditions"))
-	must(t, k8s.Status().Update(context.Background(), crt))
 }
 
 // verifyLeaf checks a Secret cert-manager wrote for a leaf: tls.key matches

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -53,8 +54,16 @@ type Options struct {
 	// keep tests short, and never zero, so that whatever reloads the
 	// servers has to cope with files that change late.
 	ConfigRefreshDelay time.Duration
-	// KeepDir leaves the cluster's directory (logs, pod and claim
-	// directories) in place after Stop, for a look after a failure.
+	// Istio runs the mesh model (mesh*.go) with Istio's own sidecar
+	// injector as the API server's mutating webhook, Istio's CRDs, and
+	// PeerAuthentications obeyed by the sidecars (istio.go). Needs
+	// hack/build-istio.sh.
+	Istio bool
+	// IstioBinaries holds inject and crds/; <RepoRoot>/bin/istio when empty.
+	IstioBinaries string
+	// KeepDir leaves the cluster's directory (logs, pod directories and
+	// claim images, unmounted: `mount -o loop` one to look) in place after
+	// Stop, for a look after a failure.
 	KeepDir bool
 }
 
@@ -66,8 +75,12 @@ type Cluster struct {
 	Client client.Client
 	// Kubernetes is a client-go clientset for the same user.
 	Kubernetes kubernetes.Interface
-	// Dir holds everything on disk: logs/, pods/, claims/.
+	// Dir holds everything on disk: logs/, pods/, claims/ (each claim a
+	// mounted filesystem of its size, its image in claim-images/).
 	Dir string
+	// Mesh is the sidecar mesh model when Options.Istio, else nil: its
+	// Client is a workload of the test process inside the mesh.
+	Mesh *Mesh
 
 	opts    Options
 	reaper  *reaper
@@ -75,6 +88,7 @@ type Cluster struct {
 	log     *fileLog
 	plane   *controlPlane
 	certs   *certManager
+	istio   *istiod
 	kubelet *kubelet
 	cancel  context.CancelFunc
 }
@@ -112,6 +126,10 @@ func New(o Options) (_ *Cluster, err error) {
 	if c.log, err = openFileLog(filepath.Join(c.Dir, "logs", "kubelet.log")); err != nil {
 		return nil, err
 	}
+	if err := markOwner(c.Dir); err != nil {
+		return nil, err
+	}
+	unmountOrphans(filepath.Dir(c.Dir), c.log.printf)
 	if c.reaper, err = startReaper(); err != nil {
 		return nil, err
 	}
@@ -139,10 +157,16 @@ func New(o Options) (_ *Cluster, err error) {
 		}
 		c.log.printf("cert-manager's controllers running after %s", time.Since(began).Round(time.Millisecond))
 	}
+	if o.Istio {
+		if err := c.startIstio(ctx); err != nil {
+			return nil, err
+		}
+	}
 	c.kubelet = newKubelet(c.Kubernetes, o.NodeName, c.Dir, o.NatsServerBinaries, c.addrs, c.reaper, c.log)
 	if o.ConfigRefreshDelay > 0 {
 		c.kubelet.refreshDelay = o.ConfigRefreshDelay
 	}
+	c.kubelet.useMesh(c.Mesh)
 	if err := c.kubelet.start(ctx); err != nil {
 		return nil, fmt.Errorf("starting the loopback kubelet: %w", err)
 	}
@@ -166,6 +190,9 @@ func (o *Options) defaults() error {
 	}
 	if o.NatsServerBinaries == "" {
 		o.NatsServerBinaries = filepath.Join(o.RepoRoot, "bin", "nats-server")
+	}
+	if o.IstioBinaries == "" {
+		o.IstioBinaries = filepath.Join(o.RepoRoot, "bin", "istio")
 	}
 	if o.CertManagerBinaries == "" {
 		o.CertManagerBinaries = filepath.Join(o.RepoRoot, "bin", "cert-manager")
@@ -215,6 +242,10 @@ func (c *Cluster) Stop() {
 		c.certs.stop()
 		c.certs = nil
 	}
+	if c.istio != nil {
+		c.istio.stop()
+		c.istio = nil
+	}
 	if c.plane != nil {
 		c.plane.stop(c.reaper)
 		c.plane = nil
@@ -236,20 +267,20 @@ func (c *Cluster) Stop() {
 	}
 }
 
-// PodIP is the address of the pod ns/name: stable for the life of the
-// cluster, the same for every pod of that name, known even before the pod
-// exists. Clients connect here, since Service DNS names do not resolve on
-// this machine.
+// PodIP is the address of the pod named ns/name now, "" while no pod of
+// that name holds one (not created yet, or its process is gone). A pod
+// re-created under the same name gets another address, as in a real
+// cluster: look it up again after a replacement. Clients that must follow
+// replacements dial the pod's DNS name through Dial.
 func (c *Cluster) PodIP(ns, name string) string {
-	ip, err := c.addrs.address(ns, name)
-	if err != nil {
-		panic(err) // more than 254 pod names in one cluster
-	}
-	return ip
+	return c.addrs.podAddress(types.NamespacedName{Namespace: ns, Name: name})
 }
 
 // Kill sends sig to the nats-server process of pod ns/name, as a crash or
 // an out-of-memory kill would arrive (SIGKILL), or an operator's hand.
+// SIGSTOP freezes the server (a hang: the kernel still accepts its
+// connections, nothing answers; its probes fail only after their
+// timeouts), SIGCONT resumes it.
 func (c *Cluster) Kill(ns, name string, sig syscall.Signal) error {
 	return c.kubelet.signal(ns, name, sig)
 }

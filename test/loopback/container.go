@@ -40,13 +40,26 @@ type natsContainer struct {
 	// when the run gets SIGKILL (zero once sent).
 	stopping bool
 	killAt   time.Time
+	// hookRunning: the preStop hook of the stopping run has not ended.
+	hookRunning bool
+	// hookPending: a preStop hook has not ended, even if the container
+	// exited meanwhile: the kubelet finishes a termination only once the
+	// hook's exec returned (killContainer waits for executePreStopHook).
+	hookPending bool
 }
 
-// containerRun is one process of the container.
+// containerRun is one process of the container, and what a process
+// exec'd into the container (the preStop hook) sees: the image's binary,
+// the environment, the working directory and the mounts.
 type containerRun struct {
 	id     int
 	proc   *process
 	cancel context.CancelFunc // ends its probers
+
+	binary  string
+	env     []string
+	workDir string
+	mounts  []mount
 }
 
 func (n *natsContainer) waitingFor(reason, message string) {
@@ -104,19 +117,23 @@ func (w *podWorker) syncContainer(ctx context.Context, now time.Time) time.Time 
 	n := &w.nats
 	switch {
 	case n.run != nil:
-		if n.stopping && !n.killAt.IsZero() {
-			if !now.Before(n.killAt) {
+		if n.stopping {
+			if n.killDue(now) {
 				n.run.proc.kill()
 				n.killAt = time.Time{}
 				return refresh
 			}
-			return earliest(n.killAt, refresh)
+			return earliest(n.wakeForKill(), refresh)
 		}
 		return refresh
 	case now.Before(n.notBefore):
 		return n.notBefore
 	case envErr != nil:
 		w.notStarted("CreateContainerConfigError", envErr)
+		return retry
+	}
+	if !w.appMayStart() {
+		w.nats.waitingFor("PodInitializing", "waiting for istio-proxy")
 		return retry
 	}
 	if err := w.startNats(ctx, c, command, args, env, mounts); err != nil {
@@ -172,7 +189,7 @@ func commandLine(c *corev1.Container, env *envVars, mounts []mount) (command, ar
 func (w *podWorker) rewriteConfig(path string, data []byte, mounts []mount, configFile string) []byte {
 	text := rewritePaths(string(data), mounts)
 	if path == configFile {
-		text = bindListeners(text, w.ip)
+		text = bindListeners(text, w.listenAddress())
 	}
 	return []byte(text)
 }
@@ -188,10 +205,12 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	n.pullBackoff = 0
 	// The image's entrypoint is nats-server; a command that runs anything
 	// else (a shell) has no meaning without the image.
-	if len(command) > 0 && filepath.Base(command[0]) != "nats-server" {
-		err := fmt.Errorf("the loopback kubelet runs only nats-server, not %q", command[0])
-		w.notStarted("RunContainerError", err)
-		return err
+	if len(command) > 0 {
+		if err := executableIn(c.Image, command[0]); err != nil {
+			err = fmt.Errorf("%w (the loopback kubelet runs only the image's nats-server)", err)
+			w.notStarted("RunContainerError", err)
+			return err
+		}
 	}
 	if len(command) > 0 {
 		args = append(append([]string{}, command[1:]...), args...)
@@ -211,14 +230,20 @@ func (w *podWorker) startNats(ctx context.Context, c *corev1.Container, command,
 	header := fmt.Sprintf("=== loopback kubelet: run %d of pod %s (uid %s) at %s: %s %s\n",
 		n.runs+1, w.key, w.uid, time.Now().Format(time.RFC3339Nano), binary, strings.Join(args, " "))
 	appendFile(logPath, header)
-	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath, w.k.dns.hostsFile(w.key.Namespace))
+	hosts, err := w.hostsFile()
+	if err != nil {
+		w.notStarted("RunContainerError", err)
+		return err
+	}
+	proc, err := startProcess(w.k.reaper, binary, args, env.list(), workDir, logPath, hosts)
 	if err != nil {
 		w.notStarted("RunContainerError", err)
 		return err
 	}
 	n.runs++
 	runCtx, cancel := context.WithCancel(ctx)
-	run := &containerRun{id: n.runs, proc: proc, cancel: cancel}
+	run := &containerRun{id: n.runs, proc: proc, cancel: cancel,
+		binary: binary, env: env.list(), workDir: workDir, mounts: mounts}
 	n.run, n.waiting, n.started, n.ready, n.answering = run, nil, false, false, false
 	n.imageID = "loopback://nats-server@" + version
 	w.k.logf("%s: started nats-server %s, pid %d, run %d", w.key, version, proc.pid(), run.id)

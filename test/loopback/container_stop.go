@@ -2,8 +2,6 @@ package loopback
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -30,24 +28,28 @@ func (n *natsContainer) stop(w *podWorker, reason string, grace time.Duration, n
 	}
 	n.stopping, n.killAt, n.ready = true, deadline, false
 	w.k.logf("%s: stopping nats (%s), grace %s", w.key, reason, grace)
-	proc := n.run.proc
-	if c := findContainer(w.pod, natsContainerName); c != nil {
-		if sig, ok := preStopSignal(c); ok {
-			_ = proc.signal(sig)
-			// A real kubelet sends SIGTERM once the exec hook has ended: a
-			// process started, signalling and exiting, some milliseconds
-			// in all. nats-server enters lame duck mode on a goroutine of
-			// its own; SIGTERM at the same instant could overtake it.
-			time.AfterFunc(preStopHookTime, func() { _ = proc.signal(syscall.SIGTERM) })
-			return
-		}
+	if c := findContainer(w.pod, natsContainerName); preStopCommand(c) != nil {
+		w.runPreStop(n.run, c, grace)
+		return
 	}
-	_ = proc.signal(syscall.SIGTERM)
+	_ = n.run.proc.signal(syscall.SIGTERM)
 }
 
-// preStopHookTime is how long the preStop hook takes, as the kubelet that
-// waits for it sees it.
-const preStopHookTime = 50 * time.Millisecond
+// killDue says whether the grace period of a stopping run is over: SIGKILL
+// now. Not while its preStop hook runs: the hook has the grace period, and
+// the container its minimum after it.
+func (n *natsContainer) killDue(now time.Time) bool {
+	return !n.hookRunning && !n.killAt.IsZero() && !now.Before(n.killAt)
+}
+
+// wakeForKill is when a stopping run must be looked at again; zero while
+// its hook runs (its end arrives as an event).
+func (n *natsContainer) wakeForKill() time.Time {
+	if n.hookRunning {
+		return time.Time{}
+	}
+	return n.killAt
+}
 
 // natsExited records how a run ended and, unless the pod is going away,
 // schedules the restart (restartPolicy Always) after the back-off.
@@ -72,7 +74,7 @@ func (w *podWorker) natsExited(run *containerRun) {
 	if term.ExitCode != 0 {
 		term.Reason = "Error"
 	}
-	n.last, n.run, n.started, n.ready, n.stopping, n.killAt = term, nil, false, false, false, time.Time{}
+	n.last, n.run, n.started, n.ready, n.stopping, n.killAt, n.hookRunning = term, nil, false, false, false, time.Time{}, false
 	w.k.logf("%s: nats run %d exited with %d", w.key, run.id, term.ExitCode)
 	if w.terminating {
 		return
@@ -87,28 +89,4 @@ func (w *podWorker) natsExited(run *containerRun) {
 
 func containerID(w *podWorker, run *containerRun) string {
 	return fmt.Sprintf("loopback://%s_%s_%d", w.key.Namespace, w.key.Name, run.id)
-}
-
-// preStopSignal is the signal the container's preStop hook sends, for the
-// hook the operator uses: `nats-server --signal <command>[=<pid file>]`.
-func preStopSignal(c *corev1.Container) (syscall.Signal, bool) {
-	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Exec == nil {
-		return 0, false
-	}
-	cmd := c.Lifecycle.PreStop.Exec.Command
-	if len(cmd) < 3 || filepath.Base(cmd[0]) != "nats-server" {
-		return 0, false
-	}
-	for i, a := range cmd[:len(cmd)-1] {
-		if a != "--signal" && a != "-sl" {
-			continue
-		}
-		command, _, _ := strings.Cut(cmd[i+1], "=")
-		sig, ok := map[string]syscall.Signal{
-			"ldm": syscall.SIGUSR2, "reload": syscall.SIGHUP, "reopen": syscall.SIGUSR1,
-			"quit": syscall.SIGINT, "term": syscall.SIGTERM, "stop": syscall.SIGKILL,
-		}[command]
-		return sig, ok
-	}
-	return 0, false
 }

@@ -45,7 +45,12 @@ func (c *Cluster) resolve(ctx context.Context, host, port string) (string, bool,
 		if _, err := c.headlessService(ctx, ns, svc); err != nil {
 			return "", false, err
 		}
-		return net.JoinHostPort(c.PodIP(ns, pod), port), true, nil
+		ip, ok := c.kubelet.dns.lookup(ns, pod, svc)
+		if !ok {
+			// As cluster DNS answers for a pod that does not exist (yet).
+			return "", false, fmt.Errorf("no such host: %s", host)
+		}
+		return net.JoinHostPort(ip, port), true, nil
 	}
 	svc, ns, ok := serviceDNSName(labels)
 	if !ok {

@@ -6,10 +6,12 @@
 // garbage collection and claim retention behave as they do in production.
 // In place of the kubelet it runs one of its own, written here: it registers
 // a Node, binds pending pods to it, gives each pod its own loopback address
-// (127.0.x.y) and runs the pod's `nats` container as a real nats-server
-// process built for the image's version. Volumes are directories, probes are
-// real HTTP requests, deletion is graceful (lame duck, then SIGKILL at the
-// end of the grace period).
+// (127.0.x.y, another one each time a pod of that name is created again)
+// and runs the pod's `nats` container as a real nats-server process built
+// for the image's version. Volumes are directories, probes are real HTTP
+// requests, deletion is graceful: the preStop hook's command run as written
+// in the container (prestop.go; a failing one is a FailedPreStopHook
+// event), SIGTERM, then SIGKILL at the end of the grace period.
 //
 // What a real cluster has and this machine lacks, cluster DNS, a network
 // namespace per pod and the container's own filesystem, is bridged in one
@@ -64,9 +66,54 @@
 //   - Clients of the test process: Mesh.Client(ns, sa) is a meshed client
 //     (nats.SetCustomDialer); a plain dial is a client outside the mesh.
 //
-// Not yet wired into the kubelet: detecting istio-proxy containers, the
-// per-pod hosts files, the sidecar's start before the app, its status and
-// the sidecar.istio.io/status annotation.
+// Options{Istio: true} runs it for the cluster's pods (istio.go,
+// mesh_kubelet.go, mesh_pod.go, mesh_agent.go, mesh_crash.go):
+//
+//   - Injection is Istio's own: hack/istioinject (its own module, built by
+//     hack/build-istio.sh into bin/istio) serves istio.io/istio's
+//     pkg/kube/inject webhook with the configuration istioctl's default
+//     profile renders, the module's injection template included; the API
+//     server calls it through the MutatingWebhookConfiguration istioctl
+//     installs (pods labelled sidecar.istio.io/inject=true, or in a
+//     namespace labelled istio-injection=enabled), over TLS with a serving
+//     certificate of the mesh CA. On this Kubernetes version it injects a
+//     native sidecar (istio-proxy as an init container with restartPolicy
+//     Always) after istio-init, unless the pod's
+//     sidecar.istio.io/nativeSidecar annotation says "false".
+//   - The kubelet gives a pod with istio-proxy a sidecar of the model: a
+//     native sidecar (or a classic one with holdApplicationUntilProxyStarts)
+//     before the server, a classic one about a second after it; the server
+//     listens on Mesh.AppIP and reads its own hosts file (the sidecar's
+//     view); istio-init and istio-validation count as done; istio-proxy is
+//     reported running and ready while the sidecar is up. The rewritten
+//     probes reach the agent on the pod's port 15020, which runs the
+//     original probes (ISTIO_KUBE_APP_PROBERS) against the app; Envoy's
+//     15021 answers /healthz/ready. On deletion a classic proxy gets SIGTERM
+//     with the server and drains for terminationDrainDuration (PROXY_CONFIG,
+//     or the proxy.istio.io/config annotation; 5 s by default), a native
+//     one only after the server has exited.
+//   - istiod's loops: Istio's CRDs (from the istio.io/api module) are
+//     installed, security.istio.io/v1 PeerAuthentications are fed to
+//     Mesh.SetPeerAuthentications (oldest first; one the model cannot read
+//     is left out with a log line), and istio-ca-root-cert is published in
+//     every namespace.
+//
+// The test hooks:
+//
+//	c.Mesh                     // the model; nil without Options.Istio
+//	c.Mesh.Meshed(pod)         // the pod's sidecar runs
+//	c.Mesh.AppIP(ns, pod)      // where a meshed server listens (its monitor port, from inside)
+//	c.MeshDialer(ns, sa)       // Cluster.Dial as a meshed workload of the test process
+//	c.Dial                     // a client outside the mesh
+//	c.KillProxy(ns, pod, down) // an Envoy crash, restarted by the kubelet after down
+//	c.IstioLog()               // what the injector wrote
+//
+// KillProxy is the failure of one proxy as it happens: the pod keeps its
+// injection and tlsMode label, so peers still count it as meshed and send
+// it mTLS, but nothing listens on its captured ports: every connection to
+// it and from its server is refused, established ones are reset, its
+// agent answers no probe (the pod turns unready), and istio-proxy reports
+// CrashLoopBackOff, then a restart.
 //
 // New/Stop do the same without a testing.T (a TestMain, a demo);
 // BuildNatsServers builds the nats-server binaries the kubelet runs;

@@ -29,13 +29,44 @@ type dnsRecord struct {
 type dnsTable struct {
 	dir string
 
+	// view, when the cluster runs the mesh, is how a meshed pod's own
+	// hosts file shows each record (Mesh.hostsView).
+	view func(src types.NamespacedName, records []dnsRecord) func(dnsRecord) string
+
 	mu      sync.Mutex
 	records map[types.UID]dnsRecord
 	written map[string][]byte // by namespace
+	// podFiles are the meshed pods' own hosts files, by pod UID, and
+	// podWritten what each holds.
+	podFiles   map[types.UID]types.NamespacedName
+	podWritten map[types.UID][]byte
 }
 
 func newDNSTable(dir string) *dnsTable {
-	return &dnsTable{dir: dir, records: map[types.UID]dnsRecord{}, written: map[string][]byte{}}
+	return &dnsTable{dir: dir, records: map[types.UID]dnsRecord{}, written: map[string][]byte{},
+		podFiles: map[types.UID]types.NamespacedName{}, podWritten: map[types.UID][]byte{}}
+}
+
+// podHostsFile is the /etc/hosts of one meshed pod: its sidecar's view of
+// the cluster (meshed destinations at addresses of its own sidecar). It
+// is written before it is returned, and kept up to date until remove.
+func (d *dnsTable) podHostsFile(uid types.UID, pod types.NamespacedName) (string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.podFiles[uid] = pod
+	return d.podFilePath(uid), d.writeLocked(pod.Namespace)
+}
+
+func (d *dnsTable) podFilePath(uid types.UID) string {
+	return filepath.Join(d.dir, "pod-"+string(uid)+".hosts")
+}
+
+// refresh rewrites the files whose content changed: the mesh's set of
+// meshed pods changed.
+func (d *dnsTable) refresh() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.writeLocked("")
 }
 
 // hostsFile is the /etc/hosts of the pods in namespace ns.
@@ -68,11 +99,29 @@ func (d *dnsTable) add(pod *corev1.Pod, ip string, headless func(ns, svc string)
 func (d *dnsTable) remove(uid types.UID) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if _, ok := d.podFiles[uid]; ok {
+		delete(d.podFiles, uid)
+		delete(d.podWritten, uid)
+		_ = os.Remove(d.podFilePath(uid))
+	}
 	if _, ok := d.records[uid]; !ok {
 		return nil
 	}
 	delete(d.records, uid)
 	return d.writeLocked("")
+}
+
+// lookup is the address of hostname.subdomain in namespace ns, as the
+// hosts files have it: only a pod that exists and holds an address has one.
+func (d *dnsTable) lookup(ns, hostname, subdomain string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, r := range d.records {
+		if r.ns == ns && r.hostname == hostname && r.subdomain == subdomain {
+			return r.ip, true
+		}
+	}
+	return "", false
 }
 
 // writeLocked rewrites every namespace's file whose content changed (and
@@ -99,16 +148,34 @@ func (d *dnsTable) writeLocked(ns string) error {
 		}
 		d.written[n] = content
 	}
+	if d.view == nil || len(d.podFiles) == 0 {
+		return nil
+	}
+	records := d.recordsLocked()
+	for uid, pod := range d.podFiles {
+		content := hostsFileContent(pod.Namespace, records, d.view(pod, records))
+		if bytes.Equal(d.podWritten[uid], content) {
+			continue
+		}
+		if err := os.WriteFile(d.podFilePath(uid), content, 0o644); err != nil {
+			return err
+		}
+		d.podWritten[uid] = content
+	}
 	return nil
 }
 
-// contentLocked is the hosts file seen from namespace ns.
-func (d *dnsTable) contentLocked(ns string) []byte {
+func (d *dnsTable) recordsLocked() []dnsRecord {
 	records := make([]dnsRecord, 0, len(d.records))
 	for _, r := range d.records {
 		records = append(records, r)
 	}
-	return hostsFileContent(ns, records, func(r dnsRecord) string { return r.ip })
+	return records
+}
+
+// contentLocked is the hosts file seen from namespace ns.
+func (d *dnsTable) contentLocked(ns string) []byte {
+	return hostsFileContent(ns, d.recordsLocked(), func(r dnsRecord) string { return r.ip })
 }
 
 // hostsFileContent is a hosts file seen from namespace ns: every pod in

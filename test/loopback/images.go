@@ -45,3 +45,26 @@ func binaryFor(dir, image string) (path, version string, err error) {
 	}
 	return path, version, nil
 }
+
+// executableIn says whether command, the first word of a container's
+// command or exec hook, names the image's nats-server as the container
+// runtime would find it: by PATH (both official images have nats-server on
+// it), or at the path the image has it, /usr/local/bin/nats-server in the
+// alpine variants, /nats-server in the scratch ones. Anything else does not
+// exist in the image; the error is the runtime's.
+func executableIn(image, command string) error {
+	if command == "nats-server" {
+		return nil
+	}
+	at := "/nats-server"
+	if strings.Contains(image[strings.LastIndex(image, ":")+1:], "alpine") {
+		at = "/usr/local/bin/nats-server"
+	}
+	if command == at {
+		return nil
+	}
+	if strings.Contains(command, "/") {
+		return fmt.Errorf("exec: %q: stat %s: no such file or directory", command, command)
+	}
+	return fmt.Errorf("exec: %q: executable file not found in $PATH", command)
+}

@@ -20,3 +20,24 @@ func TestImageVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestExecutableIn(t *testing.T) {
+	for _, tc := range []struct {
+		image, command string
+		ok             bool
+	}{
+		{"nats:2.15.3-alpine", "nats-server", true},
+		{"nats:2.15.3-alpine", "/usr/local/bin/nats-server", true},
+		{"nats:2.15.3-alpine", "/nats-server", false},
+		{"nats:2.15.3", "/nats-server", true},
+		{"nats:2.15.3", "/usr/local/bin/nats-server", false},
+		{"registry:5000/nats:2.15.3-scratch", "/nats-server", true},
+		{"nats:2.15.3-alpine", "/usr/bin/nats-server", false},
+		{"nats:2.15.3-alpine", "nats", false},
+		{"nats:2.15.3-alpine", "sh", false},
+	} {
+		if err := executableIn(tc.image, tc.command); (err == nil) != tc.ok {
+			t.Errorf("executableIn(%q, %q) = %v, want ok=%v", tc.image, tc.command, err, tc.ok)
+		}
+	}
+}

@@ -26,7 +26,7 @@ const nodeIP = "127.0.0.1"
 type kubelet struct {
 	cs           kubernetes.Interface
 	node         string
-	dir          string // pods/, claims/, logs/ below it
+	dir          string // pods/, claims/, claim-images/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
 	// refreshDelay is the shortest delay before a pod sees a change of its
 	// ConfigMap and Secret volumes (volume_refresh.go).
@@ -35,6 +35,7 @@ type kubelet struct {
 	dns          *dnsTable
 	reaper       *reaper
 	log          *fileLog
+	mesh         *Mesh // the mesh model, when the cluster runs Istio
 
 	factory    informers.SharedInformerFactory
 	configMaps corelisters.ConfigMapLister
@@ -52,6 +53,10 @@ type kubelet struct {
 	workers  map[types.UID]*podWorker
 	finished map[types.UID]bool // workers that ended: late events are ignored
 	binding  map[types.UID]bool
+	// bindAgain: a binding was asked for while one was in flight.
+	bindAgain map[types.UID]bool
+
+	claimMounts claimMounts
 }
 
 func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *addressBook, r *reaper, log *fileLog) *kubelet {
@@ -60,13 +65,14 @@ func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *
 		dns:          newDNSTable(filepath.Join(dir, "dns")),
 		refreshDelay: DefaultConfigRefreshDelay,
 		workers:      map[types.UID]*podWorker{}, finished: map[types.UID]bool{}, binding: map[types.UID]bool{},
+		bindAgain: map[types.UID]bool{},
 	}
 }
 
 // start registers the node and begins watching pods.
 func (k *kubelet) start(ctx context.Context) error {
 	k.ctx, k.cancel = context.WithCancel(ctx)
-	for _, sub := range []string{"pods", "claims", "logs", "dns"} {
+	for _, sub := range []string{"pods", "claims", "claim-images", "logs", "dns"} {
 		if err := os.MkdirAll(filepath.Join(k.dir, sub), 0o755); err != nil {
 			return err
 		}
@@ -128,6 +134,7 @@ func (k *kubelet) stop() {
 	}
 	k.cancel()
 	k.wg.Wait()
+	k.unmountClaims()
 	if k.factory != nil {
 		k.factory.Shutdown()
 	}
@@ -218,7 +225,7 @@ func (k *kubelet) kickNamespace(ns string) {
 	}
 }
 
-// onClaimDeleted removes the claim's directory: the data goes with the
+// onClaimDeleted removes the claim's filesystem: the data goes with the
 // claim, as a dynamically provisioned volume would with policy Delete.
 func (k *kubelet) onClaimDeleted(obj any) {
 	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -228,8 +235,8 @@ func (k *kubelet) onClaimDeleted(obj any) {
 	if !ok {
 		return
 	}
-	k.logf("claim %s/%s deleted, removing its directory", claim.Namespace, claim.Name)
-	_ = os.RemoveAll(k.claimDir(claim))
+	k.logf("claim %s/%s deleted, removing its filesystem", claim.Namespace, claim.Name)
+	k.removeClaim(claim)
 }
 
 // signal sends sig to the nats process of the pod named ns/name.

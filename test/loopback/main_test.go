@@ -9,7 +9,8 @@ import (
 
 // The kubelet's own tests share one cluster, started by the first test
 // that needs one (the unit tests need none), and stopped after all of
-// them, when nothing it started may be left running.
+// them, when nothing it started may be left running. It runs Istio's
+// injector: only pods labelled for injection are changed by it.
 var shared struct {
 	once    sync.Once
 	cluster *Cluster
@@ -20,7 +21,7 @@ func sharedCluster(t *testing.T) *Cluster {
 	t.Helper()
 	shared.once.Do(func() {
 		if shared.err = BuildNatsServers("", os.Stderr); shared.err == nil {
-			shared.cluster, shared.err = New(Options{})
+			shared.cluster, shared.err = New(Options{Istio: true})
 		}
 	})
 	if shared.err != nil {
@@ -32,9 +33,14 @@ func sharedCluster(t *testing.T) *Cluster {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if shared.cluster != nil {
+		dir := shared.cluster.Dir
 		shared.cluster.Stop()
+		if left, err := mountsUnder(dir); err != nil || len(left) > 0 {
+			fmt.Fprintf(os.Stderr, "claims left mounted after Stop: %v (%v)\n", left, err)
+			code = 1
+		}
 	}
-	if left := childrenNamed("nats-server", "kube-controller-manager", "controller", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
+	if left := childrenNamed("nats-server", "kube-controller-manager", "controller", "inject", "kube-apiserver", "etcd", "bash"); len(left) > 0 {
 		fmt.Fprintf(os.Stderr, "processes left running after Stop: %v\n", left)
 		code = 1
 	}

@@ -34,10 +34,15 @@ type Mesh struct {
 
 // meshWorkload is what a sidecar knows of its pod.
 type meshWorkload struct {
-	Pod            types.NamespacedName
+	Pod types.NamespacedName
+	// IP is the pod's own address (its incarnation's), which the sidecar
+	// holds.
+	IP             string
 	ServiceAccount string
 	Labels         map[string]string
 	Ports          []int32 // every port the pod's containers declare
+	// AppProbers are the app probes the agent serves, by path.
+	AppProbers map[string]appProber
 }
 
 func newMesh(addrs *addressBook, logf func(string, ...any)) (*Mesh, error) {
@@ -70,15 +75,6 @@ func (m *Mesh) mode(w meshWorkload, port int32) MTLSMode {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return effectiveMode(m.policies, w.Pod.Namespace, w.Labels, port)
-}
-
-// PodIP is where a pod is reached: its sidecar when it has one.
-func (m *Mesh) PodIP(ns, pod string) string {
-	ip, err := m.addrs.address(ns, pod)
-	if err != nil {
-		panic(err)
-	}
-	return ip
 }
 
 // AppIP is where a meshed pod's application listens, reachable only by
@@ -139,9 +135,13 @@ func (m *Mesh) startSidecar(w meshWorkload) (*sidecar, error) {
 		return nil, err
 	}
 	s := &sidecar{m: m, w: w, cert: cert, id: spiffeID(w.Pod.Namespace, w.ServiceAccount),
-		podIP: m.PodIP(w.Pod.Namespace, w.Pod.Name), appIP: m.AppIP(w.Pod.Namespace, w.Pod.Name),
+		podIP: w.IP, appIP: m.AppIP(w.Pod.Namespace, w.Pod.Name),
 		outbound: map[types.NamespacedName][]net.Listener{}, conns: map[*proxiedConn]bool{}}
 	if err := s.listenInbound(); err != nil {
+		s.closeListeners()
+		return nil, err
+	}
+	if err := s.startAgent(); err != nil {
 		s.closeListeners()
 		return nil, err
 	}

@@ -68,12 +68,14 @@ func newMeshLab(t *testing.T) *meshLab {
 // sidecar or not; its sidecar starts at once, before its server.
 func (l *meshLab) pod(name string, meshed bool) *labPod {
 	l.t.Helper()
+	ip, err := l.mesh.addrs.address(labNS, name)
+	must(l.t, err)
 	p := &labPod{meshed: meshed, logPath: filepath.Join(l.dir, name+".log"), w: meshWorkload{
-		Pod: types.NamespacedName{Namespace: labNS, Name: name}, ServiceAccount: "nats",
+		Pod: types.NamespacedName{Namespace: labNS, Name: name}, IP: ip, ServiceAccount: "nats",
 		Labels: map[string]string{"app": "nats"}, Ports: []int32{4222, 6222, 8222},
 	}}
 	l.pods[name] = p
-	l.records = append(l.records, dnsRecord{ns: labNS, pod: name, hostname: name, subdomain: "nats", ip: l.mesh.PodIP(labNS, name)})
+	l.records = append(l.records, dnsRecord{ns: labNS, pod: name, hostname: name, subdomain: "nats", ip: ip})
 	if meshed {
 		_, err := l.mesh.startSidecar(p.w)
 		must(l.t, err)
@@ -87,7 +89,7 @@ func (l *meshLab) listenIP(p *labPod) string {
 	if p.meshed {
 		return l.mesh.AppIP(labNS, p.w.Pod.Name)
 	}
-	return l.mesh.PodIP(labNS, p.w.Pod.Name)
+	return p.w.IP
 }
 
 // start runs the pod's nats-server, routed to every pod declared so far.

@@ -7,9 +7,11 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/url"
 	"time"
 )
@@ -118,4 +120,36 @@ func (ca *meshCA) verifyPeer(rawCerts [][]byte) (string, error) {
 		return "", errors.New("mesh: the peer certificate carries no SPIFFE identity")
 	}
 	return leaf.URIs[0].String(), nil
+}
+
+// servingCert is a certificate for an HTTPS server at ip, signed by the
+// mesh root, as istiod signs its own webhook's serving certificate: the
+// webhook's caBundle is the mesh root. PEM certificate and key.
+func (ca *meshCA) servingCert(ip net.IP) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl, err := certTemplate(pkix.Name{CommonName: "istiod"})
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl.IPAddresses = []net.IP{ip}
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// rootPEM is the mesh root, as istiod publishes it (istio-ca-root-cert).
+func (ca *meshCA) rootPEM() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})
 }

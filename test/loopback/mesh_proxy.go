@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -27,7 +28,11 @@ type sidecar struct {
 	inbound  []net.Listener
 	outbound map[types.NamespacedName][]net.Listener
 	conns    map[*proxiedConn]bool
+	agents   []*http.Server // the agent's and Envoy's health ports
 	stopped  bool
+	// crashed: the proxy process is gone (Cluster.KillProxy) while the pod
+	// stays in the mesh; nothing listens on its ports.
+	crashed bool
 }
 
 // proxiedConn is one connection the sidecar carries, from the side that
@@ -70,7 +75,7 @@ func (s *sidecar) listenOutbound(dst meshWorkload) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stopped || s.outbound[dst.Pod] != nil {
+	if s.stopped || s.crashed || s.outbound[dst.Pod] != nil {
 		return nil
 	}
 	for _, port := range dst.Ports {
@@ -140,7 +145,7 @@ func (s *sidecar) serveInbound(conn net.Conn, port int32) {
 // serveOutbound carries a connection of this pod's application to a meshed
 // destination's sidecar in mTLS, verifying that it is dst's identity.
 func (s *sidecar) serveOutbound(conn net.Conn, dst meshWorkload, port int32) {
-	to := net.JoinHostPort(s.m.PodIP(dst.Pod.Namespace, dst.Pod.Name), strconv.Itoa(int(port)))
+	to := net.JoinHostPort(dst.IP, strconv.Itoa(int(port)))
 	s.forward(&proxiedConn{from: conn, port: port}, to, s.clientTLS(spiffeID(dst.Pod.Namespace, dst.ServiceAccount)))
 }
 
@@ -260,6 +265,7 @@ func (s *sidecar) closeListeners() {
 	for _, l := range ls {
 		_ = l.Close()
 	}
+	s.stopAgent()
 }
 
 // drain refuses new connections at once, keeps established ones for

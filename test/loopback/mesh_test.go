@@ -29,7 +29,7 @@ func TestMeshPermissiveHangsServerFirstClient(t *testing.T) {
 	l := newMeshLab(t)
 	p := l.pod("nats-0", true)
 	l.start(p)
-	addr := l.mesh.PodIP(labNS, "nats-0") + ":4222"
+	addr := l.pods["nats-0"].w.IP + ":4222"
 
 	if line, err := firstLine(addr, "", silenceWindow); err == nil || line != "" {
 		t.Fatalf("a plaintext client got %q (%v) from a PERMISSIVE port: it must wait for its first bytes forever", line, err)
@@ -49,7 +49,7 @@ func TestMeshStrictRefusesClientsOutsideTheMesh(t *testing.T) {
 	l := newMeshLab(t)
 	p := l.pod("nats-0", true)
 	l.start(p)
-	addr := l.mesh.PodIP(labNS, "nats-0") + ":4222"
+	addr := l.pods["nats-0"].w.IP + ":4222"
 	l.mesh.SetPeerAuthentications([]PeerAuthentication{{Namespace: labNS, Name: "nats", Selector: map[string]string{"app": "nats"}, Mode: ModeStrict}})
 
 	if line, err := firstLine(addr, "", silenceWindow); line != "" {
@@ -98,7 +98,7 @@ func TestMeshedClientReachesMeshedServerOverMTLS(t *testing.T) {
 	l := newMeshLab(t)
 	p := l.pod("nats-0", true)
 	l.start(p)
-	addr := l.mesh.PodIP(labNS, "nats-0") + ":4222"
+	addr := l.pods["nats-0"].w.IP + ":4222"
 	l.mesh.SetPeerAuthentications([]PeerAuthentication{{Namespace: labNS, Name: "nats", Selector: map[string]string{"app": "nats"}, Mode: ModeStrict}})
 
 	client, err := l.mesh.Client("apps", "publisher")

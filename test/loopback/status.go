@@ -66,7 +66,11 @@ func (w *podWorker) podStatus() corev1.PodStatus {
 	if !w.startTime.IsZero() {
 		st.StartTime = ptr.To(metav1.NewTime(w.startTime))
 	}
-	allReady := true
+	initStatuses, initialized, sidecarsReady := w.initContainerStatuses()
+	st.InitContainerStatuses = initStatuses
+	// Native sidecars' readiness counts toward the pod's, as Kubernetes
+	// counts restartable init containers'.
+	allReady := sidecarsReady
 	// A container waiting that never ran keeps the pod Pending, as the
 	// kubelet's phase does (one waiting again after a run counts as run).
 	anyRunning, anyNeverRan, allExited, allSucceeded := false, false, true, true
@@ -92,7 +96,7 @@ func (w *podWorker) podStatus() corev1.PodStatus {
 	}
 	st.Conditions = []corev1.PodCondition{
 		w.condition(corev1.PodReadyToStartContainers, w.sandboxReady && !(w.terminating && allExited)),
-		w.condition(corev1.PodInitialized, true),
+		w.condition(corev1.PodInitialized, initialized),
 		w.condition(corev1.ContainersReady, allReady),
 		w.condition(corev1.PodReady, allReady),
 		w.condition(corev1.PodScheduled, true),
@@ -125,6 +129,9 @@ func (w *podWorker) condition(t corev1.PodConditionType, ok bool) corev1.PodCond
 // container as running (and ready) from the moment the pod's volumes exist
 // until the server has stopped.
 func (w *podWorker) containerStatus(c *corev1.Container) corev1.ContainerStatus {
+	if c.Name == istioProxyContainer && w.proxy.has {
+		return w.proxyStatus(c)
+	}
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: "loopback://" + c.Image}
 	if c.Name != natsContainerName {
 		switch {

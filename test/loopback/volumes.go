@@ -16,7 +16,8 @@ import (
 
 // Volumes are directories: emptyDir and ConfigMap/Secret volumes under the
 // pod's directory, gone with the pod; claims under the harness's claims
-// directory, one per claim UID, gone only with the claim.
+// directory, one per claim UID, each a filesystem of the claim's size
+// (claims.go), gone only with the claim.
 
 // volumeDirs is the directory of each of the pod's volumes, by name.
 func (w *podWorker) volumeDirs(pod *corev1.Pod) (map[string]string, error) {
@@ -32,11 +33,19 @@ func (w *podWorker) volumeDirs(pod *corev1.Pod) (map[string]string, error) {
 			if claim.DeletionTimestamp != nil {
 				return nil, fmt.Errorf("volume %s: persistentvolumeclaim %q is being deleted", v.Name, name)
 			}
-			dirs[v.Name] = w.k.claimDir(claim)
+			dir, err := w.k.claimVolume(claim)
+			if err != nil {
+				return nil, fmt.Errorf("volume %s: %w", v.Name, err)
+			}
+			dirs[v.Name] = dir
 		case v.ConfigMap != nil, v.Secret != nil, v.Projected != nil, v.EmptyDir != nil:
 			dirs[v.Name] = filepath.Join(w.dir, "volumes", v.Name)
+		case v.DownwardAPI != nil:
+			// Only Istio's proxy mounts this here (its pod info): a plain
+			// directory, since the proxy is the model's.
+			dirs[v.Name] = filepath.Join(w.dir, "volumes", v.Name)
 		default:
-			return nil, fmt.Errorf("volume %s: only configMap, secret, projected (of those two), emptyDir and persistentVolumeClaim volumes are supported here", v.Name)
+			return nil, fmt.Errorf("volume %s: only configMap, secret, projected (of those two), emptyDir, persistentVolumeClaim (and, for Istio's proxy, downwardAPI) volumes are supported here", v.Name)
 		}
 	}
 	return dirs, nil
@@ -143,8 +152,12 @@ func (w *podWorker) volumeFiles(ns string, v corev1.Volume) (files map[string][]
 				maps.Copy(fromConfigMap, allOf(part))
 			case src.Secret != nil:
 				part, err = w.secretFiles(ns, src.Secret.Name, src.Secret.Optional, src.Secret.Items)
+			case src.ServiceAccountToken != nil, src.DownwardAPI != nil:
+				// Istio's proxy token and pod info: the proxy is the
+				// model's and reads neither.
+				continue
 			default:
-				err = fmt.Errorf("only configMap and secret sources are supported here")
+				err = fmt.Errorf("only configMap and secret sources (and, for Istio's proxy, serviceAccountToken and downwardAPI) are supported here")
 			}
 			if err != nil {
 				return nil, nil, err

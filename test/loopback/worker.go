@@ -38,8 +38,11 @@ type podWorker struct {
 	// stoppedAt is when the last container stopped during deletion.
 	stoppedAt   time.Time
 	nats        natsContainer
+	proxy       proxyState // Istio's istio-proxy (mesh_kubelet.go)
 	terminating bool
-	status      statusWriter
+	// terminatingSince is when the deletion began.
+	terminatingSince time.Time
+	status           statusWriter
 }
 
 func newPodWorker(k *kubelet, pod *corev1.Pod) *podWorker {
@@ -141,20 +144,25 @@ func (w *podWorker) sync(ctx context.Context) (wake time.Time, done bool) {
 	if w.startTime.IsZero() {
 		w.startTime = now
 	}
+	_, _ = w.proxyGate(now)
 	retry := w.syncContainer(ctx, now)
+	if _, wake := w.proxyGate(now); !wake.IsZero() && (retry.IsZero() || wake.Before(retry)) {
+		retry = wake
+	}
 	w.writeStatus(ctx)
 	return retry, false
 }
 
-// claimAddress takes the pod's stable address once no earlier pod's
-// process uses it.
+// claimAddress gives the pod an address of its own once no earlier pod of
+// its name holds one (its process still runs, on the same claims), and
+// its DNS name from then on.
 func (w *podWorker) claimAddress() bool {
-	ip, err := w.k.addrs.address(w.key.Namespace, w.key.Name)
+	ip, ok, err := w.k.addrs.acquire(w.key, w.uid)
 	if err != nil {
 		w.nats.waitingFor("ContainerCreating", err.Error())
 		return false
 	}
-	if !w.k.addrs.acquire(ip, w.uid) {
+	if !ok {
 		return false
 	}
 	w.ip, w.holdsIP = ip, true
@@ -170,24 +178,37 @@ func (w *podWorker) claimAddress() bool {
 func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 	now := time.Now()
 	if !w.terminating {
-		w.terminating = true
+		w.terminating, w.terminatingSince = true, now
 		grace := time.Duration(deletionGrace(w.pod)) * time.Second
 		w.nats.stop(w, "pod deleted", grace, now)
 		w.k.logf("%s: terminating, grace period %s", w.key, grace)
 	}
 	if w.nats.run != nil {
-		if !w.nats.killAt.IsZero() && !now.Before(w.nats.killAt) {
+		if w.nats.killDue(now) {
 			w.k.logf("%s: grace period over, SIGKILL", w.key)
 			w.nats.run.proc.kill()
 			w.nats.killAt = time.Time{}
 		}
+		w.proxyTerminating(ctx, now)
 		w.writeStatus(ctx)
-		return w.nats.killAt, false // the exit arrives as an event
+		return w.nats.wakeForKill(), false // the exit arrives as an event
+	}
+	if w.nats.hookPending {
+		return time.Time{}, false // the hook's end arrives as an event
+	}
+	if !w.proxyTerminating(ctx, now) {
+		w.writeStatus(ctx)
+		return time.Time{}, false // the proxy's exit arrives as an event
 	}
 	if w.stoppedAt.IsZero() {
 		w.stoppedAt = now
 	}
 	w.writeStatus(ctx)
+	// The name goes before the pod does: cluster DNS never answers for a
+	// pod that no longer exists.
+	if err := w.k.dns.remove(w.uid); err != nil {
+		w.k.logf("%s: writing the hosts files: %v", w.key, err)
+	}
 	if !w.k.deletePod(ctx, w.pod) {
 		return now.Add(time.Second), false
 	}
@@ -204,17 +225,18 @@ func (w *podWorker) shutdown() {
 		w.nats.run.cancel()
 		w.nats.run = nil
 	}
+	w.shutdownProxy()
 	w.finish()
 }
 
-// finish gives back what the pod held: its address, its directory (claims
-// live elsewhere), its place in the kubelet.
+// finish gives back what the pod held: its DNS name, then its address,
+// its directory (claims live elsewhere), its place in the kubelet.
 func (w *podWorker) finish() {
 	if w.holdsIP {
 		if err := w.k.dns.remove(w.uid); err != nil {
 			w.k.logf("%s: writing the hosts files: %v", w.key, err)
 		}
-		w.k.addrs.release(w.ip, w.uid)
+		w.k.addrs.release(w.key, w.uid)
 		w.holdsIP = false
 	}
 	w.k.removePodDir(w.dir)

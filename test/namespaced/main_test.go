@@ -12,17 +12,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/rbac"
 )
 
@@ -42,8 +40,8 @@ var (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
-	root := repoRoot()
+	inprocess.SetTestLogger()
+	root := inprocess.RepoRoot()
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
@@ -72,7 +70,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	operatorCfg = rbac.Config(cfg)
-	mgr, err := manager.New(operatorCfg, manager.Options{
+	stop, err := inprocess.Start(ctrl.SetupSignalHandler(), operatorCfg, manager.Options{
 		MetricsBindAddress: "0", HealthProbeBindAddress: "0",
 		WatchNamespaces: []string{watchedA, watchedB},
 		// The suite's nats-server runs on 127.0.0.1.
@@ -82,35 +80,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		return 1
 	}
 	return code
-}
-
-func zapLevel() zapcore.Level {
-	if os.Getenv("KUBENATS_TEST_LOG") != "" {
-		return -1
-	}
-	return 2
-}
-
-func repoRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			panic("no go.mod above " + dir)
-		}
-		dir = parent
-	}
 }

@@ -1,0 +1,280 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+)
+
+// MeshPolicy is a PeerAuthentication mode as Istio spells it; "" is no
+// policy at all.
+type MeshPolicy string
+
+const (
+	NoPolicy   MeshPolicy = ""
+	Permissive MeshPolicy = "PERMISSIVE"
+	Strict     MeshPolicy = "STRICT"
+)
+
+// MeshPod is one server pod as the mesh sees it.
+type MeshPod struct {
+	Name string
+	// Injected: Istio's injector gave the pod a sidecar (its
+	// sidecar.istio.io/status annotation).
+	Injected bool
+	// ProxyReady: the istio-proxy container, or the native sidecar init
+	// container, is ready.
+	ProxyReady  bool
+	Ready       bool
+	Terminating bool
+	// Outdated: it runs an older template than the StatefulSet's; the
+	// rollout will replace it.
+	Outdated bool
+}
+
+// MeshObservation is what one mesh decision is made from.
+type MeshObservation struct {
+	// Enabled: spec.mesh.istio is set; Target is its mode.
+	Enabled bool
+	Target  MeshPolicy
+	// Installed: the API server serves Istio's PeerAuthentication.
+	Installed bool
+	// Generation of the NatsCluster's spec.
+	Generation int64
+	// Policy is the live PeerAuthentication's mode, and
+	// RolledBackGeneration the generation STRICT was rolled back for, as
+	// recorded on it.
+	Policy               MeshPolicy
+	RolledBackGeneration int64
+	// StatefulSetExists and TemplateSidecars: the live StatefulSet, and
+	// whether its pod template asks for sidecars.
+	StatefulSetExists bool
+	TemplateSidecars  bool
+	// Want is the number of servers the spec asks for.
+	Want int
+	Pods []MeshPod
+	// MissingRoute names two servers without a route between them;
+	// Unsettled what keeps JetStream from being settled. "" when all is
+	// well (or when there is nothing to check).
+	MissingRoute string
+	Unsettled    string
+	// UnhealthyFor is how long the cluster has been in trouble under
+	// STRICT (MeshStep.Unhealthy of the earlier passes); RollbackAfter is
+	// how long the operator bears it before going back to PERMISSIVE.
+	UnhealthyFor  time.Duration
+	RollbackAfter time.Duration
+}
+
+// MeshStep is what the mesh should look like after this pass.
+type MeshStep struct {
+	// Policy is the PeerAuthentication mode to have, NoPolicy to have none.
+	Policy MeshPolicy
+	// Sidecars: the pod template asks for sidecars.
+	Sidecars bool
+	// RolledBackGeneration is recorded on the policy.
+	RolledBackGeneration int64
+	// Condition is MeshReady; Reason "" means no condition at all (a
+	// cluster outside the mesh, with nothing of it left).
+	Ready   bool
+	Reason  string
+	Message string
+	// Unhealthy says why the cluster is in trouble under STRICT now; the
+	// controller times it for UnhealthyFor.
+	Unhealthy string
+}
+
+// MeshReady reasons (the API's names).
+const (
+	reasonIstioNotInstalled  = "IstioNotInstalled"
+	reasonWaitingForSidecars = "WaitingForSidecars"
+	reasonPermissive         = "Permissive"
+	reasonStrict             = "Strict"
+	reasonRolledBack         = "RolledBack"
+	reasonDisabling          = "Disabling"
+)
+
+// Mesh decides the next stage of a cluster's way into the mesh or out of it:
+//   - in: the policy comes first, PERMISSIVE; only then does the pod
+//     template ask for sidecars (a new cluster gets both at once: its
+//     policy is applied before its StatefulSet), and the rollout replaces
+//     the servers one at a time; STRICT only once every server has a ready
+//     sidecar, every route is up and JetStream is settled. Never straight
+//     from no policy to STRICT;
+//   - under STRICT: a server without a sidecar cannot route (its peers
+//     refuse its plaintext), so the policy goes back to PERMISSIVE at once;
+//     routes down or JetStream unsettled for RollbackAfter, outside a
+//     rollout, do the same. Either is recorded for the spec's generation:
+//     STRICT is tried again only after the spec changes;
+//   - out: PERMISSIVE first, then the template without sidecars, rolled
+//     out; the policy goes once no server has a sidecar left.
+func Mesh(o MeshObservation) MeshStep {
+	if !o.Enabled {
+		return o.disable()
+	}
+	if !o.Installed {
+		return MeshStep{Sidecars: o.TemplateSidecars, Reason: reasonIstioNotInstalled,
+			Message: "spec.mesh.istio is set, but the API server does not serve Istio's PeerAuthentication (security.istio.io/v1): install Istio; nothing of the mesh is rendered until then"}
+	}
+	step := MeshStep{Policy: Permissive, Sidecars: o.TemplateSidecars || o.Policy != NoPolicy || !o.StatefulSetExists}
+	if o.Policy == Strict {
+		if s := o.serverWithoutSidecar(); s != "" {
+			return o.rollback(step, "server "+s+" has no sidecar, and its peers refuse its plaintext under STRICT")
+		}
+	}
+	if o.RolledBackGeneration != 0 && o.RolledBackGeneration == o.Generation {
+		step.RolledBackGeneration, step.Reason = o.RolledBackGeneration, reasonRolledBack
+		step.Message = "STRICT was rolled back to PERMISSIVE for this spec; it is tried again after the next change of the spec"
+		return step
+	}
+	missing := o.missingSidecar(step.Sidecars)
+	if o.Target == Permissive {
+		if missing != "" {
+			return waitingForSidecars(step, missing)
+		}
+		step.Ready, step.Reason, step.Message = true, reasonPermissive, "every server has a ready sidecar; mTLS PERMISSIVE as asked"
+		return step
+	}
+	if o.Policy == Strict {
+		return o.strict(step, missing)
+	}
+	if o.Policy != Permissive && missing == "" {
+		missing = "the PERMISSIVE policy is not in place yet"
+	}
+	if why := o.notYetStrict(missing); why != "" {
+		return waitingForSidecars(step, why+"; STRICT follows")
+	}
+	step.Policy, step.Ready, step.Reason = Strict, true, reasonStrict
+	step.Message = "every server has a ready sidecar, every route is up and JetStream is settled: mTLS STRICT"
+	return step
+}
+
+// strict keeps STRICT while the cluster holds, and rolls back when it has
+// been in trouble for too long.
+func (o MeshObservation) strict(step MeshStep, missing string) MeshStep {
+	trouble := missing
+	if trouble == "" {
+		trouble = o.notYetStrict("")
+	}
+	step.Policy, step.Reason = Strict, reasonStrict
+	if trouble == "" {
+		step.Ready, step.Message = true, "every server has a ready sidecar, every route is up and JetStream is settled: mTLS STRICT"
+		return step
+	}
+	step.Message = "under STRICT, " + trouble
+	if o.disrupted() {
+		return step // a rollout or a scale: its own gate waits for the cluster
+	}
+	step.Unhealthy = trouble
+	if o.UnhealthyFor >= o.RollbackAfter {
+		return o.rollback(step, fmt.Sprintf("%s for %s", trouble, o.UnhealthyFor.Round(time.Second)))
+	}
+	step.Message += fmt.Sprintf(" (for %s; back to PERMISSIVE after %s)", o.UnhealthyFor.Round(time.Second), o.RollbackAfter)
+	return step
+}
+
+func (o MeshObservation) rollback(step MeshStep, why string) MeshStep {
+	step.Policy, step.Ready, step.Unhealthy = Permissive, false, ""
+	step.RolledBackGeneration, step.Reason = o.Generation, reasonRolledBack
+	step.Message = "back to PERMISSIVE: " + why + "; STRICT is tried again after the next change of the spec"
+	return step
+}
+
+func waitingForSidecars(step MeshStep, why string) MeshStep {
+	step.Reason, step.Message = reasonWaitingForSidecars, "PERMISSIVE: "+why
+	return step
+}
+
+// notYetStrict is what keeps the cluster from STRICT, given missing.
+func (o MeshObservation) notYetStrict(missing string) string {
+	switch {
+	case missing != "":
+		return missing
+	case o.MissingRoute != "":
+		return "waiting for the routes: " + o.MissingRoute
+	case o.Unsettled != "":
+		return "waiting for JetStream to settle: " + o.Unsettled
+	}
+	return ""
+}
+
+// missingSidecar names the first server that is not yet in the mesh with
+// a ready sidecar, or what else is missing; "" when all are.
+func (o MeshObservation) missingSidecar(templateSidecars bool) string {
+	if !templateSidecars {
+		return "the servers get their sidecars once the PERMISSIVE policy is in place"
+	}
+	if len(o.Pods) < o.Want {
+		return fmt.Sprintf("waiting for %d of %d servers to exist", o.Want-len(o.Pods), o.Want)
+	}
+	for _, p := range o.Pods {
+		switch {
+		case p.Terminating:
+			return "server " + p.Name + " is being replaced"
+		case p.Outdated:
+			return "server " + p.Name + " waits for its turn in the rolling update"
+		case !p.Injected:
+			return "server " + p.Name + " has no sidecar"
+		case !p.ProxyReady:
+			return "the sidecar of server " + p.Name + " is not ready"
+		case !p.Ready:
+			return "server " + p.Name + " is not ready"
+		}
+	}
+	return ""
+}
+
+// serverWithoutSidecar is the first running server of the current
+// template that Istio did not inject.
+func (o MeshObservation) serverWithoutSidecar() string {
+	for _, p := range o.Pods {
+		if !p.Terminating && !p.Outdated && !p.Injected {
+			return p.Name
+		}
+	}
+	return ""
+}
+
+// disrupted: servers are being replaced or added, which the rollout's own
+// gate watches; trouble then is expected and not the mesh's doing.
+func (o MeshObservation) disrupted() bool {
+	if len(o.Pods) != o.Want {
+		return true
+	}
+	for _, p := range o.Pods {
+		if p.Terminating || p.Outdated {
+			return true
+		}
+	}
+	return false
+}
+
+// disable takes the cluster out of the mesh: PERMISSIVE first, then the
+// sidecars roll out, then the policy goes.
+func (o MeshObservation) disable() MeshStep {
+	injected := ""
+	for _, p := range o.Pods {
+		if p.Injected {
+			injected = p.Name
+			break
+		}
+	}
+	if !o.Installed {
+		// No policy can exist; nothing but the sidecars to take away.
+		if injected == "" {
+			return MeshStep{}
+		}
+		return MeshStep{Reason: reasonDisabling, Message: "spec.mesh.istio was removed: server " + injected + " still has a sidecar"}
+	}
+	if injected == "" && !o.TemplateSidecars && o.Policy == NoPolicy {
+		return MeshStep{}
+	}
+	step := MeshStep{Policy: Permissive, Sidecars: o.TemplateSidecars && o.Policy != Permissive, Reason: reasonDisabling}
+	switch {
+	case step.Sidecars:
+		step.Message = "spec.mesh.istio was removed: PERMISSIVE first, then the sidecars go"
+	case injected != "":
+		step.Message = "spec.mesh.istio was removed: PERMISSIVE while the sidecars roll out; server " + injected + " still has one"
+	default:
+		return MeshStep{} // no sidecar left: the policy goes
+	}
+	return step
+}

@@ -1,0 +1,190 @@
+package e2e_test
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	securityv1 "istio.io/client-go/pkg/apis/security/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// meshRollbackAfter is how long the suite's operator bears trouble under
+// STRICT (the shipped default is a minute): short, so that a rollback
+// scenario does not wait long, and still longer than a pass or two.
+const meshRollbackAfter = 20 * time.Second
+
+// meshTimeout bounds a migration: three servers replaced one at a time.
+const meshTimeout = 8 * time.Minute
+
+func istio(mtls v1alpha1.MeshMTLSMode) func(*v1alpha1.NatsClusterSpec) {
+	return func(s *v1alpha1.NatsClusterSpec) {
+		s.Mesh = &v1alpha1.MeshSpec{Istio: &v1alpha1.IstioMeshSpec{MTLS: mtls}}
+	}
+}
+
+// setMesh turns spec.mesh.istio on (mtls) or off ("-").
+func setMesh(t *testing.T, f *formed, mtls v1alpha1.MeshMTLSMode) {
+	t.Helper()
+	c := f.cluster
+	eventually(t, wait, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		if mtls == "-" {
+			c.Spec.Mesh = nil
+		} else {
+			istio(mtls)(&c.Spec)
+		}
+		return cluster.Client.Update(testCtx(t), c)
+	})
+}
+
+// policyMode is the mode of the cluster's PeerAuthentication, "" when
+// there is none.
+func policyMode(t *testing.T, f *formed) (string, error) {
+	var pa securityv1.PeerAuthentication
+	err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: f.cluster.Name}, &pa)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return pa.Spec.GetMtls().GetMode().String(), nil
+}
+
+// waitMeshReason waits for MeshReady's reason ("" for no condition).
+func waitMeshReason(t *testing.T, f *formed, reason string, timeout time.Duration) *v1alpha1.NatsCluster {
+	t.Helper()
+	c := f.cluster
+	eventually(t, timeout, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		got := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionMeshReady)
+		if reason == "" && got == nil || got != nil && got.Reason == reason {
+			return nil
+		}
+		return fmt.Errorf("MeshReady %+v, want reason %q", got, reason)
+	})
+	return c
+}
+
+// sidecarState is, for every server pod there is, whether it has a ready
+// sidecar.
+func sidecarState(t *testing.T, ns string) (map[string]bool, error) {
+	var pods corev1.PodList
+	if err := cluster.Client.List(testCtx(t), &pods, client.InNamespace(ns)); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, p := range pods.Items {
+		ready := false
+		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			if s.Name == render.IstioProxyContainer && s.Ready {
+				ready = true
+			}
+		}
+		out[p.Name] = p.Annotations[render.AnnotationIstioStatus] != "" && ready && p.DeletionTimestamp == nil
+	}
+	return out, nil
+}
+
+// meshGuard samples the policy and the pods until stopped, and records
+// every moment the policy was STRICT while a server lacked a ready
+// sidecar: the direct path the operator must never take.
+type meshGuard struct {
+	stop      chan struct{}
+	done      chan struct{}
+	mu        sync.Mutex
+	samples   int
+	strictAt  int
+	violation []string
+}
+
+func guardMesh(t *testing.T, f *formed) *meshGuard {
+	g := &meshGuard{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		for {
+			select {
+			case <-g.stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			// The pods first: a sidecar that is ready now was ready when
+			// the policy is read an instant later.
+			pods, err := sidecarState(t, f.ns)
+			if err != nil {
+				continue
+			}
+			mode, err := policyMode(t, f)
+			if err != nil {
+				continue
+			}
+			g.mu.Lock()
+			g.samples++
+			if mode == render.MeshPolicyStrict {
+				g.strictAt++
+				for name, ok := range pods {
+					if !ok && len(g.violation) < 10 {
+						g.violation = append(g.violation, fmt.Sprintf("%s STRICT while %s had no ready sidecar (%v)", time.Now().Format(time.StampMilli), name, pods))
+					}
+				}
+			}
+			g.mu.Unlock()
+		}
+	}()
+	t.Cleanup(g.halt)
+	return g
+}
+
+func (g *meshGuard) halt() {
+	select {
+	case <-g.stop:
+	default:
+		close(g.stop)
+	}
+	<-g.done
+}
+
+func (g *meshGuard) check(t *testing.T) {
+	t.Helper()
+	g.halt()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.samples == 0 {
+		t.Fatal("the mesh guard took no sample")
+	}
+	for _, v := range g.violation {
+		t.Error(v)
+	}
+	t.Logf("mesh guard: %d samples, %d under STRICT, every one with every server's sidecar ready", g.samples, g.strictAt)
+}
+
+// meshOptions make a NATS client a workload of the mesh with service
+// account sa of the test's namespace: mTLS to servers with a sidecar.
+// Servers the cluster gossips are ignored: they are the applications'
+// own addresses, which only their sidecars reach.
+func meshOptions(t *testing.T, f *formed, sa string) []nats.Option {
+	t.Helper()
+	dial, err := cluster.MeshDialer(f.ns, sa)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []nats.Option{nats.SetCustomDialer(dialerFunc(dial)), nats.IgnoreDiscoveredServers()}
+}
+
+type dialerFunc func(network, address string) (net.Conn, error)
+
+func (d dialerFunc) Dial(network, address string) (net.Conn, error) { return d(network, address) }

@@ -1,0 +1,92 @@
+package e2e_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/manager"
+)
+
+// statusHistory is every Ready condition a NatsCluster's status showed, as
+// a watch delivers them: what a user watching the resource saw, and when.
+type statusHistory struct {
+	mu    sync.Mutex
+	seen  []readySeen
+	total int
+}
+
+type readySeen struct {
+	at              time.Time
+	status, message string
+}
+
+// recordStatus watches c until the test ends.
+func recordStatus(t *testing.T, c *v1alpha1.NatsCluster) *statusHistory {
+	t.Helper()
+	h := &statusHistory{}
+	wc, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(testCtx(t), &v1alpha1.NatsClusterList{}, client.InNamespace(c.Namespace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			nc, ok := ev.Object.(*v1alpha1.NatsCluster)
+			if !ok || nc.Name != c.Name {
+				continue
+			}
+			ready := meta.FindStatusCondition(nc.Status.Conditions, v1alpha1.ConditionReady)
+			if ready == nil {
+				continue
+			}
+			h.mu.Lock()
+			h.seen = append(h.seen, readySeen{at: time.Now(), status: string(ready.Status), message: ready.Message})
+			h.mu.Unlock()
+		}
+	}()
+	return h
+}
+
+// said is the first Ready message seen in [from, until) that contains
+// every one of parts, "" for none.
+func (h *statusHistory) said(from, until time.Time, parts ...string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+next:
+	for _, s := range h.seen {
+		if s.at.Before(from) || !s.at.Before(until) {
+			continue
+		}
+		for _, p := range parts {
+			if !strings.Contains(s.message, p) {
+				continue next
+			}
+		}
+		return s.message
+	}
+	return ""
+}
+
+// between lists the Ready conditions seen in [from, until), for a failure.
+func (h *statusHistory) between(from, until time.Time) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var b strings.Builder
+	for _, s := range h.seen {
+		if !s.at.Before(from) && s.at.Before(until) {
+			fmt.Fprintf(&b, "  +%s %s %q\n", s.at.Sub(from).Round(time.Millisecond), s.status, s.message)
+		}
+	}
+	return b.String()
+}
