@@ -1,6 +1,7 @@
 package natsmon
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,6 +20,21 @@ const (
 	maxVarzBody = 1 << 20
 	maxJSZBody  = 16 << 20
 )
+
+// getJSON GETs url with c and decodes the answer into v, reading at most
+// limit bytes of it.
+func getJSON(ctx context.Context, c *http.Client, url string, limit int64, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return decodeJSON(resp, limit, v)
+}
 
 // decodeJSON decodes resp's body into v, reading at most limit bytes.
 func decodeJSON(resp *http.Response, limit int64, v any) error {

@@ -14,17 +14,8 @@ const JSZQuery = "/jsz?accounts=true&streams=true&consumers=true&raft=true&confi
 // FetchJSZ reads one server's JetStream view from its monitor port, at url
 // (JSZQuery on the server's monitor address).
 func FetchJSZ(ctx context.Context, c *http.Client, url string) (*server.JSInfo, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var info server.JSInfo
-	if err := decodeJSON(resp, maxJSZBody, &info); err != nil {
+	if err := getJSON(ctx, c, url, maxJSZBody, &info); err != nil {
 		return nil, err
 	}
 	return &info, nil

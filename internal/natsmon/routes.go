@@ -14,21 +14,12 @@ const maxRoutezBody = 4 << 20
 // FetchRoutePeers reads, from one server's /routez at url, the names of
 // the servers it has a route to.
 func FetchRoutePeers(ctx context.Context, c *http.Client, url string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var routez struct {
 		Routes []struct {
 			RemoteName string `json:"remote_name"`
 		} `json:"routes"`
 	}
-	if err := decodeJSON(resp, maxRoutezBody, &routez); err != nil {
+	if err := getJSON(ctx, c, url, maxRoutezBody, &routez); err != nil {
 		return nil, err
 	}
 	peers := make([]string, 0, len(routez.Routes))

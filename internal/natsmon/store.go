@@ -41,15 +41,6 @@ func (u StoreUse) Full() bool {
 // FetchStoreUse reads one server's file store use from its monitor port, at
 // url (StoreQuery on the server's monitor address).
 func FetchStoreUse(ctx context.Context, c *http.Client, url string) (StoreUse, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return StoreUse{}, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return StoreUse{}, err
-	}
-	defer resp.Body.Close()
 	var jsz struct {
 		Disabled bool   `json:"disabled"`
 		Storage  uint64 `json:"storage"`
@@ -57,7 +48,7 @@ func FetchStoreUse(ctx context.Context, c *http.Client, url string) (StoreUse, e
 			MaxStorage int64 `json:"max_storage"`
 		} `json:"config"`
 	}
-	if err := decodeJSON(resp, maxVarzBody, &jsz); err != nil {
+	if err := getJSON(ctx, c, url, maxVarzBody, &jsz); err != nil {
 		return StoreUse{}, err
 	}
 	return StoreUse{Used: jsz.Storage, Limit: jsz.Config.MaxStorage, JetStreamDisabled: jsz.Disabled}, nil

@@ -10,19 +10,10 @@ import (
 // FetchVersion reads one server's version from its monitor port, at url
 // (/varz on the server's monitor address).
 func FetchVersion(ctx context.Context, c *http.Client, url string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
 	var varz struct {
 		Version string `json:"version"`
 	}
-	if err := decodeJSON(resp, maxVarzBody, &varz); err != nil {
+	if err := getJSON(ctx, c, url, maxVarzBody, &varz); err != nil {
 		return "", err
 	}
 	return varz.Version, nil
@@ -46,15 +37,6 @@ type Loaded struct {
 
 // FetchLoaded reads what one server loaded from its /varz at url.
 func FetchLoaded(ctx context.Context, c *http.Client, url string) (Loaded, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return Loaded{}, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return Loaded{}, err
-	}
-	defer resp.Body.Close()
 	var varz struct {
 		ID              string            `json:"server_id"`
 		Metadata        map[string]string `json:"metadata"`
@@ -65,7 +47,7 @@ func FetchLoaded(ctx context.Context, c *http.Client, url string) (Loaded, error
 			TLSCertNotAfter time.Time `json:"tls_cert_not_after"`
 		} `json:"cluster"`
 	}
-	if err := decodeJSON(resp, maxVarzBody, &varz); err != nil {
+	if err := getJSON(ctx, c, url, maxVarzBody, &varz); err != nil {
 		return Loaded{}, err
 	}
 	if varz.ID == "" {
