@@ -11,6 +11,14 @@
 // One cluster and one operator serve the whole package (controller-runtime
 // allows one controller of a name per process); each test works in a
 // namespace of its own.
+//
+// Most tests run one after another: they time stalls and restarts, and a
+// test that restarts the operator must be alone. A few long ones that
+// mostly wait (for nats-server's five minutes before a removed peer may
+// rejoin, for a store to fill, for a broken mesh to be rolled back) call
+// t.Parallel: Go runs them after the sequential ones, two at a time
+// (-parallel defaults to GOMAXPROCS), so that the suite stays within its
+// time budget.
 package e2e_test
 
 import (

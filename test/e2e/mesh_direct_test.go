@@ -27,6 +27,8 @@ import (
 // sidecar. With the user's policy gone, the cluster heals and the
 // operator takes it to STRICT itself.
 func TestMeshDirectPathBreaksTheClusterAndTheGateNeverTakesIt(t *testing.T) {
+	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
+	t.Parallel()
 	f := formCluster(t)
 	direct := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "direct-path"},
 		Spec: securityapi.PeerAuthentication{

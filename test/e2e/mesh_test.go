@@ -64,6 +64,8 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 // says why, and the cluster recovers once the proxy is back; it stays
 // PERMISSIVE for this spec.
 func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
+	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
+	t.Parallel()
 	f := formCluster(t, istio(""))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
 	killed := time.Now()

@@ -30,6 +30,8 @@ const rejoinTimeout = 8 * time.Minute
 // with no stale or offline peer in the meta group or any group, and a full
 // mesh of routes.
 func TestScaleDownMovesReplicasAndLeadershipFirst(t *testing.T) {
+	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
+	t.Parallel()
 	sc := setUpScaleDown(t)
 	claims := sc.claimUIDs(t)
 	began := time.Now()

@@ -44,6 +44,8 @@ const storeClaim = "256Mi"
 // direct gets, which every replica answers, and deleting the stream (a
 // meta group operation) makes room.
 func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
+	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
+	t.Parallel()
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) {
 		size := resource.MustParse(storeClaim)
 		s.JetStream.FileStore.Size = &size
