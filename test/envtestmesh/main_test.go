@@ -14,16 +14,14 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	logf "sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/admission"
+	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/rbac"
 )
 
@@ -37,12 +35,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	level := 2
-	if os.Getenv("KUBENATS_TEST_LOG") != "" {
-		level = -1
-	}
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(level))))
-	root := repoRoot()
+	inprocess.SetTestLogger()
+	root := inprocess.RepoRoot()
 	istioCRDs, err := istioCRDFile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -71,17 +65,13 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	mgr, err := manager.New(rbac.Config(cfg), manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0"})
+	stop, err := inprocess.Start(ctrl.SetupSignalHandler(), rbac.Config(cfg), manager.Options{MetricsBindAddress: "0", HealthProbeBindAddress: "0"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(ctrl.SetupSignalHandler())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 	code := m.Run()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "manager:", err)
 		return 1
 	}
@@ -96,18 +86,4 @@ func istioCRDFile() (string, error) {
 		return "", fmt.Errorf("locating istio.io/api: %w", err)
 	}
 	return filepath.Join(strings.TrimSpace(string(out)), "kubernetes", "customresourcedefinitions.gen.yaml"), nil
-}
-
-func repoRoot() string {
-	dir, _ := os.Getwd()
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			panic("no go.mod above " + dir)
-		}
-		dir = parent
-	}
 }
