@@ -56,16 +56,8 @@ func startCertManager(ctx context.Context, env *envtest.Environment, cfg *rest.C
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	admin, err := env.ControlPlane.AddUser(envtest.User{Name: "loopback:cert-manager", Groups: []string{"system:masters"}}, nil)
+	kubeconfigPath, err := adminKubeconfig(env, dir, "cert-manager")
 	if err != nil {
-		return nil, err
-	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
-	kubeconfigPath := filepath.Join(dir, "cert-manager.kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return nil, err
 	}
 	readyFile := filepath.Join(dir, "cert-manager.ready")

@@ -75,16 +75,8 @@ func startControlPlane(ctx context.Context, o Options, dir string, r *reaper, lo
 }
 
 func (cp *controlPlane) startControllerManager(ctx context.Context, o Options, dir string, r *reaper) error {
-	admin, err := cp.env.ControlPlane.AddUser(envtest.User{Name: "loopback:kube-controller-manager", Groups: []string{"system:masters"}}, nil)
+	kubeconfigPath, err := adminKubeconfig(cp.env, dir, "kube-controller-manager")
 	if err != nil {
-		return err
-	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		return err
-	}
-	kubeconfigPath := filepath.Join(dir, "kube-controller-manager.kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return err
 	}
 	cp.kcmLog = filepath.Join(dir, "logs", "kube-controller-manager.log")

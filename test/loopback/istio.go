@@ -79,16 +79,8 @@ func startIstio(ctx context.Context, env *envtest.Environment, cfg *rest.Config,
 	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
 		return nil, err
 	}
-	admin, err := env.ControlPlane.AddUser(envtest.User{Name: "loopback:istiod", Groups: []string{"system:masters"}}, nil)
+	kubeconfigPath, err := adminKubeconfig(env, dir, "istiod")
 	if err != nil {
-		return nil, err
-	}
-	kubeconfig, err := admin.KubeConfig()
-	if err != nil {
-		return nil, err
-	}
-	kubeconfigPath := filepath.Join(dir, "istiod.kubeconfig")
-	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
 		return nil, err
 	}
 	ready := filepath.Join(dir, "istiod.ready")

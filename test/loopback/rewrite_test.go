@@ -117,7 +117,17 @@ func parseConf(t *testing.T, conf string) *server.Options {
 	for _, env := range []string{"SERVER_NAME", "NATS_PASSWORD", "NATS_SYSTEM_PASSWORD", "NATS_TOKEN"} {
 		t.Setenv(env, "x"+strings.ToLower(env))
 	}
-	path := filepath.Join(t.TempDir(), "nats.conf")
+	dir := t.TempDir()
+	// The users.conf that nats.conf includes in mode users, as the pods
+	// mount it beside nats.conf.
+	users, _, err := render.UsersConf(&v1alpha1.NatsCluster{}, render.Credentials{Client: "a", System: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, render.UsersConfKey), []byte(users), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "nats.conf")
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
