@@ -205,21 +205,25 @@ func (p *placements) lastBefore(at time.Time) (placementSample, bool) {
 // 10 s), and nothing moves a replica off it on its own meanwhile.
 const stillHolding = 5 * time.Second
 
-// atDeletion is the look that tells what a server deleted at `at` held: the
-// last complete sample after `since` (its evacuation) and before the
-// delete call or, when the groups could not all be read in that time (a
-// meta leader election, a move's last step), the first one taken in the
-// stillHolding window after it.
+// atDeletion is the look that tells what a server deleted at `at` held:
+// the first complete sample taken in the stillHolding window after the
+// delete call (the server still holds then what it held at the call, and
+// a move the operator had not waited for still shows it as a peer) or,
+// when the groups could not all be read in that window, the last complete
+// one after `since` (its evacuation) and before the call. A sample before
+// the call can be seconds old (a JetStream API timeout during a meta
+// election), so it comes second.
 func (p *placements) atDeletion(since, at time.Time) (placementSample, bool) {
-	if last, ok := p.lastBefore(at); ok && last.at.After(since) {
-		return last, true
-	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	for _, s := range p.samples {
 		if !s.at.Before(at) && s.at.Before(at.Add(stillHolding)) {
+			p.mu.Unlock()
 			return s, true
 		}
+	}
+	p.mu.Unlock()
+	if last, ok := p.lastBefore(at); ok && last.at.After(since) {
+		return last, true
 	}
 	return placementSample{}, false
 }
