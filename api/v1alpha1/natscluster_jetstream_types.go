@@ -1,0 +1,83 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// JetStreamSpec configures persistence.
+type JetStreamSpec struct {
+	// Enabled turns JetStream on (the default).
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// FileStore is the persistent store, one claim per server.
+	// +kubebuilder:default={}
+	// +optional
+	FileStore FileStoreSpec `json:"fileStore,omitempty"`
+
+	// MemoryStore limits JetStream's memory store. Unset: nats-server's default.
+	// +optional
+	MemoryStore *MemoryStoreSpec `json:"memoryStore,omitempty"`
+
+	// Domain is the JetStream domain, for leafnode topologies.
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]{1,64}$`
+	// +optional
+	Domain string `json:"domain,omitempty"`
+
+	// AllowedNamespaces may reference this cluster from JetStream resources in
+	// other namespaces. "*" allows every namespace.
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^(\*|[a-z0-9]([-a-z0-9]*[a-z0-9])?)$`
+	// +listType=set
+	// +optional
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+}
+
+// PVCRetentionPolicy says what happens to the claims when servers go away.
+// +kubebuilder:validation:Enum=Retain;Delete
+type PVCRetentionPolicy string
+
+const (
+	// PVCRetain keeps the claims (the default): data outlives the cluster.
+	PVCRetain PVCRetentionPolicy = "Retain"
+	// PVCDelete removes the claims with the cluster and on scale-down.
+	PVCDelete PVCRetentionPolicy = "Delete"
+)
+
+// FileStoreSpec is JetStream's file store.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.size) || !has(self.size) || quantity(string(self.size)).compareTo(quantity(string(oldSelf.size))) >= 0",message="fileStore.size may grow but not shrink"
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="fileStore.storageClassName is immutable"
+type FileStoreSpec struct {
+	// Size of each server's claim. JetStream's max_file_store is less than
+	// this: 5% of it plus 256Mi (at most half of it) is left for the
+	// filesystem and nats-server's Raft logs (README, "Storage").
+	// +kubebuilder:default="10Gi"
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('1Pi')) <= 0",message="fileStore.size must be at most 1Pi"
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+
+	// StorageClassName of the claims. Unset: the cluster's default class.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	StorageClassName *string `json:"storageClassName,omitempty"`
+
+	// PVCRetentionPolicy is Retain (default) or Delete, for deletion of the
+	// cluster and for scale-down alike.
+	// +kubebuilder:default=Retain
+	// +optional
+	PVCRetentionPolicy PVCRetentionPolicy `json:"pvcRetentionPolicy,omitempty"`
+}
+
+// MemoryStoreSpec limits JetStream's memory store.
+type MemoryStoreSpec struct {
+	// Size is JetStream's max_memory_store.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="memoryStore.size must be positive"
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).compareTo(quantity('16Ti')) <= 0",message="memoryStore.size must be at most 16Ti"
+	Size resource.Quantity `json:"size"`
+}
