@@ -2,6 +2,7 @@ package render_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,9 +66,17 @@ func TestObjectsAcceptsSizesAtTheBounds(t *testing.T) {
 // TestQuantityBoundsMatchTheCRD: the CEL rules of the API carry the bounds
 // the operator checks, so admission and the operator agree.
 func TestQuantityBoundsMatchTheCRD(t *testing.T) {
-	api, err := os.ReadFile("../../api/v1alpha1/natscluster_types.go")
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob("../../api/v1alpha1/natscluster*_types.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the API's type files: %v %v", files, err)
+	}
+	var api []byte
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		api = append(api, data...)
 	}
 	for _, q := range []resource.Quantity{render.MaxFileStore, render.MaxMemoryStore, render.MinMemoryLimit, render.MaxMemoryLimit} {
 		if !strings.Contains(string(api), "quantity('"+q.String()+"')") {
