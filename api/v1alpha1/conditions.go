@@ -24,7 +24,8 @@ const (
 const (
 	ReasonConfigLoaded = "ConfigLoaded"
 	// ReasonReloadPending: a server still runs an older configuration;
-	// the kubelet may not have refreshed its files yet.
+	// the kubelet may not have refreshed its files yet. Ready says it too
+	// while a server runs older files (not only an older certificate).
 	ReasonReloadPending = "ReloadPending"
 	// ReasonReloadStalled: pending for longer than a kubelet needs to
 	// refresh mounted files; the operator keeps reloading.

@@ -123,7 +123,7 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// is no reason not to look (plan.Reload leaves outdated servers to it).
 	if applyErr == nil && want != nil {
 		var retry time.Duration
-		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, obs.StatefulSet, pods, want)
+		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, &obs, pods, want)
 		result.RequeueAfter = soonest(result.RequeueAfter, retry)
 	}
 	// What the servers report (a hang, a store filling up or emptied by a

@@ -77,8 +77,10 @@ func loadedMarks(l natsmon.Loaded) plan.Marks {
 
 // reloadConfig confirms, and brings about by reload, that every server
 // runs the current configuration. It returns the ConfigLoaded verdict and
-// when to look again.
-func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, pods []corev1.Pod, want plan.Marks) (status.Verdict, time.Duration) {
+// when to look again, and fills in which servers are known to run older
+// files or certificates (o.ConfigBehind, o.CertificatesBehind).
+func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.NatsCluster, o *status.ClusterObservation, pods []corev1.Pod, want plan.Marks) (status.Verdict, time.Duration) {
+	sts := o.StatefulSet
 	key := fmt.Sprint(want)
 	podSet := podUIDs(pods)
 	mem := r.reloadMemory(c.UID, key)
@@ -89,7 +91,8 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 	if err != nil {
 		return configNotLoaded(v1alpha1.ReasonReloadPending, "waiting for the servers' access: "+err.Error()), settleRetry
 	}
-	obs := plan.ReloadObservation{Want: want, PendingFor: time.Since(mem.since), CanReload: render.HasSystemUser(c)}
+	obs := plan.ReloadObservation{Want: want, PendingFor: time.Since(mem.since), CanReload: render.HasSystemUser(c),
+		ReadyMarks: []string{render.MetadataConfigKey, render.MetadataUsersKey}}
 	ids := map[string]string{}
 	for i := range pods {
 		p := &pods[i]
@@ -126,6 +129,7 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 		}
 		d = plan.Reload(obs)
 	}
+	o.ConfigBehind, o.CertificatesBehind = d.Behind, d.BehindOtherwise
 	if d.Loaded {
 		r.confirm(c.UID, key, podSet)
 		return configLoaded(), 0

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -35,6 +36,11 @@ type ReloadObservation struct {
 	// user); without one a server that loaded an old file waits for its
 	// restart.
 	CanReload bool
+	// ReadyMarks are the marks a current server must report before the
+	// cluster may say Ready: those of the files that decide what clients
+	// meet (nats.conf, users.conf). A renewed certificate not yet loaded is
+	// not among them: the old one still serves, and is still valid.
+	ReadyMarks []string
 }
 
 // ReloadDecision is what to do now, and what to tell.
@@ -49,6 +55,13 @@ type ReloadDecision struct {
 	Stalled bool
 	// RetryIn is when to look again; zero when Loaded.
 	RetryIn time.Duration
+	// Behind names the current servers that answered with an older mark
+	// of one of ReadyMarks: until they load the files, a client holding
+	// the credentials the operator just wrote can be refused by them.
+	Behind []string
+	// BehindOtherwise names the current servers that answered with every
+	// one of ReadyMarks but an older other mark (a certificate).
+	BehindOtherwise []string
 }
 
 // Reload timing. The kubelet refreshes a mounted ConfigMap or Secret up to
@@ -81,12 +94,21 @@ func Reload(o ReloadObservation) ReloadDecision {
 	var waiting []string
 	retry := interval
 	for _, s := range o.Servers {
+		if s.Answered && !s.Outdated {
+			switch {
+			case !s.Marks.Have(pick(o.Want, o.ReadyMarks)):
+				d.Behind = append(d.Behind, s.Name)
+			case !s.Marks.Have(o.Want):
+				d.BehindOtherwise = append(d.BehindOtherwise, s.Name)
+			}
+		}
 		switch {
 		case !s.Answered:
 			waiting = append(waiting, s.Name+" (no answer)")
 		case s.Marks.Have(o.Want):
 			continue
 		case s.Outdated:
+			// The rollout replaces it; Ready waits for that already.
 			waiting = append(waiting, s.Name+" (to be replaced by the rolling update)")
 		case !o.CanReload:
 			waiting = append(waiting, s.Name+" (loaded an older configuration; it is read at the next restart)")
@@ -95,7 +117,7 @@ func Reload(o ReloadObservation) ReloadDecision {
 			waiting = append(waiting, s.Name+" (reloading)")
 		default:
 			retry = min(retry, interval-s.SinceLoad)
-			waiting = append(waiting, s.Name+" (runs an older configuration; the kubelet may not have refreshed its files yet)")
+			waiting = append(waiting, s.Name+" (runs an older "+strings.Join(s.Marks.Differ(o.Want), ", ")+"; the kubelet may not have refreshed its files yet)")
 		}
 	}
 	if len(waiting) == 0 {
@@ -108,6 +130,29 @@ func Reload(o ReloadObservation) ReloadDecision {
 	}
 	d.RetryIn = max(retry, ReloadMinInterval)
 	return d
+}
+
+// pick is the part of m under keys.
+func pick(m Marks, keys []string) Marks {
+	out := Marks{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Differ lists, sorted, the wanted marks m does not hold.
+func (m Marks) Differ(want Marks) []string {
+	var out []string
+	for k, v := range want {
+		if m[k] != v {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Have reports whether m holds every wanted mark.

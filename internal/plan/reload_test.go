@@ -36,7 +36,7 @@ func TestReload(t *testing.T) {
 			reload: []string{"n-0"}, retryAtMin: ReloadMinInterval},
 		{name: "a server reloaded moments ago with old files waits for the kubelet, no hot loop",
 			obs:        ReloadObservation{Want: want, CanReload: true, PendingFor: 20 * time.Second, Servers: []ReloadServer{old("n-0", 2*time.Second)}},
-			retryAtMin: 8 * time.Second, retryAtMax: 8 * time.Second, waiting: "may not have refreshed"},
+			retryAtMin: 8 * time.Second, retryAtMax: 8 * time.Second, waiting: "n-0 (runs an older config; the kubelet may not have refreshed"},
 		{name: "the interval grows with the time pending, up to the cap",
 			obs:        ReloadObservation{Want: want, CanReload: true, PendingFor: 10 * time.Minute, Servers: []ReloadServer{old("n-0", 5*time.Second)}},
 			stalled:    true,
@@ -93,5 +93,54 @@ func TestReloadInterval(t *testing.T) {
 		if got := ReloadInterval(pending); got != want {
 			t.Errorf("ReloadInterval(%s) = %s, want %s", pending, got, want)
 		}
+	}
+}
+
+// TestReloadBehind: which current servers are known to run older files (a
+// client with the new credentials may be refused there) or only an older
+// certificate; not one the rollout replaces, nor one that did not answer.
+func TestReloadBehind(t *testing.T) {
+	want := Marks{"config": "c2", "users": "u2", "cert": "2027"}
+	ready := []string{"config", "users"}
+	server := func(name string, m Marks) ReloadServer {
+		return ReloadServer{Name: name, Answered: true, Marks: m, SinceLoad: time.Minute}
+	}
+	for _, tc := range []struct {
+		name            string
+		obs             ReloadObservation
+		behind          []string
+		behindOtherwise []string
+	}{
+		{name: "every server confirmed",
+			obs: ReloadObservation{Servers: []ReloadServer{server("n-0", want)}}},
+		{name: "an older users file holds Ready",
+			obs:    ReloadObservation{Servers: []ReloadServer{server("n-0", want), server("n-1", Marks{"config": "c2", "users": "u1", "cert": "2027"})}},
+			behind: []string{"n-1"}},
+		{name: "an older nats.conf holds Ready",
+			obs:    ReloadObservation{Servers: []ReloadServer{server("n-0", Marks{"config": "c1", "users": "u2", "cert": "2027"})}},
+			behind: []string{"n-0"}},
+		{name: "a server that never said which files it read holds Ready",
+			obs:    ReloadObservation{Servers: []ReloadServer{server("n-0", Marks{})}},
+			behind: []string{"n-0"}},
+		{name: "a certificate not yet reloaded is behind otherwise",
+			obs:             ReloadObservation{Servers: []ReloadServer{server("n-0", Marks{"config": "c2", "users": "u2", "cert": "2026"})}},
+			behindOtherwise: []string{"n-0"}},
+		{name: "older files and an older certificate: behind, once",
+			obs:    ReloadObservation{Servers: []ReloadServer{server("n-0", Marks{"config": "c1", "users": "u2", "cert": "2026"})}},
+			behind: []string{"n-0"}},
+		{name: "an outdated server is the rollout's, not this",
+			obs: ReloadObservation{Servers: []ReloadServer{{Name: "n-0", Answered: true, Outdated: true, Marks: Marks{"config": "c1"}}}}},
+		{name: "a silent server is not known to be behind",
+			obs: ReloadObservation{Servers: []ReloadServer{{Name: "n-0"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, canReload := range []bool{true, false} {
+				tc.obs.Want, tc.obs.ReadyMarks, tc.obs.CanReload = want, ready, canReload
+				d := Reload(tc.obs)
+				if !slices.Equal(d.Behind, tc.behind) || !slices.Equal(d.BehindOtherwise, tc.behindOtherwise) {
+					t.Errorf("CanReload %v: Behind = %v, BehindOtherwise = %v; want %v, %v", canReload, d.Behind, d.BehindOtherwise, tc.behind, tc.behindOtherwise)
+				}
+			}
+		})
 	}
 }

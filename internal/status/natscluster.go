@@ -2,9 +2,11 @@ package status
 
 import (
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -40,6 +42,16 @@ type ClusterObservation struct {
 	// ConfigLoaded says whether every server confirmed it loaded the
 	// current configuration; Unknown when the pass did not look.
 	ConfigLoaded Verdict
+	// ConfigBehind names the current servers known to run older files
+	// than the operator wrote last: Ready waits for them.
+	ConfigBehind []string
+	// CertificatesBehind names the current servers that still serve an
+	// older certificate than the one mounted. Ready waits for them only
+	// while it is not True yet (a cluster forming, a rollout): a server
+	// reloaded then can refuse a client in the middle of connecting. Once
+	// Ready, a renewal loaded seconds late does not turn it False: the
+	// old certificate is still valid.
+	CertificatesBehind []string
 	// Stores is what the ready servers reported of their JetStream file
 	// stores, by server; a server that did not answer is absent.
 	Stores map[string]natsmon.StoreUse
@@ -117,11 +129,27 @@ func readiness(o ClusterObservation, want int32, lbPending bool, certs Verdict) 
 	if msg := rolloutPending(o.StatefulSet, want); msg != "" {
 		return notReady(v1alpha1.ReasonProgressing, msg)
 	}
+	if len(o.ConfigBehind) > 0 {
+		return notReady(v1alpha1.ReasonReloadPending, fmt.Sprintf("%s not loaded the configuration and credentials written last yet",
+			haveOrHas(o.ConfigBehind)))
+	}
+	if len(o.CertificatesBehind) > 0 && !meta.IsStatusConditionTrue(o.Cluster.Status.Conditions, v1alpha1.ConditionReady) {
+		return notReady(v1alpha1.ReasonReloadPending, fmt.Sprintf("%s not loaded the certificates mounted last yet",
+			haveOrHas(o.CertificatesBehind)))
+	}
 	if lbPending {
 		return notReady(v1alpha1.ReasonLoadBalancerPending, "the LoadBalancer has no external address yet")
 	}
 	return Verdict{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady,
 		Message: fmt.Sprintf("%d of %d servers ready", want, want)}
+}
+
+// haveOrHas is "a has", "a, b have".
+func haveOrHas(names []string) string {
+	if len(names) == 1 {
+		return names[0] + " has"
+	}
+	return strings.Join(names, ", ") + " have"
 }
 
 // rolloutPending says what the StatefulSet still waits for, or "" when every

@@ -35,6 +35,11 @@ func natsCluster(replicas int32, mutate ...func(*v1alpha1.NatsCluster)) *v1alpha
 	return c.WithDefaults()
 }
 
+// wasReady: the status already said Ready.
+func wasReady(c *v1alpha1.NatsCluster) {
+	c.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady}}
+}
+
 func withServiceType(t v1alpha1.ServiceType) func(*v1alpha1.NatsCluster) {
 	return func(c *v1alpha1.NatsCluster) { c.Spec.Service.Type = t }
 }
@@ -115,6 +120,40 @@ func TestNatsClusterReadyConditionAndPhase(t *testing.T) {
 				Hung: "server orders-1 does not answer its monitor port within 3s"},
 			wantStatus: metav1.ConditionFalse, wantReason: v1alpha1.ReasonServerHung,
 			wantMessage: "orders-1 does not answer", wantPhase: v1alpha1.PhaseInstalling,
+		},
+		{
+			name: "a server still on the files from before the last write holds Ready, named",
+			obs: ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3),
+				ConfigBehind: []string{"orders-0"}},
+			wantStatus: metav1.ConditionFalse, wantReason: v1alpha1.ReasonReloadPending,
+			wantMessage: "orders-0 has not loaded", wantPhase: v1alpha1.PhaseInstalling,
+		},
+		{
+			name: "a forming cluster waits for every server to serve the certificates mounted",
+			obs: ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3),
+				CertificatesBehind: []string{"orders-1", "orders-2"}},
+			wantStatus: metav1.ConditionFalse, wantReason: v1alpha1.ReasonReloadPending,
+			wantMessage: "orders-1, orders-2 have not loaded the certificates", wantPhase: v1alpha1.PhaseInstalling,
+		},
+		{
+			name: "a Ready cluster stays Ready while a renewed certificate is being loaded",
+			obs: ClusterObservation{Cluster: natsCluster(3, wasReady), StatefulSet: settled(3, 3),
+				CertificatesBehind: []string{"orders-1"}},
+			wantStatus: metav1.ConditionTrue, wantReason: v1alpha1.ReasonReady, wantPhase: v1alpha1.PhaseReady,
+		},
+		{
+			name: "a Ready cluster is not Ready while a server runs older files",
+			obs: ClusterObservation{Cluster: natsCluster(3, wasReady), StatefulSet: settled(3, 3),
+				ConfigBehind: []string{"orders-1"}},
+			wantStatus: metav1.ConditionFalse, wantReason: v1alpha1.ReasonReloadPending,
+			wantMessage: "orders-1 has not loaded the configuration", wantPhase: v1alpha1.PhaseInstalling,
+		},
+		{
+			name: "servers behind yield to a rollout, which replaces them anyway",
+			obs: ClusterObservation{Cluster: natsCluster(3), ConfigBehind: []string{"orders-0", "orders-2"},
+				StatefulSet: changed(settled(3, 3), func(s *appsv1.StatefulSet) { s.Status.UpdatedReplicas = 1 })},
+			wantStatus: metav1.ConditionFalse, wantReason: v1alpha1.ReasonProgressing,
+			wantMessage: "1 of 3 servers updated", wantPhase: v1alpha1.PhaseInstalling,
 		},
 		{
 			name: "rollout with fewer updated replicas than desired",

@@ -36,6 +36,7 @@ func TestRotatedPasswordReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := snapshot(t, f)
+	history := recordStatus(t, f.cluster)
 
 	secret.StringData = map[string]string{"password": second}
 	if err := cluster.Client.Update(testCtx(t), secret); err != nil {
@@ -56,6 +57,13 @@ func TestRotatedPasswordReloads(t *testing.T) {
 		return everyServer(f, first, false)
 	})
 	t.Logf("ConfigLoaded True %.2fs after the rotation: %s", time.Since(changed).Seconds(), loaded.Message)
+	// Ready said so too: a client that waits for Ready before it uses the
+	// new password is never refused. (ConfigLoaded and Ready are written
+	// together, and the servers were just seen to accept it.)
+	if said := history.said(changed, time.Now(), "not loaded the configuration and credentials written last"); said == "" {
+		t.Errorf("Ready never said a server was still on the old password; it showed:\n%s", history.between(changed, time.Now()))
+	}
+	waitClusterReady(t, f.cluster, wait)
 	poll.Holds(t, 3*time.Second, func() error { return everyServer(f, first, false) })
 
 	after := snapshot(t, f)
