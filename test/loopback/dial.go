@@ -115,7 +115,7 @@ func (c *Cluster) serviceEndpoint(ctx context.Context, ns, name string, port int
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !(isReady(pod) || svc.Spec.PublishNotReadyAddresses) {
+		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !(PodReady(pod) || svc.Spec.PublishNotReadyAddresses) {
 			continue
 		}
 		if target, ok := targetPort(pod, sp); ok {
@@ -144,7 +144,8 @@ func targetPort(pod *corev1.Pod, sp *corev1.ServicePort) (int, bool) {
 	return int(sp.Port), true
 }
 
-func isReady(pod *corev1.Pod) bool {
+// PodReady says whether pod's Ready condition is True.
+func PodReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

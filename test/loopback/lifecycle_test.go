@@ -241,7 +241,7 @@ func readyPod(t *testing.T, c *Cluster, ns, name string, restarts int32) *corev1
 		if err := c.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
 			return err
 		}
-		if pod.DeletionTimestamp != nil || !isReady(pod) || len(pod.Status.ContainerStatuses) == 0 {
+		if pod.DeletionTimestamp != nil || !PodReady(pod) || len(pod.Status.ContainerStatuses) == 0 {
 			return fmt.Errorf("pod %s not ready: %+v", name, pod.Status.Conditions)
 		}
 		if got := pod.Status.ContainerStatuses[0].RestartCount; got != restarts {
