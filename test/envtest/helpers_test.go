@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -95,6 +96,32 @@ func readyCondition(t *testing.T, c *v1alpha1.NatsCluster, status metav1.Conditi
 		}
 		return nil
 	})
+	return c
+}
+
+// readyMessage is the status, reason and message of c's Ready condition
+// now (the error, or that there is none, as the message).
+func readyMessage(t *testing.T, c *v1alpha1.NatsCluster) (metav1.ConditionStatus, string, string) {
+	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
+		return "", "", err.Error()
+	}
+	ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+	if ready == nil {
+		return "", "", "no Ready condition"
+	}
+	return ready.Status, ready.Reason, ready.Message
+}
+
+// oneServerCluster creates a NatsCluster of one server without JetStream
+// in a fresh namespace: the smallest cluster, for tests that play its
+// StatefulSet and pod by hand.
+func oneServerCluster(t *testing.T) *v1alpha1.NatsCluster {
+	t.Helper()
+	c := natsCluster(namespace(t), "nats", func(s *v1alpha1.NatsClusterSpec) {
+		s.Replicas = ptr.To[int32](1)
+		s.JetStream.Enabled = ptr.To(false)
+	})
+	create(t, c)
 	return c
 }
 
