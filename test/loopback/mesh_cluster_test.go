@@ -184,13 +184,7 @@ func assertMeshedRoundTrip(t *testing.T, c *Cluster, addr string) {
 	if err != nil {
 		t.Fatalf("meshed client: %v", err)
 	}
-	defer nc.Close()
-	sub, err := nc.SubscribeSync("mesh.test")
-	must(t, err)
-	must(t, nc.Publish("mesh.test", []byte("hello")))
-	if msg, err := sub.NextMsg(5 * time.Second); err != nil || string(msg.Data) != "hello" {
-		t.Fatalf("meshed round trip: %v, %v", msg, err)
-	}
+	assertRoundTrip(t, nc)
 }
 
 func getPod(t *testing.T, c *Cluster, ns, name string) *corev1.Pod {

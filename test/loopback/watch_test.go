@@ -3,7 +3,6 @@ package loopback
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kubenats/kubenats/test/poll"
 )
@@ -29,16 +27,7 @@ type seenEvent struct {
 // Added, later changes of each listed kind follow in order with the time
 // they were received, and another namespace's are not shown.
 func TestWatchNamespaceDeliversEachListedKind(t *testing.T) {
-	root, err := findRepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s")}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := bareAPIServer(t).Config
 	k8s, err := client.New(cfg, client.Options{})
 	if err != nil {
 		t.Fatal(err)
