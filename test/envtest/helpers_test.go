@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testns"
 )
 
 // eventually polls check until it returns nil, failing the test with the
@@ -31,11 +32,7 @@ const wait = 30 * time.Second
 // namespace makes a fresh namespace for one test.
 func namespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.TrimRight(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	name := testns.Name(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
