@@ -10,10 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -37,27 +35,16 @@ type namespaceWatch struct {
 func watchNamespace(b *testing.B, lc *loopback.Cluster, ns string) *namespaceWatch {
 	b.Helper()
 	w := &namespaceWatch{podReady: map[string]time.Time{}, wasReady: map[string]bool{}, readyCh: make(chan struct{}), timeline: newFormationTimeline()}
-	wc, err := client.NewWithWatch(lc.Config, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
 	w.ctx = ctx
-	for _, list := range []client.ObjectList{&corev1.PodList{}, &v1alpha1.NatsClusterList{}, &appsv1.StatefulSetList{},
-		&corev1.SecretList{}, &corev1.ConfigMapList{}, &corev1.ServiceList{}} {
-		events, err := wc.Watch(ctx, list, client.InNamespace(ns))
-		if err != nil {
-			b.Fatal(err)
+	if err := lc.WatchNamespace(ctx, ns, func(ev watch.Event, at time.Time) {
+		if ev.Type == watch.Added || ev.Type == watch.Modified {
+			w.observe(ev.Object, at)
 		}
-		go func() {
-			defer events.Stop()
-			for ev := range events.ResultChan() {
-				if ev.Type == watch.Added || ev.Type == watch.Modified {
-					w.observe(ev.Object, time.Now())
-				}
-			}
-		}()
+	}, &corev1.PodList{}, &v1alpha1.NatsClusterList{}, &appsv1.StatefulSetList{},
+		&corev1.SecretList{}, &corev1.ConfigMapList{}, &corev1.ServiceList{}); err != nil {
+		b.Fatal(err)
 	}
 	return w
 }
@@ -68,12 +55,7 @@ func (w *namespaceWatch) observe(obj any, at time.Time) {
 	w.timeline.observe(obj, at)
 	switch o := obj.(type) {
 	case *corev1.Pod:
-		ready := false
-		for _, c := range o.Status.Conditions {
-			if c.Type == corev1.PodReady {
-				ready = c.Status == corev1.ConditionTrue
-			}
-		}
+		ready := loopback.PodReady(o)
 		// A turn to Ready after the NatsCluster's (a pod restarted) is not
 		// the one its Ready followed.
 		if ready && !w.wasReady[o.Name] && (w.clusterReady.IsZero() || !at.After(w.clusterReady)) {

@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testns"
 )
 
 // eventually polls check until it returns nil, failing the test with the
@@ -41,11 +41,7 @@ func testCtx(t *testing.T) context.Context {
 // in a real cluster) unless the test failed, to leave it for a look.
 func namespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.TrimRight(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	name := testns.Name(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := cluster.Client.Create(testCtx(t), ns); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // killedCount is how many messages the killed server holds.
@@ -106,8 +108,8 @@ func waitRestarted(t *testing.T, ns string, before *corev1.Pod) *corev1.Pod {
 			return fmt.Errorf("nats container status %+v, want restartCount %d", cs, restarts+1)
 		case cs.LastTerminationState.Terminated == nil || cs.LastTerminationState.Terminated.Signal != int32(syscall.SIGKILL):
 			return fmt.Errorf("last termination %+v, want by SIGKILL", cs.LastTerminationState.Terminated)
-		case cs.State.Running == nil || !podReady(p):
-			return fmt.Errorf("nats container %+v, pod Ready %t", cs.State, podReady(p))
+		case cs.State.Running == nil || !loopback.PodReady(p):
+			return fmt.Errorf("nats container %+v, pod Ready %t", cs.State, loopback.PodReady(p))
 		}
 		return nil
 	})

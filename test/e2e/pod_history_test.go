@@ -11,9 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // podHistory is every change to a namespace's pods, as a watch delivers
@@ -46,28 +45,19 @@ type stopInterval struct {
 func recordPods(t *testing.T, ns string) *podHistory {
 	t.Helper()
 	h := &podHistory{}
-	wc, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(testCtx(t), &corev1.PodList{}, client.InNamespace(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			e := podEvent{at: time.Now(), name: p.Name, uid: p.UID,
-				deleting: ev.Type == watch.Deleted || p.DeletionTimestamp != nil, gone: ev.Type == watch.Deleted, ready: podReady(p) && ev.Type != watch.Deleted}
-			h.mu.Lock()
-			h.events = append(h.events, e)
-			h.mu.Unlock()
+	if err := cluster.WatchNamespace(testCtx(t), ns, func(ev watch.Event, at time.Time) {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return
 		}
-	}()
+		e := podEvent{at: at, name: p.Name, uid: p.UID,
+			deleting: ev.Type == watch.Deleted || p.DeletionTimestamp != nil, gone: ev.Type == watch.Deleted, ready: loopback.PodReady(p) && ev.Type != watch.Deleted}
+		h.mu.Lock()
+		h.events = append(h.events, e)
+		h.mu.Unlock()
+	}, &corev1.PodList{}); err != nil {
+		t.Fatal(err)
+	}
 	return h
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // rolloutTimeout bounds replacing every server one after the other, each
@@ -107,7 +108,7 @@ func TestRestartSettingReplacesPods(t *testing.T) {
 			if p.UID == before.pods[pod].UID {
 				return fmt.Errorf("%s not replaced yet", pod)
 			}
-			if !podReady(p) {
+			if !loopback.PodReady(p) {
 				return fmt.Errorf("%s replaced, not Ready yet", pod)
 			}
 		}

@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/manager"
 )
 
 // statusHistory is every Ready condition a NatsCluster's status showed, as
@@ -31,30 +30,21 @@ type readySeen struct {
 func recordStatus(t *testing.T, c *v1alpha1.NatsCluster) *statusHistory {
 	t.Helper()
 	h := &statusHistory{}
-	wc, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(testCtx(t), &v1alpha1.NatsClusterList{}, client.InNamespace(c.Namespace))
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		defer w.Stop()
-		for ev := range w.ResultChan() {
-			nc, ok := ev.Object.(*v1alpha1.NatsCluster)
-			if !ok || nc.Name != c.Name {
-				continue
-			}
-			ready := meta.FindStatusCondition(nc.Status.Conditions, v1alpha1.ConditionReady)
-			if ready == nil {
-				continue
-			}
-			h.mu.Lock()
-			h.seen = append(h.seen, readySeen{at: time.Now(), status: string(ready.Status), message: ready.Message})
-			h.mu.Unlock()
+	if err := cluster.WatchNamespace(testCtx(t), c.Namespace, func(ev watch.Event, at time.Time) {
+		nc, ok := ev.Object.(*v1alpha1.NatsCluster)
+		if !ok || nc.Name != c.Name {
+			return
 		}
-	}()
+		ready := meta.FindStatusCondition(nc.Status.Conditions, v1alpha1.ConditionReady)
+		if ready == nil {
+			return
+		}
+		h.mu.Lock()
+		h.seen = append(h.seen, readySeen{at: at, status: string(ready.Status), message: ready.Message})
+		h.mu.Unlock()
+	}, &v1alpha1.NatsClusterList{}); err != nil {
+		t.Fatal(err)
+	}
 	return h
 }
 

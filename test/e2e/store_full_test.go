@@ -22,6 +22,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // storeClaim is the claim of each server in the full-store test: small,
@@ -261,7 +262,7 @@ func checkServersUntouched(t *testing.T, f *formed, before map[string]*corev1.Po
 			t.Fatalf("%s was replaced", name)
 		case now == nil || was == nil || now.RestartCount != was.RestartCount:
 			t.Fatalf("%s: nats container %+v, restarted since %+v", name, now, was)
-		case !podReady(p):
+		case !loopback.PodReady(p):
 			t.Fatalf("%s is not Ready: %+v", name, p.Status.Conditions)
 		}
 	}

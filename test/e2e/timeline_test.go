@@ -13,10 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // timeline records when this process saw a cluster's milestones, from
@@ -38,24 +37,12 @@ type timeline struct {
 func watchTimeline(t *testing.T, ns string) *timeline {
 	t.Helper()
 	tl := &timeline{marks: map[string]time.Time{}, podReady: map[string]time.Time{}, wasReady: map[string]bool{}}
-	ctx := testCtx(t)
-	wc, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: manager.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, list := range []client.ObjectList{&corev1.PodList{}, &appsv1.StatefulSetList{}, &v1alpha1.NatsClusterList{}} {
-		w, err := wc.Watch(ctx, list, client.InNamespace(ns))
-		if err != nil {
-			t.Fatal(err)
+	if err := cluster.WatchNamespace(testCtx(t), ns, func(ev watch.Event, at time.Time) {
+		if ev.Type == watch.Added || ev.Type == watch.Modified {
+			tl.observe(ev.Object, at)
 		}
-		go func() {
-			defer w.Stop()
-			for ev := range w.ResultChan() {
-				if ev.Type == watch.Added || ev.Type == watch.Modified {
-					tl.observe(ev.Object, time.Now())
-				}
-			}
-		}()
+	}, &corev1.PodList{}, &appsv1.StatefulSetList{}, &v1alpha1.NatsClusterList{}); err != nil {
+		t.Fatal(err)
 	}
 	return tl
 }
@@ -96,7 +83,7 @@ func (tl *timeline) observe(obj any, at time.Time) {
 				mark("pod " + o.Name + " startup probe passed")
 			}
 		}
-		ready := podReady(o)
+		ready := loopback.PodReady(o)
 		if ready && !tl.wasReady[o.Name] {
 			tl.podReady[o.Name] = at
 			mark("pod " + o.Name + " Ready")
@@ -116,15 +103,6 @@ func (tl *timeline) observe(obj any, at time.Time) {
 			}
 		}
 	}
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // report logs every milestone relative to the start, and the two numbers

@@ -10,10 +10,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testns"
 )
 
 // eventually polls check until it returns nil, failing the test with the
@@ -30,11 +32,7 @@ const wait = 30 * time.Second
 // namespace makes a fresh namespace for one test.
 func namespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.TrimRight(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	name := testns.Name(t)
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if err := k8s.Create(context.Background(), ns); err != nil {
 		t.Fatal(err)
@@ -95,6 +93,32 @@ func readyCondition(t *testing.T, c *v1alpha1.NatsCluster, status metav1.Conditi
 		}
 		return nil
 	})
+	return c
+}
+
+// readyMessage is the status, reason and message of c's Ready condition
+// now (the error, or that there is none, as the message).
+func readyMessage(t *testing.T, c *v1alpha1.NatsCluster) (metav1.ConditionStatus, string, string) {
+	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
+		return "", "", err.Error()
+	}
+	ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+	if ready == nil {
+		return "", "", "no Ready condition"
+	}
+	return ready.Status, ready.Reason, ready.Message
+}
+
+// oneServerCluster creates a NatsCluster of one server without JetStream
+// in a fresh namespace: the smallest cluster, for tests that play its
+// StatefulSet and pod by hand.
+func oneServerCluster(t *testing.T) *v1alpha1.NatsCluster {
+	t.Helper()
+	c := natsCluster(namespace(t), "nats", func(s *v1alpha1.NatsClusterSpec) {
+		s.Replicas = ptr.To[int32](1)
+		s.JetStream.Enabled = ptr.To(false)
+	})
+	create(t, c)
 	return c
 }
 

@@ -11,7 +11,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -49,30 +48,13 @@ func stallableMonitor(t *testing.T, ip string) *stallable {
 	return s
 }
 
-// readyMessage is the message of c's Ready condition now, and its status.
-func readyMessage(t *testing.T, c *v1alpha1.NatsCluster) (metav1.ConditionStatus, string, string) {
-	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
-		return "", "", err.Error()
-	}
-	ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
-	if ready == nil {
-		return "", "", "no Ready condition"
-	}
-	return ready.Status, ready.Reason, ready.Message
-}
-
 // A server whose pod is ready but that does not answer: the status names
 // it, the rollout replaces nothing while it hangs (held over a window),
 // and once it answers again both recover with nobody's help (no event
 // about the pod: the operator looks again by itself).
 func TestHungServerIsNamedAndHoldsTheRollout(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
-		ns := namespace(t)
-		c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
-			s.Replicas = ptr.To[int32](1)
-			s.JetStream.Enabled = ptr.To(false)
-		})
-		create(t, c)
+		c := oneServerCluster(t)
 		serversReady(t, c)
 		ip := loopbackNet() + "1"
 		mon := stallableMonitor(t, ip)
@@ -91,12 +73,7 @@ func TestHungServerIsNamedAndHoldsTheRollout(t *testing.T) {
 		readyCondition(t, c, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	})
 	t.Run("rollout", func(t *testing.T) {
-		ns := namespace(t)
-		c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
-			s.Replicas = ptr.To[int32](1)
-			s.JetStream.Enabled = ptr.To(false)
-		})
-		create(t, c)
+		c := oneServerCluster(t)
 		sts := rolling(t, c)
 		ip := loopbackNet() + "1"
 		mon := stallableMonitor(t, ip)

@@ -13,7 +13,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -119,12 +118,7 @@ func untouched(t *testing.T, impostor *corev1.Pod, l *listener) func() error {
 // version probe does not ask it.
 func TestForeignPodsWithTheClustersLabelsAreLeftAlone(t *testing.T) {
 	t.Run("rollout", func(t *testing.T) {
-		ns := namespace(t)
-		c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
-			s.Replicas = ptr.To[int32](1)
-			s.JetStream.Enabled = ptr.To(false)
-		})
-		create(t, c)
+		c := oneServerCluster(t)
 		sts := rolling(t, c)
 		subnet := loopbackNet()
 		serverPod(t, c, "nats-0", "r2", subnet+"1", sts)
@@ -148,11 +142,8 @@ func TestForeignPodsWithTheClustersLabelsAreLeftAlone(t *testing.T) {
 		// The rollout asks the servers (which do not answer here) whether
 		// JetStream has settled: it ran, with the system user.
 		eventually(t, wait, func() error {
-			if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
-				return err
-			}
-			if ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); ready == nil || !strings.Contains(ready.Message, "JetStream to settle") {
-				return fmt.Errorf("Ready %+v, want the rollout waiting for JetStream", ready)
+			if _, _, msg := readyMessage(t, c); !strings.Contains(msg, "JetStream to settle") {
+				return fmt.Errorf("Ready %q, want the rollout waiting for JetStream", msg)
 			}
 			return nil
 		})

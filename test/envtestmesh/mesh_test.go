@@ -22,6 +22,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testns"
 )
 
 const wait = 30 * time.Second
@@ -34,11 +35,7 @@ func testCtx(t *testing.T) context.Context {
 
 func namespace(t *testing.T) string {
 	t.Helper()
-	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	if len(name) > 50 {
-		name = name[:50]
-	}
-	name = strings.TrimRight(name, "-") + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	name := testns.Name(t)
 	if err := k8s.Create(testCtx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 		t.Fatal(err)
 	}

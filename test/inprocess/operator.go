@@ -1,5 +1,6 @@
 // Package inprocess runs the operator inside a test or demo process,
-// exactly as it ships (manager.New), against a cluster its caller started.
+// exactly as it ships (manager.New), against a cluster its caller started
+// or, for the envtest suites, one it starts itself (RunEnvtest).
 package inprocess
 
 import (

@@ -120,7 +120,7 @@ func TestDNSNamesOnlyForPodsThatHoldAnAddress(t *testing.T) {
 		switch {
 		case ok && ip == first && (err != nil || p.UID != pod.UID):
 			t.Fatalf("%s still resolves to the old pod's %s after it was deleted", name, first)
-		case err != nil || p.UID == pod.UID || !isReady(p):
+		case err != nil || p.UID == pod.UID || !PodReady(p):
 			return fmt.Errorf("no ready replacement yet (%v)", err)
 		}
 		next = p

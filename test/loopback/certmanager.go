@@ -9,10 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
@@ -41,19 +37,10 @@ type certManager struct {
 // have synced.
 func startCertManager(ctx context.Context, env *envtest.Environment, cfg *rest.Config, binDir, dir, logPath string, r *reaper) (*certManager, error) {
 	bin := filepath.Join(binDir, "controller")
-	crds := filepath.Join(binDir, "crds")
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("cert-manager: %w (run hack/build-cert-manager.sh or `make test-bins`)", err)
 	}
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
-		return nil, fmt.Errorf("installing cert-manager's CRDs from %s: %w", crds, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CertManagerNamespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+	if _, err := installAddOn(ctx, cfg, "cert-manager", filepath.Join(binDir, "crds"), CertManagerNamespace); err != nil {
 		return nil, err
 	}
 	kubeconfigPath, err := adminKubeconfig(env, dir, "cert-manager")

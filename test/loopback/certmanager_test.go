@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/kubenats/kubenats/test/poll"
 )
@@ -107,16 +106,8 @@ func TestCertManagerBesideEnvtest(t *testing.T) {
 	if err := BuildCertManager("", os.Stderr); err != nil {
 		t.Fatal(err)
 	}
-	root, err := findRepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s")}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	env := bareAPIServer(t)
+	cfg := env.Config
 	ctx := context.Background()
 	cm, err := RunCertManager(ctx, env, "")
 	if err != nil {

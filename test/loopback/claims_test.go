@@ -12,11 +12,9 @@ import (
 	"syscall"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestClaimHasItsSize: a claim is a filesystem of the size it requests.
@@ -80,16 +78,7 @@ func TestClaimHasItsSize(t *testing.T) {
 	}
 
 	// The claim goes: its filesystem is unmounted and its image removed.
-	must(t, c.Client.Delete(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe"}},
-		client.PropagationPolicy(metav1.DeletePropagationForeground)))
-	eventually(t, func() error {
-		var pods corev1.PodList
-		must(t, c.Client.List(ctx, &pods, client.InNamespace(ns.Name)))
-		if len(pods.Items) > 0 {
-			return fmt.Errorf("%d pods left", len(pods.Items))
-		}
-		return nil
-	})
+	deleteStatefulSet(t, c, ns.Name, "probe")
 	must(t, c.Client.Delete(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "data-probe-0"}}))
 	image := filepath.Join(c.Dir, "claim-images", filepath.Base(dir)+".ext4")
 	eventually(t, func() error {

@@ -67,16 +67,11 @@ func (c *Cluster) MeshDialer(ns, sa string) (func(network, address string) (net.
 		return nil, err
 	}
 	return func(network, address string) (net.Conn, error) {
-		host, port, err := net.SplitHostPort(address)
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		defer cancel()
+		address, err := c.clusterAddress(ctx, address)
 		if err != nil {
 			return nil, err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if to, ok, err := c.resolve(ctx, host, port); err != nil {
-			return nil, err
-		} else if ok {
-			address = to
 		}
 		return client.Dial(network, address)
 	}, nil

@@ -22,19 +22,31 @@ import (
 //     selects, at the target port, as kube-proxy would route it;
 //   - anything else is dialed as it is.
 func (c *Cluster) Dial(network, address string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(address)
+	ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+	defer cancel()
+	address, err := c.clusterAddress(ctx, address)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if to, ok, err := c.resolve(ctx, host, port); err != nil {
-		return nil, err
-	} else if ok {
-		address = to
-	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, address)
+}
+
+// dialTimeout bounds a dial: the name's resolution and the connection.
+const dialTimeout = 5 * time.Second
+
+// clusterAddress is address (host:port) with a cluster DNS name resolved
+// as Dial says; any other address is returned as it is.
+func (c *Cluster) clusterAddress(ctx context.Context, address string) (string, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return "", err
+	}
+	to, ok, err := c.resolve(ctx, host, port)
+	if err != nil || !ok {
+		return address, err
+	}
+	return to, nil
 }
 
 // resolve maps a cluster DNS name and port to an address on this machine;
@@ -115,7 +127,7 @@ func (c *Cluster) serviceEndpoint(ctx context.Context, ns, name string, port int
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !(isReady(pod) || svc.Spec.PublishNotReadyAddresses) {
+		if pod.Status.PodIP == "" || pod.DeletionTimestamp != nil || !(PodReady(pod) || svc.Spec.PublishNotReadyAddresses) {
 			continue
 		}
 		if target, ok := targetPort(pod, sp); ok {
@@ -144,7 +156,8 @@ func targetPort(pod *corev1.Pod, sp *corev1.ServicePort) (int, bool) {
 	return int(sp.Port), true
 }
 
-func isReady(pod *corev1.Pod) bool {
+// PodReady says whether pod's Ready condition is True.
+func PodReady(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodReady {
 			return c.Status == corev1.ConditionTrue

@@ -14,7 +14,6 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -51,16 +50,8 @@ func startIstio(ctx context.Context, env *envtest.Environment, cfg *rest.Config,
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("istio: %w (run hack/build-istio.sh or `make test-bins`)", err)
 	}
-	crds := filepath.Join(binDir, "crds")
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: []string{crds}, ErrorIfPathMissing: true}); err != nil {
-		return nil, fmt.Errorf("installing Istio's CRDs from %s: %w", crds, err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := installAddOn(ctx, cfg, "Istio", filepath.Join(binDir, "crds"), IstioNamespace)
 	if err != nil {
-		return nil, err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: IstioNamespace}}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
 

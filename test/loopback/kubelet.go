@@ -239,8 +239,8 @@ func (k *kubelet) onClaimDeleted(obj any) {
 	k.removeClaim(claim)
 }
 
-// signal sends sig to the nats process of the pod named ns/name.
-func (k *kubelet) signal(ns, name string, sig syscall.Signal) error {
+// onWorker runs fn in the loop of the worker of pod ns/name.
+func (k *kubelet) onWorker(ns, name string, fn func(*podWorker) error) error {
 	k.mu.Lock()
 	var target *podWorker
 	for _, w := range k.workers {
@@ -253,10 +253,15 @@ func (k *kubelet) signal(ns, name string, sig syscall.Signal) error {
 		return fmt.Errorf("no pod %s/%s runs on the loopback node", ns, name)
 	}
 	result := make(chan error, 1)
-	if !target.send(k.ctx, func() { result <- target.signalNats(sig) }) {
+	if !target.send(k.ctx, func() { result <- fn(target) }) {
 		return errNotRunning
 	}
 	return <-result
+}
+
+// signal sends sig to the nats process of the pod named ns/name.
+func (k *kubelet) signal(ns, name string, sig syscall.Signal) error {
+	return k.onWorker(ns, name, func(w *podWorker) error { return w.signalNats(sig) })
 }
 
 func (k *kubelet) configMap(ns, name string) (*corev1.ConfigMap, error) {

@@ -153,16 +153,7 @@ func TestPodLifecycle(t *testing.T) {
 	}
 
 	// The StatefulSet goes, the claim stays (Retain) until deleted itself.
-	must(t, c.Client.Delete(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe"}},
-		client.PropagationPolicy(metav1.DeletePropagationForeground)))
-	eventually(t, func() error {
-		var pods corev1.PodList
-		must(t, c.Client.List(ctx, &pods, client.InNamespace(ns.Name)))
-		if len(pods.Items) > 0 {
-			return fmt.Errorf("%d pods left", len(pods.Items))
-		}
-		return nil
-	})
+	deleteStatefulSet(t, c, ns.Name, "probe")
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("the claim's directory went before the claim: %v", err)
 	}
@@ -241,7 +232,7 @@ func readyPod(t *testing.T, c *Cluster, ns, name string, restarts int32) *corev1
 		if err := c.Client.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: name}, pod); err != nil {
 			return err
 		}
-		if pod.DeletionTimestamp != nil || !isReady(pod) || len(pod.Status.ContainerStatuses) == 0 {
+		if pod.DeletionTimestamp != nil || !PodReady(pod) || len(pod.Status.ContainerStatuses) == 0 {
 			return fmt.Errorf("pod %s not ready: %+v", name, pod.Status.Conditions)
 		}
 		if got := pod.Status.ContainerStatuses[0].RestartCount; got != restarts {
@@ -286,6 +277,23 @@ func eventually(t *testing.T, check func() error) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// deleteStatefulSet deletes ns/name in the foreground and waits until no
+// pod is left in ns.
+func deleteStatefulSet(t *testing.T, c *Cluster, ns, name string) {
+	t.Helper()
+	ctx := context.Background()
+	must(t, c.Client.Delete(ctx, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		client.PropagationPolicy(metav1.DeletePropagationForeground)))
+	eventually(t, func() error {
+		var pods corev1.PodList
+		must(t, c.Client.List(ctx, &pods, client.InNamespace(ns)))
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("%d pods left", len(pods.Items))
+		}
+		return nil
+	})
 }
 
 func must(t *testing.T, err error) {

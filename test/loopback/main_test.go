@@ -3,8 +3,11 @@ package loopback
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // The kubelet's own tests share one cluster, started by the first test
@@ -28,6 +31,22 @@ func sharedCluster(t *testing.T) *Cluster {
 		t.Fatal(shared.err)
 	}
 	return shared.cluster
+}
+
+// bareAPIServer runs a kube-apiserver and etcd of bin/k8s for one test,
+// with nothing else: no controllers, no kubelet, no CRDs.
+func bareAPIServer(t *testing.T) *envtest.Environment {
+	t.Helper()
+	root, err := findRepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(root, "bin", "k8s")}
+	if _, err := env.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	return env
 }
 
 func TestMain(m *testing.M) {

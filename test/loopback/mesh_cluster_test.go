@@ -66,7 +66,7 @@ func TestIstioPolicyThroughTheKubelet(t *testing.T) {
 	eventuallyServerRoutes(t, c, ns, servers, strict)
 	holdServerRoutes(t, c, ns, servers, strict)
 	for _, name := range []string{"nats-0", "nats-1"} {
-		if pod := getPod(t, c, ns, name); !isReady(pod) {
+		if pod := getPod(t, c, ns, name); !PodReady(pod) {
 			t.Errorf("%s not ready under STRICT: its probes must go through the agent", name)
 		}
 	}
@@ -76,7 +76,7 @@ func TestIstioPolicyThroughTheKubelet(t *testing.T) {
 	must(t, c.KillProxy(ns, "nats-1", 8*time.Second))
 	eventuallyServerRoutes(t, c, ns, []string{"nats-0", "nats-1"}, map[string][]string{"nats-0": nil, "nats-1": nil})
 	eventually(t, func() error {
-		if pod := getPod(t, c, ns, "nats-1"); isReady(pod) {
+		if pod := getPod(t, c, ns, "nats-1"); PodReady(pod) {
 			return fmt.Errorf("nats-1 still ready with its proxy down")
 		}
 		return nil
@@ -114,7 +114,7 @@ func TestIstioStraightToStrictBreaksMixedCluster(t *testing.T) {
 	must(t, c.Client.Update(ctx, sts))
 	eventually(t, func() error {
 		for _, name := range []string{"nats-1", "nats-2"} {
-			if !c.Mesh.Meshed(types.NamespacedName{Namespace: ns, Name: name}) || !isReady(getPod(t, c, ns, name)) {
+			if !c.Mesh.Meshed(types.NamespacedName{Namespace: ns, Name: name}) || !PodReady(getPod(t, c, ns, name)) {
 				return fmt.Errorf("%s has no ready sidecar yet", name)
 			}
 		}
@@ -184,13 +184,7 @@ func assertMeshedRoundTrip(t *testing.T, c *Cluster, addr string) {
 	if err != nil {
 		t.Fatalf("meshed client: %v", err)
 	}
-	defer nc.Close()
-	sub, err := nc.SubscribeSync("mesh.test")
-	must(t, err)
-	must(t, nc.Publish("mesh.test", []byte("hello")))
-	if msg, err := sub.NextMsg(5 * time.Second); err != nil || string(msg.Data) != "hello" {
-		t.Fatalf("meshed round trip: %v, %v", msg, err)
-	}
+	assertRoundTrip(t, nc)
 }
 
 func getPod(t *testing.T, c *Cluster, ns, name string) *corev1.Pod {

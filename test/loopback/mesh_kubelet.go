@@ -267,23 +267,3 @@ func (k *kubelet) useMesh(m *Mesh) {
 		}
 	}
 }
-
-// onWorker runs fn in the loop of the worker of pod ns/name.
-func (k *kubelet) onWorker(ns, name string, fn func(*podWorker) error) error {
-	k.mu.Lock()
-	var target *podWorker
-	for _, w := range k.workers {
-		if w.key.Namespace == ns && w.key.Name == name {
-			target = w
-		}
-	}
-	k.mu.Unlock()
-	if target == nil {
-		return fmt.Errorf("no pod %s/%s runs on the loopback node", ns, name)
-	}
-	result := make(chan error, 1)
-	if !target.send(k.ctx, func() { result <- fn(target) }) {
-		return errNotRunning
-	}
-	return <-result
-}

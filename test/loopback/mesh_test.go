@@ -159,6 +159,13 @@ func assertMeshedClientWorks(t *testing.T, l *meshLab, addr string) {
 	if err != nil {
 		t.Fatalf("meshed client: %v", err)
 	}
+	assertRoundTrip(t, nc)
+}
+
+// assertRoundTrip: nc, a meshed client, receives what it publishes; it is
+// closed after.
+func assertRoundTrip(t *testing.T, nc *nats.Conn) {
+	t.Helper()
 	defer nc.Close()
 	sub, err := nc.SubscribeSync("mesh.test")
 	must(t, err)
