@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -15,7 +14,7 @@ import (
 
 // What a scale-down test records while it runs: the system account
 // requests that move replicas, leadership and peers (as the servers
-// receive them), and where every Raft group under test is over time.
+// receive them); and how the other servers see a Raft group's peers.
 
 // The JetStream API subjects a scale-down's steps are requests to.
 const (
@@ -144,98 +143,4 @@ func peersOf(nc *nats.Conn, g raftGroup) (peers []string, offline []string, err 
 	}
 	sort.Strings(peers)
 	return peers, offline, nil
-}
-
-// placements is where the groups under test were, sampled over time.
-type placements struct {
-	mu      sync.Mutex
-	samples []placementSample
-}
-
-// placementSample is one complete look: every group answered.
-type placementSample struct {
-	at    time.Time
-	peers map[string][]string // group -> its servers
-}
-
-// samplePlacements looks at every group every 200 ms until the test ends,
-// through nc (a connection to servers that stay).
-func samplePlacements(t *testing.T, nc *nats.Conn, groups []raftGroup) *placements {
-	p := &placements{}
-	ctx := testCtx(t)
-	go func() {
-		for ctx.Err() == nil {
-			at := time.Now()
-			s := placementSample{at: at, peers: map[string][]string{}}
-			for _, g := range groups {
-				peers, _, err := peersOf(nc, g)
-				if err != nil {
-					break
-				}
-				s.peers[g.String()] = peers
-			}
-			if len(s.peers) == len(groups) {
-				p.mu.Lock()
-				p.samples = append(p.samples, s)
-				p.mu.Unlock()
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
-	}()
-	return p
-}
-
-// lastBefore is the last complete sample taken before at.
-func (p *placements) lastBefore(at time.Time) (placementSample, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var last placementSample
-	found := false
-	for _, s := range p.samples {
-		if s.at.Before(at) {
-			last, found = s, true
-		}
-	}
-	return last, found
-}
-
-// stillHolding bounds a look taken after a server's delete call that still
-// shows what the server held when it was deleted: it keeps serving its
-// replicas through its lame duck grace period (render.LameDuckGracePeriod,
-// 10 s), and nothing moves a replica off it on its own meanwhile.
-const stillHolding = 5 * time.Second
-
-// atDeletion is the look that tells what a server deleted at `at` held:
-// the first complete sample taken in the stillHolding window after the
-// delete call (the server still holds then what it held at the call, and
-// a move the operator had not waited for still shows it as a peer) or,
-// when the groups could not all be read in that window, the last complete
-// one after `since` (its evacuation) and before the call. A sample before
-// the call can be seconds old (a JetStream API timeout during a meta
-// election), so it comes second.
-func (p *placements) atDeletion(since, at time.Time) (placementSample, bool) {
-	p.mu.Lock()
-	for _, s := range p.samples {
-		if !s.at.Before(at) && s.at.Before(at.Add(stillHolding)) {
-			p.mu.Unlock()
-			return s, true
-		}
-	}
-	p.mu.Unlock()
-	if last, ok := p.lastBefore(at); ok && last.at.After(since) {
-		return last, true
-	}
-	return placementSample{}, false
-}
-
-// on are the groups of a sample that have a replica on server.
-func (s placementSample) on(server string) []string {
-	var out []string
-	for g, peers := range s.peers {
-		if slices.Contains(peers, server) {
-			out = append(out, g)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

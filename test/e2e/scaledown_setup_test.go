@@ -19,8 +19,9 @@ import (
 // durable consumer that has delivered and acknowledged messages, sit on
 // both servers that go (seen, not hoped for), a publisher with message IDs
 // writes to every stream, and the meta leader is the first server to go.
-// Its recorders watch the pods, the system account's requests, the meta
-// leader and every group's placement from then on.
+// Its recorders watch the pods, the system account's requests and the
+// meta leader from then on, and take each deleted server's own view of
+// what it holds as its pod's termination begins.
 type scaleDownScene struct {
 	f        *formed
 	staying  []string
@@ -33,7 +34,7 @@ type scaleDownScene struct {
 	pods     *podHistory
 	requests *systemRequests
 	leaders  *metaLeaders
-	places   *placements
+	views    *deletionViews
 }
 
 // consumerName is every stream's durable consumer.
@@ -94,17 +95,20 @@ func setUpScaleDown(t *testing.T) *scaleDownScene {
 	sc.pods.seen(t, five)
 	sc.requests = recordSystemRequests(t, sys)
 	sc.leaders = watchMetaLeader(t, f, sc.staying)
-	sc.places = samplePlacements(t, sampler, sc.groups)
+	sc.views = recordDeletionViews(t, f.ns)
+	// What the deletion views will be judged against: each leaving server
+	// says it holds something now.
+	for _, server := range sc.leaving {
+		h, err := readOwnHoldings(f.ip(server))
+		if err != nil {
+			t.Fatalf("%s's own view before the scale-down: %v", server, err)
+		}
+		if len(h.groups) == 0 {
+			t.Fatalf("before the scale-down %s says it holds nothing", server)
+		}
+		t.Logf("before the scale-down %s holds %v", server, h.groups)
+	}
 	eventually(t, wait, func() error {
-		s, ok := sc.places.lastBefore(time.Now())
-		if !ok {
-			return fmt.Errorf("no complete look at the groups yet")
-		}
-		for _, server := range sc.leaving {
-			if len(s.on(server)) == 0 {
-				t.Fatalf("before the scale-down nothing sits on %s: %v", server, s.peers)
-			}
-		}
 		if l := sc.leaders.before(time.Now()); l != sc.leaving[0] {
 			return fmt.Errorf("meta leader %q before the scale-down, want %s", l, sc.leaving[0])
 		}

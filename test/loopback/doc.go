@@ -28,6 +28,7 @@
 //	c.Client, c.Config         // admin access to the API server
 //	c.PodIP(ns, pod)           // where a pod's server listens (4222, 6222, 8222)
 //	c.Kill(ns, pod, sig)       // signal a pod's nats-server (a crash: SIGKILL)
+//	c.OnTerminating(fn)        // look at a pod as its deletion begins, before its preStop hook
 //	c.Dial(network, address)   // dial cluster DNS names, for NATS clients
 //	c.ServerLog(ns, pod)       // what its nats-server processes wrote
 //	c.Stop()                   // Start does it at the end of the test

@@ -57,6 +57,9 @@ type kubelet struct {
 	bindAgain map[types.UID]bool
 
 	claimMounts claimMounts
+	// terminating are the tests' hooks into the start of a pod's graceful
+	// deletion (terminating_hooks.go).
+	terminating terminatingHooks
 }
 
 func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *addressBook, r *reaper, log *fileLog) *kubelet {

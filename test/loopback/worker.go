@@ -178,6 +178,10 @@ func (w *podWorker) claimAddress() bool {
 func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 	now := time.Now()
 	if !w.terminating {
+		// Before anything is done to the pod: a test's hook sees its
+		// containers as the deletion found them.
+		w.k.terminating.run(w.pod)
+		now = time.Now()
 		w.terminating, w.terminatingSince = true, now
 		grace := time.Duration(deletionGrace(w.pod)) * time.Second
 		w.nats.stop(w, "pod deleted", grace, now)
