@@ -42,3 +42,38 @@ func waitConfigLoaded(t *testing.T, f *formed, changed time.Time, timeout time.D
 	}
 	return meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionConfigLoaded)
 }
+
+// readyOnlyOnceLoaded checks, from the Ready conditions h saw since
+// changed, that Ready said the servers were behind and came back True only
+// after the last server had loaded the change (by its own
+// config_load_time): a client that waits for Ready before it uses the new
+// credentials is never refused.
+func readyOnlyOnceLoaded(t *testing.T, f *formed, h *statusHistory, changed time.Time) {
+	t.Helper()
+	waitClusterReady(t, f.cluster, wait)
+	var lastLoad time.Time
+	var lastPod string
+	for pod, v := range snapshot(t, f).varz {
+		if v.ConfigLoadTime.After(lastLoad) {
+			lastLoad, lastPod = v.ConfigLoadTime, pod
+		}
+	}
+	if h.said(changed, time.Now(), "not loaded the configuration and credentials written last") == "" {
+		t.Errorf("Ready never said a server was behind; it showed:\n%s", h.between(changed, time.Now()))
+		return
+	}
+	var back time.Time
+	eventually(t, wait, func() error {
+		var ok bool
+		if back, ok = h.trueBetween(h.firstFalse(changed), time.Now().Add(time.Hour)); !ok {
+			return fmt.Errorf("the watch has not delivered Ready True yet")
+		}
+		return nil
+	})
+	if back.Before(lastLoad) {
+		t.Errorf("Ready True %s after the change, before %s loaded it (%s after):\n%s", back.Sub(changed).Round(time.Millisecond),
+			lastPod, lastLoad.Sub(changed).Round(time.Millisecond), h.between(changed, time.Now()))
+	}
+	t.Logf("Ready True again %.2fs after the change, %s after the last server (%s) loaded it",
+		back.Sub(changed).Seconds(), back.Sub(lastLoad).Round(time.Millisecond), lastPod)
+}

@@ -10,26 +10,9 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
 
-// restartOperator stops the operator in this process the way a crash
-// would stop it mid-pass (its context is cancelled, so whatever calls it
-// has in flight fail, and nothing it kept in memory survives) and starts a
-// new one, which knows only what it observes.
-func restartOperator() error {
-	if err := stopOperator(); err != nil {
-		return fmt.Errorf("stopping the operator: %w", err)
-	}
-	stop, err := startOperator()
-	if err != nil {
-		stopOperator = func() error { return nil }
-		return fmt.Errorf("starting the operator again: %w", err)
-	}
-	stopOperator = stop
-	return nil
-}
-
 // restarter restarts the operator each time steps reports more steps
-// carried out than it saw before, until stopped: the operator dies right
-// after each step it takes.
+// carried out than it saw before, until stopped: the operator is killed
+// right after each step it takes.
 type restarter struct {
 	mu       sync.Mutex
 	restarts []time.Time
@@ -38,7 +21,7 @@ type restarter struct {
 	done     chan struct{}
 }
 
-func restartAfterEachStep(steps func() int) *restarter {
+func restartAfterEachStep(steps func() int, restart func() error) *restarter {
 	r := &restarter{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
@@ -54,7 +37,7 @@ func restartAfterEachStep(steps func() int) *restarter {
 				continue
 			}
 			seen = n
-			err := restartOperator()
+			err := restart()
 			r.mu.Lock()
 			r.restarts = append(r.restarts, time.Now())
 			if err != nil && r.err == nil {
@@ -93,7 +76,7 @@ func TestOperatorDiesAtEachStepOfAScaleDown(t *testing.T) {
 		return len(sc.requests.of(evacuateSubject, "")) + len(sc.requests.of(stepDownSubject, "")) +
 			len(sc.requests.of(removePeerSubject, "")) + len(sc.pods.deletions())
 	}
-	r := restartAfterEachStep(steps)
+	r := restartAfterEachStep(steps, runOperatorProcess(t).restart)
 	defer r.halt()
 	began := time.Now()
 	setReplicas(t, sc.f.cluster, 3)
@@ -132,7 +115,7 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 		}
 		return nil
 	})
-	r := restartAfterEachStep(func() int { return len(h.deletions()) })
+	r := restartAfterEachStep(func() int { return len(h.deletions()) }, runOperatorProcess(t).restart)
 	defer r.halt()
 	began := time.Now()
 	edit(t, f.cluster, func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion })

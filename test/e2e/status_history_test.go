@@ -68,6 +68,31 @@ next:
 	return ""
 }
 
+// firstFalse is when Ready was first seen False at or after from; until
+// then a status written before a change may still be arriving.
+func (h *statusHistory) firstFalse(from time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.seen {
+		if !s.at.Before(from) && s.status == "False" {
+			return s.at
+		}
+	}
+	return from
+}
+
+// trueBetween is the first time in [from, until) Ready was seen True.
+func (h *statusHistory) trueBetween(from, until time.Time) (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.seen {
+		if !s.at.Before(from) && s.at.Before(until) && s.status == "True" {
+			return s.at, true
+		}
+	}
+	return time.Time{}, false
+}
+
 // between lists the Ready conditions seen in [from, until), for a failure.
 func (h *statusHistory) between(from, until time.Time) string {
 	h.mu.Lock()

@@ -29,13 +29,15 @@ type kubelet struct {
 	dir          string // pods/, claims/, claim-images/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
 	// refreshDelay is the shortest delay before a pod sees a change of its
-	// ConfigMap and Secret volumes (volume_refresh.go).
-	refreshDelay time.Duration
-	addrs        *addressBook
-	dns          *dnsTable
-	reaper       *reaper
-	log          *fileLog
-	mesh         *Mesh // the mesh model, when the cluster runs Istio
+	// ConfigMap and Secret volumes (volume_refresh.go); refreshDelays
+	// holds the namespaces that have their own.
+	refreshDelay  time.Duration
+	refreshDelays refreshDelays
+	addrs         *addressBook
+	dns           *dnsTable
+	reaper        *reaper
+	log           *fileLog
+	mesh          *Mesh // the mesh model, when the cluster runs Istio
 
 	factory    informers.SharedInformerFactory
 	configMaps corelisters.ConfigMapLister

@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"hash/fnv"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -28,4 +29,39 @@ func refreshDelay(base time.Duration, uid types.UID) time.Duration {
 	h := fnv.New32a()
 	h.Write([]byte(uid))
 	return base + time.Duration(uint64(h.Sum32())%1000)*base/1000
+}
+
+// refreshDelays are the namespaces whose pods refresh their files after a
+// delay of their own: one test can wait out a kubelet as late as a real
+// one (a minute) without slowing every other.
+type refreshDelays struct {
+	mu   sync.Mutex
+	byNS map[string]time.Duration
+}
+
+func (r *refreshDelays) set(ns string, base time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byNS == nil {
+		r.byNS = map[string]time.Duration{}
+	}
+	r.byNS[ns] = base
+}
+
+// of is the shortest refresh delay of ns's pods, def unless ns has its own.
+func (r *refreshDelays) of(ns string, def time.Duration) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d, ok := r.byNS[ns]; ok {
+		return d
+	}
+	return def
+}
+
+// SetConfigRefreshDelay gives the pods of namespace ns a refresh delay of
+// their own in place of Options.ConfigRefreshDelay: each sees a change of
+// its ConfigMap and Secret volumes between base and twice base after the
+// kubelet saw it. A change already waiting keeps the time it was given.
+func (c *Cluster) SetConfigRefreshDelay(ns string, base time.Duration) {
+	c.kubelet.refreshDelays.set(ns, base)
 }

@@ -115,7 +115,7 @@ func (w *podWorker) syncVolumes(pod *corev1.Pod, dirs map[string]string, c *core
 		return time.Time{}, nil
 	}
 	if w.refreshAt.IsZero() {
-		w.refreshAt = now.Add(refreshDelay(w.k.refreshDelay, w.uid))
+		w.refreshAt = now.Add(refreshDelay(w.k.refreshDelays.of(pod.Namespace, w.k.refreshDelay), w.uid))
 		w.k.logf("%s: mounted files changed, refreshed at %s", w.key, w.refreshAt.Format(time.RFC3339Nano))
 	}
 	if now.Before(w.refreshAt) {

@@ -35,6 +35,9 @@ const (
 // User is the ServiceAccount's user name in the API server.
 var User = "system:serviceaccount:" + Namespace + ":" + ServiceAccount
 
+// Groups are the groups the API server puts the ServiceAccount in.
+var Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + Namespace, "system:authenticated"}
+
 // Install creates the operator's namespace and every object of
 // <root>/config/rbac (its kustomization's resources), with admin, a client
 // with the rights to do so: the cluster-wide install.
@@ -117,10 +120,7 @@ func kustomizationResources(dir string) ([]string, error) {
 // server authorizes every request by the ServiceAccount's RBAC alone.
 func Config(admin *rest.Config) *rest.Config {
 	cfg := rest.CopyConfig(admin)
-	cfg.Impersonate = rest.ImpersonationConfig{
-		UserName: User,
-		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + Namespace, "system:authenticated"},
-	}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: User, Groups: Groups}
 	return cfg
 }
 
