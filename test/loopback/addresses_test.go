@@ -85,15 +85,12 @@ func TestAddressBookGivesEachPodItsOwn(t *testing.T) {
 func TestDNSNamesOnlyForPodsThatHoldAnAddress(t *testing.T) {
 	c := sharedCluster(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "addresses"}}
-	must(t, c.Client.Create(ctx, ns))
+	ns, _ := probeNamespace(t, c, "addresses")
 	must(t, c.Client.Create(ctx, &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe"},
 		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "probe"},
 			PublishNotReadyAddresses: true, Ports: []corev1.ServicePort{{Name: "monitor", Port: 8222}}},
 	}))
-	must(t, c.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe-config"},
-		Data: map[string]string{"nats.conf": probeConf}}))
 	const name = "probe-0.probe." + "addresses" + ".svc"
 	if ip, ok := resolves(t, c, ns.Name, name); ok {
 		t.Fatalf("%s resolves to %s before the pod exists", name, ip)

@@ -23,10 +23,7 @@ import (
 func TestClaimHasItsSize(t *testing.T) {
 	c := sharedCluster(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "claim-size"}}
-	must(t, c.Client.Create(ctx, ns))
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe-config"}, Data: map[string]string{"nats.conf": probeConf}}
-	must(t, c.Client.Create(ctx, cm))
+	ns, _ := probeNamespace(t, c, "claim-size")
 	const size = 64 << 20
 	sts := probeStatefulSet(ns.Name)
 	sts.Spec.VolumeClaimTemplates[0].Spec.Resources.Requests[corev1.ResourceStorage] = *resource.NewQuantity(size, resource.BinarySI)

@@ -24,6 +24,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// probeNamespace makes namespace name with the probe pods' ConfigMap
+// (probe-config, nats.conf: probeConf) in it, and returns both.
+func probeNamespace(t *testing.T, c *Cluster, name string) (*corev1.Namespace, *corev1.ConfigMap) {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	must(t, c.Client.Create(context.Background(), ns))
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "probe-config"}, Data: map[string]string{"nats.conf": probeConf}}
+	must(t, c.Client.Create(context.Background(), cm))
+	return ns, cm
+}
+
 // probeConf is the server's nats.conf, in the container's paths.
 const probeConf = `server_name: $SERVER_NAME
 port: 4222
@@ -44,10 +55,7 @@ jetstream { store_dir: "/data" }
 func TestPodLifecycle(t *testing.T) {
 	c := sharedCluster(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "lifecycle"}}
-	must(t, c.Client.Create(ctx, ns))
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe-config"}, Data: map[string]string{"nats.conf": probeConf}}
-	must(t, c.Client.Create(ctx, cm))
+	ns, cm := probeNamespace(t, c, "lifecycle")
 	must(t, c.Client.Create(ctx, probeStatefulSet(ns.Name)))
 
 	// Running: the pod's own address, its claim as the store, every

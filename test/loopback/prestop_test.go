@@ -26,10 +26,7 @@ import (
 func TestPreStopHookRunsAsWritten(t *testing.T) {
 	c := sharedCluster(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prestop"}}
-	must(t, c.Client.Create(ctx, ns))
-	must(t, c.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe-config"},
-		Data: map[string]string{"nats.conf": probeConf}}))
+	ns, _ := probeNamespace(t, c, "prestop")
 	for _, tc := range []struct {
 		name      string
 		hook      []string

@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -27,10 +26,7 @@ import (
 func TestOnTerminatingRunsBeforeThePreStopHook(t *testing.T) {
 	c := sharedCluster(t)
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "terminating-hook"}}
-	must(t, c.Client.Create(ctx, ns))
-	must(t, c.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: "probe-config"},
-		Data: map[string]string{"nats.conf": probeConf}}))
+	ns, _ := probeNamespace(t, c, "terminating-hook")
 	rightHook := []string{"nats-server", "--signal", "ldm=/var/run/nats/nats.pid"}
 
 	var mu sync.Mutex
@@ -48,11 +44,16 @@ func TestOnTerminatingRunsBeforeThePreStopHook(t *testing.T) {
 	})
 	defer remove()
 
-	first := preStopPod(ns.Name, "first", rightHook)
-	must(t, c.Client.Create(ctx, first))
-	readyPod(t, c, ns.Name, first.Name, 0)
-	must(t, c.Client.Delete(ctx, first))
-	goneEventually(t, c, ns.Name, first.Name)
+	// runAndDelete runs a pod until Ready, deletes it and waits until it is gone.
+	runAndDelete := func(name string) *corev1.Pod {
+		pod := preStopPod(ns.Name, name, rightHook)
+		must(t, c.Client.Create(ctx, pod))
+		readyPod(t, c, ns.Name, pod.Name, 0)
+		must(t, c.Client.Delete(ctx, pod))
+		goneEventually(t, c, ns.Name, pod.Name)
+		return pod
+	}
+	first := runAndDelete("first")
 	mu.Lock()
 	if calls[first.Name] != 1 || held[0] != nil {
 		t.Errorf("hook called %d times for %s, saw %v; want once, the server untouched", calls[first.Name], first.Name, held)
@@ -63,11 +64,7 @@ func TestOnTerminatingRunsBeforeThePreStopHook(t *testing.T) {
 	}
 
 	remove()
-	second := preStopPod(ns.Name, "second", rightHook)
-	must(t, c.Client.Create(ctx, second))
-	readyPod(t, c, ns.Name, second.Name, 0)
-	must(t, c.Client.Delete(ctx, second))
-	goneEventually(t, c, ns.Name, second.Name)
+	second := runAndDelete("second")
 	mu.Lock()
 	defer mu.Unlock()
 	if calls[second.Name] != 0 {
