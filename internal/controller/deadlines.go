@@ -8,6 +8,12 @@ import "time"
 // dial has its own, shorter deadline (the NATS guard's 5s), and the
 // NatsCluster pass's monitor requests theirs (2s).
 const (
+	// natsClusterWorkers is how many NatsClusters are reconciled at once
+	// (one cluster never twice at once): a pass that waits on servers that
+	// do not answer (a tenant's hung or cut-off cluster, each request
+	// bounded by answerBound) holds no other tenant's cluster back. The
+	// passes share only memories kept under their own locks.
+	natsClusterWorkers = 4
 	// natsClusterReconcileTimeout leaves room for a pass that reads every
 	// server's /jsz and steps a rollout.
 	natsClusterReconcileTimeout = 2 * time.Minute

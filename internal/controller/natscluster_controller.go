@@ -215,6 +215,6 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A user Secret that changes (rotated, opted in, removed) reaches
 		// the servers at once, not at the next retry.
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.NatsClusterList{} })).
-		WithOptions(controller.Options{ReconciliationTimeout: natsClusterReconcileTimeout}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: natsClusterWorkers, ReconciliationTimeout: natsClusterReconcileTimeout}).
 		Complete(r)
 }

@@ -52,8 +52,13 @@ func setMesh(t *testing.T, f *formed, mtls v1alpha1.MeshMTLSMode) {
 // policyMode is the mode of the cluster's PeerAuthentication, "" when
 // there is none.
 func policyMode(t *testing.T, f *formed) (string, error) {
+	return policyModeOf(t, f.ns, f.cluster.Name)
+}
+
+// policyModeOf is the mode of the policy of cluster name in ns.
+func policyModeOf(t *testing.T, ns, name string) (string, error) {
 	var pa securityv1.PeerAuthentication
-	err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: f.cluster.Name}, &pa)
+	err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: ns, Name: name}, &pa)
 	if apierrors.IsNotFound(err) {
 		return "", nil
 	}
@@ -112,7 +117,11 @@ type meshGuard struct {
 	violation []string
 }
 
-func guardMesh(t *testing.T, f *formed) *meshGuard {
+func guardMesh(t *testing.T, f *formed) *meshGuard { return guardMeshOf(t, f.ns, f.cluster.Name) }
+
+// guardMeshOf guards cluster name in ns, which need not exist yet: a guard
+// started before the cluster is created watches its whole way to STRICT.
+func guardMeshOf(t *testing.T, ns, name string) *meshGuard {
 	g := &meshGuard{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(g.done)
@@ -124,11 +133,11 @@ func guardMesh(t *testing.T, f *formed) *meshGuard {
 			}
 			// The pods first: a sidecar that is ready now was ready when
 			// the policy is read an instant later.
-			pods, err := sidecarState(t, f.ns)
+			pods, err := sidecarState(t, ns)
 			if err != nil {
 				continue
 			}
-			mode, err := policyMode(t, f)
+			mode, err := policyModeOf(t, ns, name)
 			if err != nil {
 				continue
 			}

@@ -1,7 +1,10 @@
 package e2e_test
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,8 +23,12 @@ import (
 // STRICT, routes and JetStream intact; a client in the mesh connects with
 // the credentials Secret, one outside the mesh is refused.
 func TestMeshNewClusterEndsStrict(t *testing.T) {
-	f := formCluster(t, istio(""))
-	guard := guardMesh(t, f)
+	ns := namespace(t)
+	diagnoseOnFailure(t, ns)
+	// Guarded from before it exists: a new cluster may reach STRICT by the
+	// time it is Ready.
+	guard := guardMeshOf(t, ns, "nats")
+	f := formNamed(t, ns, "nats", istio(""))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
 	if mode, err := policyMode(t, f); err != nil || mode != render.MeshPolicyStrict {
 		t.Fatalf("policy mode %q (%v), want STRICT", mode, err)
@@ -49,12 +56,16 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 	// INFO), and the client gives up at its connect timeout, having met
 	// no server.
 	began := time.Now()
-	if nc, err := connect(t, podURLs(f, f.pods[:1]), nats.UserInfo(cred["user"], cred["password"])); err == nil {
+	nc, err := connect(t, podURLs(f, f.pods[:1]), clusterDNS(), nats.UserInfo(cred["user"], cred["password"]))
+	var dnsErr *net.DNSError
+	switch {
+	case err == nil:
 		nc.Close()
 		t.Fatal("a client outside the mesh connected under STRICT")
-	} else {
-		t.Logf("a client outside the mesh: no connection, given up after %s (%v)", time.Since(began).Round(time.Millisecond), err)
+	case errors.As(err, &dnsErr) || errors.Is(err, syscall.ECONNREFUSED):
+		t.Fatalf("a client outside the mesh never reached the server's sidecar (%v): the refusal is not the mesh's", err)
 	}
+	t.Logf("a client outside the mesh: no connection, given up after %s (%v)", time.Since(began).Round(time.Millisecond), err)
 	guard.check(t)
 }
 

@@ -24,7 +24,11 @@ import (
 // stalled, accepts the connection and never answers: a SIGSTOPped server
 // (the kernel still accepts its connections) or one cut off behind a
 // proxy.
-type stallable struct{ stalled atomic.Bool }
+type stallable struct {
+	stalled atomic.Bool
+	// held counts the requests being held unanswered now.
+	held atomic.Int32
+}
 
 func stallableMonitor(t *testing.T, ip string) *stallable {
 	t.Helper()
@@ -34,6 +38,10 @@ func stallableMonitor(t *testing.T, ip string) *stallable {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.stalled.Load() {
+			s.held.Add(1)
+			defer s.held.Add(-1)
+		}
 		for s.stalled.Load() {
 			select {
 			case <-r.Context().Done():
