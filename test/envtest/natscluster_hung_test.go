@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,8 +28,47 @@ import (
 // proxy.
 type stallable struct {
 	stalled atomic.Bool
-	// held counts the requests being held unanswered now.
-	held atomic.Int32
+
+	mu sync.Mutex
+	// holding is the request held unanswered now that arrived first
+	// (0: none); released is when each request let go (the caller gave up).
+	next     int
+	holding  []int
+	released map[int]time.Time
+}
+
+// oldestHeld is the request held longest now, 0 for none.
+func (s *stallable) oldestHeld() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.holding) == 0 {
+		return 0
+	}
+	return s.holding[0]
+}
+
+// releasedAt is when request n let go, the zero time while it is held.
+func (s *stallable) releasedAt(n int) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.released[n]
+}
+
+func (s *stallable) hold() (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.next++
+	n := s.next
+	s.holding = append(s.holding, n)
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.holding = slices.DeleteFunc(s.holding, func(x int) bool { return x == n })
+		if s.released == nil {
+			s.released = map[int]time.Time{}
+		}
+		s.released[n] = time.Now()
+	}
 }
 
 func stallableMonitor(t *testing.T, ip string) *stallable {
@@ -39,8 +80,7 @@ func stallableMonitor(t *testing.T, ip string) *stallable {
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.stalled.Load() {
-			s.held.Add(1)
-			defer s.held.Add(-1)
+			defer s.hold()()
 		}
 		for s.stalled.Load() {
 			select {
@@ -56,20 +96,28 @@ func stallableMonitor(t *testing.T, ip string) *stallable {
 	return s
 }
 
+// hungServerCluster is a settled one-server cluster whose server hangs:
+// its pod is ready, its monitor port accepts and never answers.
+func hungServerCluster(t *testing.T) (*v1alpha1.NatsCluster, *stallable) {
+	t.Helper()
+	c := oneServerCluster(t)
+	serversReady(t, c)
+	ip := loopbackNet() + "1"
+	mon := stallableMonitor(t, ip)
+	mon.stalled.Store(true)
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name}}
+	get(t, sts)
+	serverPod(t, c, "nats-0", "r1", ip, sts)
+	return c, mon
+}
+
 // A server whose pod is ready but that does not answer: the status names
 // it, the rollout replaces nothing while it hangs (held over a window),
 // and once it answers again both recover with nobody's help (no event
 // about the pod: the operator looks again by itself).
 func TestHungServerIsNamedAndHoldsTheRollout(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
-		c := oneServerCluster(t)
-		serversReady(t, c)
-		ip := loopbackNet() + "1"
-		mon := stallableMonitor(t, ip)
-		mon.stalled.Store(true)
-		sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name}}
-		get(t, sts)
-		serverPod(t, c, "nats-0", "r1", ip, sts)
+		c, mon := hungServerCluster(t)
 		eventually(t, wait, func() error {
 			status, reason, msg := readyMessage(t, c)
 			if status != metav1.ConditionFalse || reason != v1alpha1.ReasonServerHung || !strings.Contains(msg, "server nats-0 does not answer") {
