@@ -21,18 +21,7 @@ import (
 func waitConfigLoaded(t *testing.T, f *formed, changed time.Time, timeout time.Duration, confirmed func() error) *metav1.Condition {
 	t.Helper()
 	c := f.cluster
-	condition := func(want metav1.ConditionStatus) func() error {
-		return func() error {
-			if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
-				return err
-			}
-			got := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionConfigLoaded)
-			if got == nil || got.ObservedGeneration != c.Generation || got.Status != want {
-				return fmt.Errorf("ConfigLoaded %+v for generation %d, want %s", got, c.Generation, want)
-			}
-			return nil
-		}
-	}
+	condition := func(want metav1.ConditionStatus) func() error { return configLoadedIs(t, c, want) }
 	eventually(t, timeout, condition(metav1.ConditionFalse))
 	t.Logf("ConfigLoaded False %.2fs after the change: %s", time.Since(changed).Seconds(),
 		meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionConfigLoaded).Message)
@@ -76,4 +65,26 @@ func readyOnlyOnceLoaded(t *testing.T, f *formed, h *statusHistory, changed time
 	}
 	t.Logf("Ready True again %.2fs after the change, %s after the last server (%s) loaded it",
 		back.Sub(changed).Seconds(), back.Sub(lastLoad).Round(time.Millisecond), lastPod)
+}
+
+// configLoadedIs checks that c's ConfigLoaded condition, for its current
+// generation, has status want.
+func configLoadedIs(t *testing.T, c *v1alpha1.NatsCluster, want metav1.ConditionStatus) func() error {
+	return func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		got := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionConfigLoaded)
+		if got == nil || got.ObservedGeneration != c.Generation || got.Status != want {
+			return fmt.Errorf("ConfigLoaded %+v for generation %d, want %s", got, c.Generation, want)
+		}
+		return nil
+	}
+}
+
+// waitConfigLoadedNow waits for every server of f to run what the operator
+// wrote last: from then on it sends them no reload.
+func waitConfigLoadedNow(t *testing.T, f *formed) {
+	t.Helper()
+	eventually(t, wait, configLoadedIs(t, f.cluster, metav1.ConditionTrue))
 }

@@ -79,11 +79,17 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 2*time.Minute, func() error {
-		if got := servedSerial(t, f, pod, roots); got == before {
+		got, err := tryServedSerial(t, f, pod, roots)
+		switch {
+		case err != nil:
+			return err
+		case got == before:
 			return fmt.Errorf("%s still serves serial %s", pod, before)
 		}
 		return nil
 	})
+	// Confirmed: a client connecting now is not refused.
+	waitConfigLoadedNow(t, f)
 	t.Logf("%s served serial %s, after the renewal %s", pod, before, servedSerial(t, f, pod, roots))
 	if started := serverStart(t, f, pod, roots); !started.Equal(startedBefore) {
 		t.Errorf("%s restarted (started %s, before %s): a renewal must be a reload", pod, started, startedBefore)
@@ -143,19 +149,32 @@ func roundTripJetStream(t *testing.T, nc *nats.Conn) {
 // presents to a new TLS client now.
 func servedSerial(t *testing.T, f *formed, pod string, roots *x509.CertPool) string {
 	t.Helper()
+	serial, err := tryServedSerial(t, f, pod, roots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serial
+}
+
+// tryServedSerial is servedSerial for a look that may be retried: while
+// the operator reloads the servers for a renewed certificate, nats-server
+// re-checks every connection at each reload and refuses one that has not
+// sent CONNECT yet (Authorization Violation), as any client connecting
+// then would see.
+func tryServedSerial(t *testing.T, f *formed, pod string, roots *x509.CertPool) (string, error) {
 	creds := credentials(t, f)
 	url := fmt.Sprintf("tls://%s.%s-headless.%s.svc:4222", pod, f.cluster.Name, f.ns)
 	nc, err := nats.Connect(url, nats.UserInfo(creds["user"], creds["password"]), nats.SetCustomDialer(dialer{}),
 		nats.Secure(&tls.Config{RootCAs: roots}), nats.NoReconnect(), nats.Timeout(5*time.Second))
 	if err != nil {
-		t.Fatalf("TLS client of %s: %v", pod, err)
+		return "", fmt.Errorf("TLS client of %s: %w", pod, err)
 	}
 	defer nc.Close()
 	state, err := nc.TLSConnectionState()
 	if err != nil || len(state.PeerCertificates) == 0 {
-		t.Fatalf("no TLS state from %s: %v", pod, err)
+		return "", fmt.Errorf("no TLS state from %s: %v", pod, err)
 	}
-	return state.PeerCertificates[0].SerialNumber.String()
+	return state.PeerCertificates[0].SerialNumber.String(), nil
 }
 
 // serverStart is when the server at pod started, from /varz over https,
