@@ -40,10 +40,15 @@ type systemRequest struct {
 	peer    string // the server named, "" for a step-down
 }
 
-func recordSystemRequests(t *testing.T, sys *nats.Conn) *systemRequests {
+// scaleDownSubjects are the requests a scale-down's steps are.
+var scaleDownSubjects = []string{evacuateSubject, stepDownSubject, removePeerSubject}
+
+// recordSystemRequests records the requests sent to subjects (wildcards
+// allowed) in the system account until the test ends.
+func recordSystemRequests(t *testing.T, sys *nats.Conn, subjects ...string) *systemRequests {
 	t.Helper()
 	r := &systemRequests{}
-	for _, subject := range []string{evacuateSubject, stepDownSubject, removePeerSubject} {
+	for _, subject := range subjects {
 		sub, err := sys.Subscribe(subject, func(m *nats.Msg) {
 			var body struct {
 				Peer string `json:"peer"`
@@ -79,6 +84,17 @@ func (r *systemRequests) of(subject, peer string) []systemRequest {
 		if q.subject == subject && (peer == "" || q.peer == peer) {
 			out = append(out, q)
 		}
+	}
+	return out
+}
+
+// bySubject are the times of the requests seen, by subject.
+func (r *systemRequests) bySubject() map[string][]time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string][]time.Time{}
+	for _, q := range r.seen {
+		out[q.subject] = append(out[q.subject], q.at)
 	}
 	return out
 }

@@ -93,7 +93,7 @@ func setUpScaleDown(t *testing.T) *scaleDownScene {
 	moveMetaLeader(t, f, sys, sc.leaving[0])
 	sc.pods = recordPods(t, f.ns)
 	sc.pods.seen(t, five)
-	sc.requests = recordSystemRequests(t, sys)
+	sc.requests = recordSystemRequests(t, sys, scaleDownSubjects...)
 	sc.leaders = watchMetaLeader(t, f, sc.staying)
 	sc.views = recordDeletionViews(t, f.ns)
 	// What the deletion views will be judged against: each leaving server

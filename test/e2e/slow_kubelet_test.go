@@ -2,11 +2,8 @@ package e2e_test
 
 import (
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/kubenats/kubenats/internal/plan"
 )
@@ -31,7 +28,7 @@ func TestReloadWaitsOutASlowKubelet(t *testing.T) {
 	f, secret := formWithUserPassword(t, ns, "slow", first)
 	before := snapshot(t, f)
 	history := recordStatus(t, f.cluster)
-	reloads := recordReloads(t, systemConn(t, f, f.pods))
+	reloads := recordSystemRequests(t, systemConn(t, f, f.pods), "$SYS.REQ.SERVER.*.RELOAD")
 
 	changed := rotatePassword(t, secret, second)
 	waitConfigLoaded(t, f, changed, slowKubeletDelay*2+time.Minute, func() error {
@@ -53,14 +50,14 @@ func TestReloadWaitsOutASlowKubelet(t *testing.T) {
 	// time it waited (plus one for a pass that raced a refresh), and more
 	// than one (the first reload reread the old files).
 	allowed := reloadsAllowed(pending) + 1
-	byServer := reloads.byServer()
+	byServer := reloads.bySubject() // $SYS.REQ.SERVER.<id>.RELOAD
 	if len(byServer) != len(f.pods) {
 		t.Errorf("reloads were sent to %d servers, want every one of %d: %v", len(byServer), len(f.pods), byServer)
 	}
-	for id, times := range byServer {
-		t.Logf("server %s…: %d reloads at %s", id[:8], len(times), offsets(changed, times))
+	for subject, times := range byServer {
+		t.Logf("%s: %d reloads at %s", subject, len(times), offsets(changed, times))
 		if len(times) < 2 || len(times) > allowed {
-			t.Errorf("server %s: %d reloads in %s, want 2 to %d", id, len(times), pending.Round(time.Second), allowed)
+			t.Errorf("%s: %d reloads in %s, want 2 to %d", subject, len(times), pending.Round(time.Second), allowed)
 		}
 	}
 	reloadedInPlace(t, f, before, snapshot(t, f))
@@ -75,42 +72,6 @@ func reloadsAllowed(d time.Duration) int {
 		n++
 	}
 	return n
-}
-
-// reloadRequests records the reload requests sent in the system account,
-// by server ID: the subject is $SYS.REQ.SERVER.<id>.RELOAD.
-type reloadRequests struct {
-	mu   sync.Mutex
-	byID map[string][]time.Time
-}
-
-func recordReloads(t *testing.T, sys *nats.Conn) *reloadRequests {
-	t.Helper()
-	r := &reloadRequests{byID: map[string][]time.Time{}}
-	sub, err := sys.Subscribe("$SYS.REQ.SERVER.*.RELOAD", func(m *nats.Msg) {
-		id := strings.Split(m.Subject, ".")[3]
-		r.mu.Lock()
-		r.byID[id] = append(r.byID[id], time.Now())
-		r.mu.Unlock()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
-	if err := sys.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
-func (r *reloadRequests) byServer() map[string][]time.Time {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make(map[string][]time.Time, len(r.byID))
-	for id, times := range r.byID {
-		out[id] = append([]time.Time(nil), times...)
-	}
-	return out
 }
 
 // offsets are times as seconds after from, for the log.

@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,50 +24,7 @@ import (
 // stalled, accepts the connection and never answers: a SIGSTOPped server
 // (the kernel still accepts its connections) or one cut off behind a
 // proxy.
-type stallable struct {
-	stalled atomic.Bool
-
-	mu sync.Mutex
-	// holding is the request held unanswered now that arrived first
-	// (0: none); released is when each request let go (the caller gave up).
-	next     int
-	holding  []int
-	released map[int]time.Time
-}
-
-// oldestHeld is the request held longest now, 0 for none.
-func (s *stallable) oldestHeld() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.holding) == 0 {
-		return 0
-	}
-	return s.holding[0]
-}
-
-// releasedAt is when request n let go, the zero time while it is held.
-func (s *stallable) releasedAt(n int) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.released[n]
-}
-
-func (s *stallable) hold() (release func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.next++
-	n := s.next
-	s.holding = append(s.holding, n)
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.holding = slices.DeleteFunc(s.holding, func(x int) bool { return x == n })
-		if s.released == nil {
-			s.released = map[int]time.Time{}
-		}
-		s.released[n] = time.Now()
-	}
-}
+type stallable struct{ stalled atomic.Bool }
 
 func stallableMonitor(t *testing.T, ip string) *stallable {
 	t.Helper()
@@ -79,9 +34,6 @@ func stallableMonitor(t *testing.T, ip string) *stallable {
 		t.Fatal(err)
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.stalled.Load() {
-			defer s.hold()()
-		}
 		for s.stalled.Load() {
 			select {
 			case <-r.Context().Done():
