@@ -52,13 +52,13 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 	sub, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
 		if m.Subject == auditSubject {
 			if addr, ok := consumerWrite(m.Data, nc); ok {
-				p.advisory(c.key, addr, false)
+				p.advisory(c, addr, false)
 			}
 			return
 		}
 		for _, prefix := range configNews {
 			if strings.HasPrefix(m.Subject, prefix) {
-				p.advisory(c.key, advisoryAddress(m.Subject), ownable(m.Subject))
+				p.advisory(c, advisoryAddress(m.Subject), ownable(m.Subject))
 				return
 			}
 		}
@@ -74,21 +74,27 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 // or recreated stream concerns them); for a consumer, that consumer's. A
 // user that expects the news of its own write (ownable) is not woken by it,
 // once.
-func (p *Pool) advisory(key string, addr Address, ownable bool) {
-	if addr.Stream == "" {
+func (p *Pool) advisory(c *Conn, addr Address, ownable bool) {
+	if addr.Stream == "" || p.OnChange == nil {
 		return
 	}
 	now := time.Now()
-	p.wakeWhere(func(user User, u *use) bool {
-		if u.conn.key != key || u.addr.Stream != addr.Stream || (addr.Consumer != "" && u.addr.Consumer != addr.Consumer) {
-			return false
+	p.mu.Lock()
+	var wake []User
+	for user := range p.byStream[streamOn{c, addr.Stream}] {
+		u := p.users[user]
+		if addr.Consumer != "" && u.addr.Consumer != addr.Consumer {
+			continue
 		}
 		if ownable && u.addr == addr && now.Before(u.ownWrite) {
 			u.ownWrite = time.Time{} // its own news, once
-			return false
+			p.users[user] = u
+			continue
 		}
-		return true
-	})
+		wake = append(wake, user)
+	}
+	p.mu.Unlock()
+	p.wake(wake)
 }
 
 // ownable reports whether an advisory may be the news of a write of the

@@ -29,6 +29,18 @@ type Pool struct {
 	mu    sync.Mutex
 	conns map[string]*Conn
 	users map[User]use
+	// byStream indexes users by connection and stream, so that an advisory
+	// costs the users of its stream, not every user of the pool: with
+	// thousands of resources a scan per advisory made convergence
+	// quadratic (83 % of the operator's allocations at 10,000 objects).
+	byStream map[streamOn]map[User]struct{}
+}
+
+// streamOn is a stream on one connection: the users an advisory of that
+// connection about that stream may concern.
+type streamOn struct {
+	conn   *Conn
+	stream string
 }
 
 // User identifies a resource using the pool: kind/namespace/name.
@@ -69,7 +81,7 @@ func (p *Pool) Acquire(ctx context.Context, user User, addr Address, spec ConnSp
 	key := spec.Key()
 	p.mu.Lock()
 	if p.conns == nil {
-		p.conns, p.users = map[string]*Conn{}, map[User]use{}
+		p.conns, p.users, p.byStream = map[string]*Conn{}, map[User]use{}, map[streamOn]map[User]struct{}{}
 	}
 	c, ok := p.conns[key]
 	if ok && c.closed() {
@@ -117,6 +129,9 @@ func (p *Pool) moveUser(user User, u use) {
 	if had && old.conn == u.conn {
 		if old.addr == u.addr {
 			u.ownWrite = old.ownWrite // a pass between a write and its news
+		} else {
+			p.unindex(user, old)
+			p.index(user, u)
 		}
 		p.users[user] = u
 		return
@@ -126,11 +141,32 @@ func (p *Pool) moveUser(user User, u use) {
 		if old.conn.users == 0 {
 			old.conn.idleSince = time.Now()
 		}
+		p.unindex(user, old)
 		delete(p.users, user)
 	}
 	if u.conn != nil {
 		p.users[user] = u
+		p.index(user, u)
 		u.conn.users++
+	}
+}
+
+// index and unindex keep byStream in step with users. p.mu is held.
+func (p *Pool) index(user User, u use) {
+	at := streamOn{u.conn, u.addr.Stream}
+	set := p.byStream[at]
+	if set == nil {
+		set = map[User]struct{}{}
+		p.byStream[at] = set
+	}
+	set[user] = struct{}{}
+}
+
+func (p *Pool) unindex(user User, u use) {
+	at := streamOn{u.conn, u.addr.Stream}
+	delete(p.byStream[at], user)
+	if len(p.byStream[at]) == 0 {
+		delete(p.byStream, at)
 	}
 }
 
@@ -194,31 +230,27 @@ func (p *Pool) closeBroken(c *Conn) {
 	}
 }
 
-// wakeUsersOf wakes every user of c.
+// wakeUsersOf wakes every user of c. A connection closes rarely (credentials
+// rotated, a server gone): a scan of every user is fine here, unlike per
+// advisory.
 func (p *Pool) wakeUsersOf(c *Conn) {
-	p.wakeWhere(func(_ User, u *use) bool { return u.conn == c })
-}
-
-// wakeWhere calls OnChange for every user match picks, outside the lock;
-// match may update the use it is given.
-func (p *Pool) wakeWhere(match func(User, *use) bool) {
 	if p.OnChange == nil {
 		return
 	}
 	p.mu.Lock()
 	var wake []User
 	for user, u := range p.users {
-		before := u
-		picked := match(user, &u)
-		if u != before {
-			p.users[user] = u
-		}
-		if picked {
+		if u.conn == c {
 			wake = append(wake, user)
 		}
 	}
 	p.mu.Unlock()
-	for _, u := range wake {
+	p.wake(wake)
+}
+
+// wake calls OnChange for each user, outside the lock.
+func (p *Pool) wake(users []User) {
+	for _, u := range users {
 		p.OnChange(u)
 	}
 }

@@ -187,6 +187,28 @@ type RenderedConf struct {
 // Conf is c's nats.conf, as the ConfigMap carries it.
 func Conf(c *v1alpha1.NatsCluster) (RenderedConf, error) { return renderConf(c.WithDefaults()) }
 
+// MarkedNatsConf is the model of nats.conf exactly as the ConfigMap carries
+// it: NatsConf with the reload marks in its server metadata, and the
+// revision it marks. Its Render is Conf's Text.
+func MarkedNatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, string, error) {
+	conf, err := NatsConf(c)
+	if err != nil {
+		return nil, "", err
+	}
+	conf.Metadata = map[string]natsconf.Value{MetadataConfigKey: natsconf.String("")}
+	if HasUsersFile(c) {
+		conf.Metadata[MetadataUsersKey] = natsconf.Env(EnvUsersRevision)
+	}
+	unmarked, err := conf.Render()
+	if err != nil {
+		return nil, "", fmt.Errorf("nats.conf: %w", err)
+	}
+	unmarkedSum := sha256.Sum256(unmarked)
+	revision := hex.EncodeToString(unmarkedSum[:8])
+	conf.Metadata[MetadataConfigKey] = natsconf.String(revision)
+	return conf, revision, nil
+}
+
 // renderConf writes nats.conf and hashes what a reload cannot apply: the
 // routes, the users and reloadable passthrough keys are left out of the hash,
 // so changing them reloads the servers instead of restarting them. Only a
@@ -196,21 +218,10 @@ func Conf(c *v1alpha1.NatsCluster) (RenderedConf, error) { return renderConf(c.W
 // The text carries its own revision in the server metadata, a hash of the
 // text without it; the users.conf revision comes from that file.
 func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
-	conf, err := NatsConf(c)
+	conf, revision, err := MarkedNatsConf(c)
 	if err != nil {
 		return RenderedConf{}, err
 	}
-	conf.Metadata = map[string]natsconf.Value{MetadataConfigKey: natsconf.String("")}
-	if HasUsersFile(c) {
-		conf.Metadata[MetadataUsersKey] = natsconf.Env(EnvUsersRevision)
-	}
-	unmarked, err := conf.Render()
-	if err != nil {
-		return RenderedConf{}, fmt.Errorf("nats.conf: %w", err)
-	}
-	unmarkedSum := sha256.Sum256(unmarked)
-	revision := hex.EncodeToString(unmarkedSum[:8])
-	conf.Metadata[MetadataConfigKey] = natsconf.String(revision)
 	text, err := conf.Render()
 	if err != nil {
 		return RenderedConf{}, fmt.Errorf("nats.conf: %w", err)

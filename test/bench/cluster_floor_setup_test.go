@@ -27,7 +27,7 @@ import (
 // writeFloorRoutePKI makes a route CA and certificate as the operator makes
 // them (internal/pki, render.RouteDNSNames) and writes them as the routes
 // TLS Secret's files; it returns their directory.
-func writeFloorRoutePKI(b *testing.B, nc *v1alpha1.NatsCluster) string {
+func writeFloorRoutePKI(b testing.TB, nc *v1alpha1.NatsCluster) string {
 	b.Helper()
 	now := time.Now()
 	ca, err := pki.NewCA(nc.Name+" route CA", now, pki.CAValidity)
@@ -50,7 +50,7 @@ func writeFloorRoutePKI(b *testing.B, nc *v1alpha1.NatsCluster) string {
 // containerEnvFor resolves the container's environment for the pod as the
 // kubelet does (HOSTNAME, then env in order, $(VAR) expanded against the
 // variables before it), the Secrets' values taken from secrets.
-func containerEnvFor(b *testing.B, ctr *corev1.Container, pod string, secrets map[string]string) []string {
+func containerEnvFor(b testing.TB, ctr *corev1.Container, pod string, secrets map[string]string) []string {
 	b.Helper()
 	if len(ctr.EnvFrom) > 0 {
 		b.Fatalf("the container has envFrom %+v, which the floor does not resolve", ctr.EnvFrom)
@@ -79,8 +79,8 @@ func containerEnvFor(b *testing.B, ctr *corev1.Container, pod string, secrets ma
 		}
 		values[e.Name] = v
 	}
-	for _, want := range []string{render.EnvServerName, render.EnvPassword, render.EnvSystemPassword,
-		render.EnvRoutePassword, render.EnvRouteURLs, render.EnvRouteAdvertise} {
+	// The client and system passwords are in users.conf (prepare writes it).
+	for _, want := range []string{render.EnvServerName, render.EnvRoutePassword, render.EnvRouteURLs, render.EnvRouteAdvertise} {
 		if values[want] == "" {
 			b.Fatalf("the container's environment has no %s: %v", want, names)
 		}
@@ -95,7 +95,7 @@ func containerEnvFor(b *testing.B, ctr *corev1.Container, pod string, secrets ma
 // newFloorPassword is a random password that nats-server reads back as
 // the same string from an environment variable (a letter first: an
 // all-hex value may lex as a number).
-func newFloorPassword(b *testing.B) string {
+func newFloorPassword(b testing.TB) string {
 	b.Helper()
 	raw := make([]byte, 16)
 	if _, err := rand.Read(raw); err != nil {
@@ -113,7 +113,7 @@ func newFloorPassword(b *testing.B) string {
 // addresses.go), from the top down, so that it never shares addresses with
 // a loopback cluster running at the same time. The lock goes with the
 // benchmark.
-func lockAddressSlot(b *testing.B) int {
+func lockAddressSlot(b testing.TB) int {
 	b.Helper()
 	for slot := 254; slot >= 1; slot-- {
 		path := filepath.Join(os.TempDir(), fmt.Sprintf("kubenats-loopback-127.0.%d.lock", slot))

@@ -73,7 +73,7 @@ type floorFiles struct {
 
 // measureFloor starts the three servers, with route TLS or without, times
 // them to a meta leader, and stops them.
-func measureFloor(b *testing.B, routeTLS bool) floorResult {
+func measureFloor(b testing.TB, routeTLS bool) floorResult {
 	b.Helper()
 	nc := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-floor", Name: benchClusterName}}
 	nc.Spec.TLS.Routes.Enabled = &routeTLS
@@ -134,7 +134,7 @@ func measureFloor(b *testing.B, routeTLS bool) floorResult {
 // checkFloorRouteTLS fails the benchmark unless every server's route
 // listener requires TLS exactly when the floor asked for it: the floor
 // measures what it says it measures.
-func checkFloorRouteTLS(b *testing.B, servers []*floorServer, routeTLS bool) {
+func checkFloorRouteTLS(b testing.TB, servers []*floorServer, routeTLS bool) {
 	b.Helper()
 	hc := &http.Client{Timeout: time.Second}
 	for _, s := range servers {
@@ -155,20 +155,27 @@ func checkFloorRouteTLS(b *testing.B, servers []*floorServer, routeTLS bool) {
 
 // renderedServerContainer is the nats container of the StatefulSet that
 // render.Objects makes for nc, after checking that the ConfigMap it makes
-// holds what render.NatsConf renders: the model the floor edits.
-func renderedServerContainer(b *testing.B, nc *v1alpha1.NatsCluster) *corev1.Container {
+// holds what render.MarkedNatsConf renders: the model the floor edits.
+func renderedServerContainer(b testing.TB, nc *v1alpha1.NatsCluster) *corev1.Container {
 	b.Helper()
 	objs, err := render.Objects(nc, render.Inputs{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	conf, err := render.NatsConf(nc)
+	conf, err := render.Conf(nc)
 	if err != nil {
 		b.Fatal(err)
 	}
-	text, err := conf.Render()
+	model, _, err := render.MarkedNatsConf(nc)
 	if err != nil {
 		b.Fatal(err)
+	}
+	text, err := model.Render()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if conf.Text != string(text) {
+		b.Fatalf("render.MarkedNatsConf renders otherwise than render.Conf:\n%s\n---\n%s", conf.Text, text)
 	}
 	var ctr *corev1.Container
 	sawConfigMap := false
@@ -176,7 +183,7 @@ func renderedServerContainer(b *testing.B, nc *v1alpha1.NatsCluster) *corev1.Con
 		switch o := o.(type) {
 		case *corev1.ConfigMap:
 			if o.Data[render.ConfigKey] != string(text) {
-				b.Fatalf("the ConfigMap's nats.conf is not render.NatsConf's rendering:\n%s\n---\n%s", o.Data[render.ConfigKey], text)
+				b.Fatalf("the ConfigMap's nats.conf is not render.MarkedNatsConf's rendering:\n%s\n---\n%s", o.Data[render.ConfigKey], text)
 			}
 			sawConfigMap = true
 		case *appsv1.StatefulSet:
@@ -194,9 +201,9 @@ func renderedServerContainer(b *testing.B, nc *v1alpha1.NatsCluster) *corev1.Con
 }
 
 // prepare writes the server's nats.conf and builds its command.
-func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsCluster, ctr *corev1.Container, files floorFiles, secrets map[string]string) {
+func (s *floorServer) prepare(b testing.TB, binary string, nc *v1alpha1.NatsCluster, ctr *corev1.Container, files floorFiles, secrets map[string]string) {
 	b.Helper()
-	conf, err := render.NatsConf(nc)
+	conf, _, err := render.MarkedNatsConf(nc)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -224,6 +231,20 @@ func (s *floorServer) prepare(b *testing.B, binary string, nc *v1alpha1.NatsClus
 	path := filepath.Join(s.dir, "nats.conf")
 	if err := os.WriteFile(path, []byte(bound), 0o644); err != nil {
 		b.Fatal(err)
+	}
+	// The passwords come from users.conf beside nats.conf, as the pods
+	// mount the users Secret.
+	if render.HasUsersFile(nc) {
+		users, _, err := render.UsersConf(nc, render.Credentials{
+			Client: secrets[render.AuthSecretName(nc)+"/"+render.PasswordKey],
+			System: secrets[render.SystemSecretName(nc)+"/"+render.PasswordKey],
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(s.dir, render.UsersConfKey), []byte(users), 0o600); err != nil {
+			b.Fatal(err)
+		}
 	}
 	args := make([]string, len(ctr.Args))
 	named := false
@@ -264,7 +285,7 @@ func bindListenersTo(text, ip string) (string, error) {
 
 // waitForFloor polls the servers every 10 ms until all pass the readiness
 // probe's check and name the same meta leader.
-func waitForFloor(b *testing.B, servers []*floorServer, start time.Time) floorResult {
+func waitForFloor(b testing.TB, servers []*floorServer, start time.Time) floorResult {
 	b.Helper()
 	hc := &http.Client{Timeout: time.Second}
 	ips := make([]string, len(servers))

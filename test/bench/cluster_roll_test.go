@@ -55,7 +55,7 @@ type rollResult struct {
 // measureRollStall forms a NatsCluster at olderServerVersion, publishes to
 // an R3 stream with message IDs (each retried until acknowledged), changes
 // the version to the default one and waits for the roll to end.
-func measureRollStall(b *testing.B, lc *loopback.Cluster) rollResult {
+func measureRollStall(b testing.TB, lc *loopback.Cluster) rollResult {
 	b.Helper()
 	f := formNatsCluster(b, lc, "bench-roll", olderServerVersion)
 	f.log(b)
@@ -116,7 +116,7 @@ func measureRollStall(b *testing.B, lc *loopback.Cluster) rollResult {
 
 // rollClient connects to the NatsCluster's servers at their addresses
 // with the credentials of its <name>-client Secret, reconnecting forever.
-func rollClient(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) natsjs.JetStream {
+func rollClient(b testing.TB, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) natsjs.JetStream {
 	b.Helper()
 	ctx := context.Background()
 	var secret corev1.Secret
@@ -149,7 +149,7 @@ func rollClient(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) na
 }
 
 // createRollStream makes the R3 stream the publisher writes to.
-func createRollStream(b *testing.B, js natsjs.JetStream) natsjs.Stream {
+func createRollStream(b testing.TB, js natsjs.JetStream) natsjs.Stream {
 	b.Helper()
 	var stream natsjs.Stream
 	benchEventually(b, rollSetup, func() error {
@@ -163,7 +163,7 @@ func createRollStream(b *testing.B, js natsjs.JetStream) natsjs.Stream {
 }
 
 // setServerVersion changes spec.version, retrying conflicts.
-func setServerVersion(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, version string) {
+func setServerVersion(b testing.TB, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, version string) {
 	b.Helper()
 	ctx := context.Background()
 	benchEventually(b, rollSetup, func() error {
@@ -178,7 +178,7 @@ func setServerVersion(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsClust
 // waitRolled waits until the NatsCluster's status describes its spec, is
 // Ready with every server ready, and says the servers were observed
 // running version, and every server's /varz agrees.
-func waitRolled(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, version string) {
+func waitRolled(b testing.TB, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, version string) {
 	b.Helper()
 	ctx := context.Background()
 	hc := &http.Client{Timeout: 2 * time.Second}
@@ -255,7 +255,7 @@ func (p *ackedPublisher) run() {
 }
 
 // waitFor waits until the acknowledgements so far satisfy ok.
-func (p *ackedPublisher) waitFor(b *testing.B, what string, ok func(acks []time.Time) bool) {
+func (p *ackedPublisher) waitFor(b testing.TB, what string, ok func(acks []time.Time) bool) {
 	b.Helper()
 	benchEventually(b, rollSetup, func() error {
 		p.mu.Lock()
@@ -278,7 +278,7 @@ func (p *ackedPublisher) halt() {
 
 // benchEventually polls check every 100 ms until it returns nil, failing
 // the benchmark with the last error once timeout has passed.
-func benchEventually(b *testing.B, timeout time.Duration, check func() error) {
+func benchEventually(b testing.TB, timeout time.Duration, check func() error) {
 	b.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

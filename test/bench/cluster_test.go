@@ -75,6 +75,13 @@ const formTimeoutBench = 5 * time.Minute
 // b.N beyond 1 is ignored: run it with -benchtime=1x. Every run starts its
 // own loopback cluster and operator; -count=5 gives five runs for medians.
 func BenchmarkNatsClusterReady(b *testing.B) {
+	natsClusterReady(b, true).report(b)
+}
+
+// natsClusterReady is one run of BenchmarkNatsClusterReady; withRoll adds
+// the rolling upgrade under publishing (the small run in `make test`
+// leaves it out).
+func natsClusterReady(b testing.TB, withRoll bool) *figures {
 	if err := loopback.BuildNatsServers("", os.Stderr); err != nil {
 		b.Fatal(err)
 	}
@@ -104,21 +111,23 @@ func BenchmarkNatsClusterReady(b *testing.B) {
 	form := formNatsCluster(b, lc, "bench-ready", v1alpha1.DefaultVersion)
 	form.log(b)
 
-	roll := measureRollStall(b, lc)
-
 	share := form.ready - floor.leader
-	b.ReportMetric(floor.leader.Seconds(), "floor_s")
-	b.ReportMetric(form.ready.Seconds(), "ready_s")
-	b.ReportMetric(share.Seconds(), "operator_share_s")
-	b.ReportMetric(form.podToReady.Seconds(), "pod_to_ready_s")
-	b.ReportMetric(roll.stall.Seconds(), "publish_stall_s")
-	b.ReportMetric(form.ready.Seconds()/floor.leader.Seconds(), "ready/floor")
-	b.ReportMetric(roll.took.Seconds(), "roll_s")
-	b.ReportMetric(floor.healthy.Seconds(), "floor_healthy_s")
-	b.ReportMetric(form.firstRunning.Seconds(), "first_server_s")
-	b.ReportMetric(plain.leader.Seconds(), "floor_plain_s")
-	b.ReportMetric((floor.leader - plain.leader).Seconds(), "route_tls_share_s")
-	b.ReportMetric(form.metaLeader.Seconds(), "meta_leader_s")
+	f := newFigures("NatsClusterReady")
+	f.set("floor_s", floor.leader.Seconds())
+	f.set("ready_s", form.ready.Seconds())
+	f.set("operator_share_s", share.Seconds())
+	f.set("pod_to_ready_s", form.podToReady.Seconds())
+	f.set("ready/floor", form.ready.Seconds()/floor.leader.Seconds())
+	f.set("floor_healthy_s", floor.healthy.Seconds())
+	f.set("first_server_s", form.firstRunning.Seconds())
+	f.set("floor_plain_s", plain.leader.Seconds())
+	f.set("route_tls_share_s", (floor.leader - plain.leader).Seconds())
+	f.set("meta_leader_s", form.metaLeader.Seconds())
+	for name, v := range f.values {
+		if v == 0 {
+			b.Fatalf("%s reads 0: the measurement is broken", name)
+		}
+	}
 
 	b.Logf("ready %.3fs - floor %.3fs = operator share %.3fs (ready/floor %.2f); goal under %s: %s",
 		form.ready.Seconds(), floor.leader.Seconds(), share.Seconds(), form.ready.Seconds()/floor.leader.Seconds(),
@@ -132,9 +141,16 @@ func BenchmarkNatsClusterReady(b *testing.B) {
 		form.metaLeader.Seconds(), floor.leader.Seconds(), (form.metaLeader - floor.leader).Seconds())
 	b.Logf("NatsCluster Ready %.3fs after the last pod turned Ready (watch timestamps; %s by lastTransitionTime, 1 s resolution); goal under %s: %s",
 		form.podToReady.Seconds(), form.podToReadyByCondition, goalPodToReady, verdict(form.podToReady < goalPodToReady))
+	if !withRoll {
+		return f
+	}
+	roll := measureRollStall(b, lc)
+	f.set("publish_stall_s", roll.stall.Seconds())
+	f.set("roll_s", roll.took.Seconds())
 	b.Logf("longest publish stall %.3fs while rolling %s -> %s (roll took %.1fs, %d publishes acknowledged in it); goal under %s: %s",
 		roll.stall.Seconds(), olderServerVersion, v1alpha1.DefaultVersion, roll.took.Seconds(), roll.ackedDuringRoll,
 		goalPublishStall, verdict(roll.stall < goalPublishStall))
+	return f
 }
 
 // floorRuns counts the benchmark's runs in this process, for the floors'
@@ -152,7 +168,7 @@ func verdict(met bool) string {
 // directory (logs of the kubelet, controller manager, operator and
 // servers) is kept when the benchmark fails or KUBENATS_KEEP_LOOPBACK is
 // set.
-func startLoopbackCluster(b *testing.B) *loopback.Cluster {
+func startLoopbackCluster(b testing.TB) *loopback.Cluster {
 	b.Helper()
 	// The logger is set before anything logs (envtest does at start); the
 	// operator's log file exists only once the cluster's directory does.
@@ -179,7 +195,7 @@ func startLoopbackCluster(b *testing.B) *loopback.Cluster {
 // ships (inprocess.Operator, as the e2e suite does), logging into the
 // cluster's directory, and waits for its caches: the clock of a formation
 // starts with a warm operator. Each run of the benchmark builds its own.
-func startInProcessOperator(b *testing.B, lc *loopback.Cluster) {
+func startInProcessOperator(b testing.TB, lc *loopback.Cluster) {
 	b.Helper()
 	logFile, err := os.Create(filepath.Join(lc.Dir, "logs", "operator.log"))
 	if err != nil {
@@ -236,7 +252,7 @@ type formation struct {
 	firstRunning time.Duration
 }
 
-func (f *formation) log(b *testing.B) {
+func (f *formation) log(b testing.TB) {
 	b.Helper()
 	names := make([]string, 0, len(f.podsReady))
 	for p := range f.podsReady {
@@ -255,7 +271,7 @@ func (f *formation) log(b *testing.B) {
 
 // formNatsCluster creates a 3-server NatsCluster of the given version in
 // a new namespace and waits for it to report Ready.
-func formNatsCluster(b *testing.B, lc *loopback.Cluster, ns, version string) *formation {
+func formNatsCluster(b testing.TB, lc *loopback.Cluster, ns, version string) *formation {
 	b.Helper()
 	ctx := context.Background()
 	if err := lc.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -324,7 +340,7 @@ func formNatsCluster(b *testing.B, lc *loopback.Cluster, ns, version string) *fo
 // readyByConditions is the time from the latest pod Ready condition's
 // lastTransitionTime to the NatsCluster's, as text: both are whole
 // seconds.
-func readyByConditions(b *testing.B, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) string {
+func readyByConditions(b testing.TB, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) string {
 	b.Helper()
 	var pods corev1.PodList
 	if err := lc.Client.List(context.Background(), &pods, client.InNamespace(nc.Namespace)); err != nil {

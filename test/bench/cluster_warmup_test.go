@@ -28,7 +28,7 @@ import (
 // operator's start-up, not its work on a cluster, and an operator in
 // service has long since started: the formation the benchmark times is the
 // operator's second, as every NatsCluster but the first after a restart is.
-func warmUpOperator(b *testing.B, lc *loopback.Cluster) {
+func warmUpOperator(b testing.TB, lc *loopback.Cluster) {
 	b.Helper()
 	ctx := context.Background()
 	const ns = "bench-warmup"

@@ -32,7 +32,7 @@ type namespaceWatch struct {
 
 // watchNamespace watches the pods and NatsClusters of ns until the
 // benchmark ends.
-func watchNamespace(b *testing.B, lc *loopback.Cluster, ns string) *namespaceWatch {
+func watchNamespace(b testing.TB, lc *loopback.Cluster, ns string) *namespaceWatch {
 	b.Helper()
 	w := &namespaceWatch{podReady: map[string]time.Time{}, wasReady: map[string]bool{}, readyCh: make(chan struct{}), timeline: newFormationTimeline()}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,7 +19,7 @@ import (
 // controlPlane starts kube-apiserver and etcd with kubenats' CRDs and
 // returns a client, its config, a kubeconfig file for the operator process,
 // and the repository root.
-func controlPlane(b *testing.B) (client.Client, *rest.Config, string, string) {
+func controlPlane(b testing.TB) (client.Client, *rest.Config, string, string) {
 	b.Helper()
 	root := inprocess.RepoRoot()
 	env := &envtest.Environment{
@@ -61,7 +61,7 @@ func controlPlane(b *testing.B) (client.Client, *rest.Config, string, string) {
 }
 
 // operatorBinary builds bin/kubenats, the binary users run.
-func operatorBinary(b *testing.B, root string) string {
+func operatorBinary(b testing.TB, root string) string {
 	b.Helper()
 	out := filepath.Join(root, "bin", "kubenats")
 	cmd := exec.Command("go", "build", "-o", out, "./cmd/kubenats")

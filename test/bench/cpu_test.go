@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -83,7 +82,7 @@ func cpuReport(before, after map[string]float64) string {
 // profileAPIServer records a 15-second CPU profile of the API server into
 // path, in the background, when path is set: the API server is where most
 // of a run's CPU goes.
-func profileAPIServer(b *testing.B, cfg *rest.Config, path string) {
+func profileAPIServer(b testing.TB, cfg *rest.Config, path string) {
 	if path == "" {
 		return
 	}
@@ -115,29 +114,30 @@ func apiServerGet(cfg *rest.Config, path string) ([]byte, error) {
 // apiServerWrites reads the API server's own count of write requests to
 // kubenats' resources, by verb, resource and subresource: who wrote what,
 // as an audit log would tell, without the audit log's cost.
-func apiServerWrites(b *testing.B, cfg *rest.Config) map[string]float64 {
+func apiServerWrites(b testing.TB, cfg *rest.Config) map[string]float64 {
 	data, err := apiServerGet(cfg, "/metrics")
 	if err != nil {
 		b.Fatal(err)
 	}
+	fams, err := metricFamilies(bytes.NewReader(data))
+	if err != nil {
+		b.Fatalf("the API server's metrics: %v", err)
+	}
+	fam, ok := fams["apiserver_request_total"]
+	if !ok {
+		b.Fatal("the API server's metrics have no apiserver_request_total")
+	}
 	out := map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `group="kubenats.io"`) {
+	for _, m := range fam.GetMetric() {
+		l := labels(m)
+		if l["group"] != "kubenats.io" || l["verb"] == "GET" || l["verb"] == "LIST" || l["verb"] == "WATCH" {
 			continue
 		}
-		verb := between(line, `verb="`, `"`)
-		if verb == "GET" || verb == "LIST" || verb == "WATCH" {
-			continue
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
 		}
-		key := verb + " " + between(line, `resource="`, `"`)
-		if sub := between(line, `subresource="`, `"`); sub != "" {
-			key += "/" + sub
-		}
-		v, _ := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		out[key] += v
+		out[key] += m.GetCounter().GetValue()
 	}
 	return out
 }

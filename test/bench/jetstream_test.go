@@ -27,13 +27,21 @@ import (
 	"github.com/kubenats/kubenats/test/testnats"
 )
 
-// objects is how many streams, and as many consumers, a run applies.
-var objects = envInt("KUBENATS_BENCH_OBJECTS", 1000)
+// jetStreamSize is how big a run of the JetStream benchmark is: how many
+// Streams it applies, and as many Consumers, and how long it watches the
+// idle operator after convergence.
+type jetStreamSize struct {
+	objects int
+	idleFor time.Duration
+}
+
+// fullJetStream is what `make bench` measures; KUBENATS_BENCH_OBJECTS
+// changes the count.
+var fullJetStream = jetStreamSize{objects: envInt("KUBENATS_BENCH_OBJECTS", 1000), idleFor: 60 * time.Second}
 
 const (
 	creators = 16 // concurrent creators of resources
 	natsCos  = 8  // goroutines of the nats.go floor
-	idleFor  = 60 * time.Second
 )
 
 // BenchmarkJetStreamConvergence applies 1000 Streams and 1000 Consumers and
@@ -44,65 +52,73 @@ const (
 // with no operator running, and (g) as (f), each resource then given one
 // Ready status write: the least any operator must write.
 func BenchmarkJetStreamConvergence(b *testing.B) {
+	jetStreamConvergence(b, fullJetStream).report(b)
+}
+
+func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	k, cfg, kubeconfig, root := controlPlane(b)
 	ready := watchReadiness(b, cfg)
 	binary := operatorBinary(b, root)
 	ns := natsServer(b)
+	objects := size.objects
 
 	cpuFloor := cpuSeconds()
-	floorAPI := createResources(b, k, "floor-api", serverURL(ns), false)
+	floorAPI := createResources(b, k, "floor-api", serverURL(ns), objects, false)
 	b.Logf("CPU while creating the API floor: %s", cpuReport(cpuFloor, cpuSeconds()))
-	floorNATS := createDirect(b, natsServer(b))
+	floorNATS := createDirect(b, natsServer(b), objects)
 	cpuFloor = cpuSeconds()
-	floorStatus := createResources(b, k, "floor-status", serverURL(ns), true)
+	floorStatus := createResources(b, k, "floor-status", serverURL(ns), objects, true)
 	b.Logf("CPU while creating the API floor with status: %s", cpuReport(cpuFloor, cpuSeconds()))
 
 	removeFloor(b, k, "floor-api")
 	removeFloor(b, k, "floor-status")
 
 	op := startOperator(b, binary, kubeconfig, freePort(b))
-	settled, err := op.requests()
-	if err != nil {
-		b.Fatal(err)
-	}
+	settled := op.mustRequests(b)
 
 	cpuBefore, writesBefore := cpuSeconds(), apiServerWrites(b, cfg)
 	profileAPIServer(b, cfg, os.Getenv("KUBENATS_BENCH_APISERVER_PROFILE"))
 	start := time.Now()
-	createResources(b, k, "run", serverURL(ns), false)
-	ready.wait(b, "run", time.Hour)
+	createResources(b, k, "run", serverURL(ns), objects, false)
+	ready.wait(b, "run", 2*objects, time.Hour)
 	converge := time.Since(start)
 	b.Logf("CPU while converging: %s", cpuReport(cpuBefore, cpuSeconds()))
 	op.saveHeapProfile(b)
 	b.Logf("writes to kubenats.io while converging: %s", writesReport(writesBefore, apiServerWrites(b, cfg)))
 
-	done, _ := op.requests()
+	done := op.mustRequests(b)
 	b.Logf("reconciles:\n%s", op.reconcileSummary())
-	time.Sleep(idleFor) // the measurement window itself
-	idle, _ := op.requests()
+	time.Sleep(size.idleFor) // the measurement window itself
+	idle := op.mustRequests(b)
 
 	writes := delta(settled, done, "POST", "PUT", "PATCH", "DELETE") / float64(2*objects)
-	b.ReportMetric(converge.Seconds(), "a_ready_s")
-	b.ReportMetric(op.peakRSS(), "b_peak_rss_MiB")
-	b.ReportMetric(writes, "c_writes/object")
-	b.ReportMetric(delta(done, idle), "d_idle_requests")
-	b.ReportMetric(floorNATS.Seconds(), "e_nats_floor_s")
-	b.ReportMetric(floorAPI.Seconds(), "f_api_floor_s")
-	b.ReportMetric(floorStatus.Seconds(), "g_api_status_floor_s")
-	b.ReportMetric(converge.Seconds()/floorAPI.Seconds(), "a/f")
-	b.ReportMetric(converge.Seconds()/floorNATS.Seconds(), "a/e")
-	b.ReportMetric(converge.Seconds()/floorStatus.Seconds(), "a/g")
+	if writes <= 0 {
+		b.Fatalf("the operator's counter shows %.0f writes for %d objects made Ready: the measurement is broken", writes, 2*objects)
+	}
+	f := newFigures("JetStreamConvergence")
+	f.set("a_ready_s", converge.Seconds())
+	f.set("b_peak_rss_MiB", op.peakRSS(b))
+	f.set("c_writes/object", writes)
+	f.set("d_idle_requests", delta(done, idle))
+	f.set("e_nats_floor_s", floorNATS.Seconds())
+	f.set("f_api_floor_s", floorAPI.Seconds())
+	f.set("g_api_status_floor_s", floorStatus.Seconds())
+	f.set("a/f", converge.Seconds()/floorAPI.Seconds())
+	f.set("a/e", converge.Seconds()/floorNATS.Seconds())
+	f.set("a/g", converge.Seconds()/floorStatus.Seconds())
+	f.set("ms/object", float64(converge.Milliseconds())/float64(2*objects))
 	b.Logf("a %s, f %s, g %s, e %s; %.0f API requests while converging, %.0f idle",
 		converge.Round(time.Millisecond), floorAPI.Round(time.Millisecond), floorStatus.Round(time.Millisecond),
 		floorNATS.Round(time.Millisecond), delta(settled, done), delta(done, idle))
+	return f
 }
 
-// createResources creates 1000 Streams and 1000 Consumers in namespace ns
+// createResources creates n Streams and n Consumers in namespace ns
 // with 16 concurrent creators and returns how long that took. withStatus
 // also writes each one's status once, Ready, as the operator must at the
 // least: the floor of what any operator's convergence can cost the API
 // server.
-func createResources(b *testing.B, k client.Client, ns, url string, withStatus bool) time.Duration {
+func createResources(b testing.TB, k client.Client, ns, url string, objects int, withStatus bool) time.Duration {
 	b.Helper()
 	ctx := context.Background()
 	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -141,7 +157,7 @@ func createResources(b *testing.B, k client.Client, ns, url string, withStatus b
 // removeFloor deletes the API floor's resources, so that the operator starts
 // on an empty cluster. They never had an operator, so the finalizer the
 // admission policy gave them is taken off here.
-func removeFloor(b *testing.B, k client.Client, ns string) {
+func removeFloor(b testing.TB, k client.Client, ns string) {
 	b.Helper()
 	ctx := context.Background()
 	for _, list := range []client.ObjectList{&v1alpha1.ConsumerList{}, &v1alpha1.StreamList{}} {
@@ -165,7 +181,7 @@ func removeFloor(b *testing.B, k client.Client, ns string) {
 
 // createDirect is the NATS floor: the same streams and consumers made with
 // nats.go from 8 goroutines.
-func createDirect(b *testing.B, s *server.Server) time.Duration {
+func createDirect(b testing.TB, s *server.Server, objects int) time.Duration {
 	b.Helper()
 	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
@@ -194,11 +210,12 @@ func createDirect(b *testing.B, s *server.Server) time.Duration {
 // lists) nor this process's CPU (no copies of 2000 objects per poll).
 type readiness struct {
 	mu      sync.Mutex
-	ready   map[string]bool // namespace/kind/name -> Ready
-	changed chan struct{}   // signalled after every change
+	ready   map[string]bool   // namespace/kind/name -> Ready
+	refused map[string]string // namespace/kind/name -> reason: message, while refused
+	changed chan struct{}     // signalled after every change
 }
 
-func watchReadiness(b *testing.B, cfg *rest.Config) *readiness {
+func watchReadiness(b testing.TB, cfg *rest.Config) *readiness {
 	b.Helper()
 	c, err := cache.New(cfg, cache.Options{Scheme: manager.Scheme()})
 	if err != nil {
@@ -206,7 +223,7 @@ func watchReadiness(b *testing.B, cfg *rest.Config) *readiness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	r := &readiness{ready: map[string]bool{}, changed: make(chan struct{}, 1)}
+	r := &readiness{ready: map[string]bool{}, refused: map[string]string{}, changed: make(chan struct{}, 1)}
 	for _, obj := range []client.Object{&v1alpha1.Stream{}, &v1alpha1.Consumer{}} {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
@@ -232,9 +249,14 @@ func (r *readiness) observe(o any) {
 		return
 	}
 	key := obj.GetNamespace() + "/" + fmt.Sprintf("%T", obj) + "/" + obj.GetName()
-	ready := meta.IsStatusConditionTrue(obj.GetJetStreamStatus().Conditions, v1alpha1.ConditionReady)
+	cond := meta.FindStatusCondition(obj.GetJetStreamStatus().Conditions, v1alpha1.ConditionReady)
 	r.mu.Lock()
-	r.ready[key] = ready
+	r.ready[key] = cond != nil && cond.Status == metav1.ConditionTrue
+	if cond != nil && cond.Status == metav1.ConditionFalse && refusals[cond.Reason] {
+		r.refused[key] = cond.Reason + ": " + cond.Message
+	} else {
+		delete(r.refused, key)
+	}
 	r.mu.Unlock()
 	select {
 	case r.changed <- struct{}{}:
@@ -255,24 +277,49 @@ func (r *readiness) count(ns string) int {
 	return n
 }
 
-// wait returns once every Stream and Consumer in ns is Ready.
-func (r *readiness) wait(b *testing.B, ns string, timeout time.Duration) {
+// wait returns once want Streams and Consumers in ns are Ready. A
+// resource refused for a reason that is not the benchmark's to wait for
+// (the operator would not dial the benchmark's server, say) fails the run
+// at once instead of waiting out the timeout.
+func (r *readiness) wait(b testing.TB, ns string, want int, timeout time.Duration) {
 	b.Helper()
 	deadline := time.After(timeout)
 	for {
-		if r.count(ns) == 2*objects {
+		if r.count(ns) == want {
 			return
+		}
+		if key, why := r.refusal(ns); key != "" {
+			b.Fatalf("%s was refused: %s (%d of %d Ready)", key, why, r.count(ns), want)
 		}
 		select {
 		case <-r.changed:
 		case <-deadline:
-			b.Fatalf("%d of %d resources Ready in %s after %s", r.count(ns), 2*objects, ns, timeout)
+			b.Fatalf("%d of %d resources Ready in %s after %s", r.count(ns), want, ns, timeout)
 		}
 	}
 }
 
+// refusals are the reasons a resource gives that no amount of waiting
+// mends in a benchmark: the setup is wrong.
+var refusals = map[string]bool{
+	"ConnectionFailed": true, "NotAllowed": true, "InvalidSpec": true,
+	"ClusterNotFound": true, "SecretNotFound": true, "AlreadyExists": true,
+}
+
+// refusal is a resource in ns refused for one of refusals, if any.
+func (r *readiness) refusal(ns string) (key, why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for k, why := range r.refused {
+		if strings.HasPrefix(k, ns+"/") {
+			return k, why
+		}
+	}
+	return "", ""
+}
+
 // parallel runs fn(0..n-1) on workers goroutines and fails on the first error.
-func parallel(b *testing.B, workers, n int, fn func(i int) error) {
+func parallel(b testing.TB, workers, n int, fn func(i int) error) {
 	b.Helper()
 	next := make(chan int)
 	errs := make(chan error, workers)
@@ -305,11 +352,11 @@ func parallel(b *testing.B, workers, n int, fn func(i int) error) {
 	}
 }
 
-func natsServer(b *testing.B) *server.Server { return testnats.Start(b, 0) }
+func natsServer(b testing.TB) *server.Server { return testnats.Start(b, 0) }
 
 func serverURL(s *server.Server) string { return testnats.URL(s) }
 
-func freePort(b *testing.B) int { return testnats.FreePort(b) }
+func freePort(b testing.TB) int { return testnats.FreePort(b) }
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {

@@ -1,7 +1,7 @@
 package bench
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +12,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // operator is the kubenats manager running as its own process, so that its
@@ -21,7 +25,7 @@ type operator struct {
 	metrics string
 }
 
-func startOperator(b *testing.B, binary, kubeconfig string, metricsPort int) *operator {
+func startOperator(b testing.TB, binary, kubeconfig string, metricsPort int) *operator {
 	b.Helper()
 	op := &operator{metrics: fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort)}
 	op.cmd = exec.Command(binary, "manager",
@@ -30,6 +34,13 @@ func startOperator(b *testing.B, binary, kubeconfig string, metricsPort int) *op
 		"--health-probe-bind-address", "0",
 		"--jetstream-workers", "16",
 		"--zap-log-level", "error",
+		// The benchmark's nats-server listens on 127.0.0.1, which the
+		// shipped operator refuses as a target of a resource.
+		"--allow-local-targets",
+		// Plain HTTP on loopback: the authenticated endpoint would ask
+		// the API server to review each scrape's token, and those
+		// requests would count as the operator's own.
+		"--metrics-insecure",
 		"--pprof-bind-address", os.Getenv("KUBENATS_BENCH_PPROF"))
 	op.cmd.Stdout, op.cmd.Stderr = os.Stderr, os.Stderr
 	op.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -39,66 +50,111 @@ func startOperator(b *testing.B, binary, kubeconfig string, metricsPort int) *op
 	b.Cleanup(func() { _ = op.cmd.Process.Kill(); _ = op.cmd.Wait() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if _, err := op.requests(); err == nil {
+		_, err := op.requests()
+		var answered *answerError
+		switch {
+		case err == nil:
 			return op
-		}
-		if time.Now().After(deadline) {
-			b.Fatal("the operator's metrics endpoint never answered")
+		case errors.As(err, &answered):
+			// An answer that is not the metrics will not become them.
+			b.Fatalf("the operator's metrics endpoint: %v", err)
+		case time.Now().After(deadline):
+			b.Fatalf("the operator's metrics endpoint never answered: %v", err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 }
 
+// answerError is an HTTP answer that is not the metrics.
+type answerError struct{ url, status string }
+
+func (e *answerError) Error() string { return e.url + " answered " + e.status }
+
 // requests reads the operator's API requests so far, by HTTP method, from
-// client-go's own counter.
+// client-go's own counter. Anything but a readable counter is an error: a
+// page that is not the metrics (an HTTPS endpoint asked over HTTP answers
+// 400) must not read as zero requests.
 func (op *operator) requests() (map[string]float64, error) {
+	fams, err := op.scrape()
+	if err != nil {
+		return nil, err
+	}
+	fam, ok := fams["rest_client_requests_total"]
+	if !ok || len(fam.GetMetric()) == 0 {
+		return nil, fmt.Errorf("%s has no rest_client_requests_total", op.metrics)
+	}
+	out := map[string]float64{}
+	for _, m := range fam.GetMetric() {
+		if method := labels(m)["method"]; method != "" {
+			out[method] += m.GetCounter().GetValue()
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: rest_client_requests_total has no method label", op.metrics)
+	}
+	return out, nil
+}
+
+// scrape reads the operator's metrics with Prometheus' own text parser.
+func (op *operator) scrape() (map[string]*dto.MetricFamily, error) {
 	resp, err := http.Get(op.metrics)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
-		}
-		method := between(line, `method="`, `"`)
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err == nil {
-			out[method] += v
-		}
+	if resp.StatusCode != http.StatusOK {
+		return nil, &answerError{op.metrics, resp.Status}
 	}
-	return out, sc.Err()
+	fams, err := metricFamilies(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op.metrics, err)
+	}
+	return fams, nil
+}
+
+// metricFamilies parses Prometheus' text format with Prometheus' own parser.
+func metricFamilies(r io.Reader) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(r)
+}
+
+// labels is a sample's labels as a map.
+func labels(m *dto.Metric) map[string]string {
+	out := make(map[string]string, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		out[l.GetName()] = l.GetValue()
+	}
+	return out
+}
+
+// mustRequests is requests, failing the run when they cannot be read.
+func (op *operator) mustRequests(b testing.TB) map[string]float64 {
+	b.Helper()
+	r, err := op.requests()
+	if err != nil {
+		b.Fatalf("the operator's request counter: %v", err)
+	}
+	return r
 }
 
 // peakRSS is the process's high-water resident memory, in MiB.
-func (op *operator) peakRSS() float64 {
+func (op *operator) peakRSS(b testing.TB) float64 {
+	b.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", op.cmd.Process.Pid))
 	if err != nil {
-		return -1
+		b.Fatalf("the operator's peak RSS: %v", err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "VmHWM:" {
+			kb, err := strconv.ParseFloat(fields[1], 64)
+			if err != nil || kb <= 0 {
+				b.Fatalf("the operator's peak RSS: %q", line)
+			}
 			return kb / 1024
 		}
 	}
-	return -1
-}
-
-func between(s, from, to string) string {
-	i := strings.Index(s, from)
-	if i < 0 {
-		return ""
-	}
-	s = s[i+len(from):]
-	if j := strings.Index(s, to); j >= 0 {
-		return s[:j]
-	}
-	return s
+	b.Fatalf("the operator's peak RSS: no VmHWM in /proc/%d/status", op.cmd.Process.Pid)
+	return 0
 }
 
 // delta sums the requests between two readings, for the given methods
@@ -125,7 +181,7 @@ func contains(list []string, s string) bool {
 // saveHeapProfile writes the operator's heap profile to
 // $KUBENATS_BENCH_HEAP_PROFILE when that and KUBENATS_BENCH_PPROF are set:
 // what the operator holds right after convergence.
-func (op *operator) saveHeapProfile(b *testing.B) {
+func (op *operator) saveHeapProfile(b testing.TB) {
 	addr, path := os.Getenv("KUBENATS_BENCH_PPROF"), os.Getenv("KUBENATS_BENCH_HEAP_PROFILE")
 	if addr == "" || path == "" {
 		return
@@ -145,20 +201,24 @@ func (op *operator) saveHeapProfile(b *testing.B) {
 // reconcileSummary is the operator's own account of its reconciles, per
 // controller: how many, with what result, and how long they took.
 func (op *operator) reconcileSummary() string {
-	resp, err := http.Get(op.metrics)
+	fams, err := op.scrape()
 	if err != nil {
 		return err.Error()
 	}
-	defer resp.Body.Close()
 	var lines []string
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "controller_runtime_reconcile_total{") && !strings.HasSuffix(line, " 0") ||
-			strings.HasPrefix(line, "controller_runtime_reconcile_time_seconds_sum{") ||
-			strings.HasPrefix(line, "workqueue_queue_duration_seconds_sum{") {
-			lines = append(lines, line)
+	for _, name := range []string{"controller_runtime_reconcile_total", "controller_runtime_reconcile_time_seconds", "workqueue_queue_duration_seconds"} {
+		for _, m := range fams[name].GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			v := m.GetCounter().GetValue()
+			if h := m.GetHistogram(); h != nil {
+				v = h.GetSampleSum()
+			}
+			if v != 0 {
+				lines = append(lines, fmt.Sprintf("%s{%s} %g", name, strings.Join(labels, ","), v))
+			}
 		}
 	}
 	return strings.Join(lines, "\n")

@@ -1,0 +1,41 @@
+package bench
+
+import (
+	"testing"
+	"time"
+)
+
+// The small runs are the benchmarks' own code at a size that `make test`
+// affords, so that a change that breaks a benchmark (a flag the operator
+// now needs, a metrics endpoint that moved, a rendering the floor no longer
+// matches) fails CI instead of a later `make bench`. They check that every
+// figure was measured, not how good it is: timing goals live in `make
+// bench`.
+//
+// Careless variants they catch (each seen here on the code before this
+// test): the operator started without --allow-local-targets (every
+// resource ConnectionFailed: the wait fails at once on the refusal), the
+// metrics read over HTTP from the HTTPS endpoint (a 400 page: requests()
+// fails instead of reading zero), and the floor comparing the ConfigMap
+// with a rendering without the reload marks.
+
+func TestJetStreamBenchmarkSmall(t *testing.T) {
+	t.Parallel()
+	f := jetStreamConvergence(t, jetStreamSize{objects: 50, idleFor: 5 * time.Second})
+	for _, name := range []string{"a_ready_s", "b_peak_rss_MiB", "e_nats_floor_s", "f_api_floor_s", "g_api_status_floor_s"} {
+		if f.values[name] <= 0 {
+			t.Errorf("%s = %v, want a measurement", name, f.values[name])
+		}
+	}
+	// Every object gets at least its one Ready status write.
+	if w := f.values["c_writes/object"]; w < 1 {
+		t.Errorf("c_writes/object = %v, want at least 1", w)
+	}
+	t.Logf("%v", f.values)
+}
+
+func TestNatsClusterBenchmarkSmall(t *testing.T) {
+	t.Parallel()
+	f := natsClusterReady(t, false)
+	t.Logf("%v", f.values)
+}
