@@ -37,6 +37,7 @@ verify-generate: generate ## Fail when the generated files are not committed as 
 lint: ## go vet and gofmt.
 	go vet ./...
 	cd test/netpol && go vet ./...
+	cd hack/benchplot && go vet ./...
 	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 .PHONY: test-bins
@@ -75,9 +76,17 @@ fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check and the Je
 demo: ## Run kubenats on this machine: loopback cluster, operator, 3-server NatsCluster, Stream, Consumer, round trip (Ctrl-C stops; DEMO_EXIT=1 exits after the round trip).
 	hack/demo.sh
 
+# Each benchmark runs BENCH_COUNT times; the summary table at the end gives
+# each figure's median, its goal and its ratio to its floor. The JetStream
+# runs' timelines go to bin/bench/, and the newest is drawn as a PNG there.
+BENCH_COUNT ?= 3
+BENCH_OUT   := $(BIN)/bench
+
 .PHONY: bench
-bench: test-bins ## Run the benchmarks.
-	go test -run='^$$' -bench=. -benchtime=1x -timeout=60m ./test/bench/
+bench: test-bins ## Run the benchmarks (BENCH_COUNT runs each), print the summary, draw bin/bench/jetstream-ready.png.
+	mkdir -p $(BENCH_OUT)
+	KUBENATS_BENCH_TIMELINE=$(BENCH_OUT) go test -run='^$$' -bench=. -benchtime=1x -count=$(BENCH_COUNT) -timeout=120m ./test/bench/ | tee $(BENCH_OUT)/bench.txt
+	cd hack/benchplot && go run . -in "$$(ls -t $(BENCH_OUT)/jetstream-*.csv | head -1)" -out $(BENCH_OUT)/jetstream-ready.png
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0

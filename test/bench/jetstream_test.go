@@ -63,11 +63,11 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	objects := size.objects
 
 	cpuFloor := cpuSeconds()
-	floorAPI := createResources(b, k, "floor-api", serverURL(ns), objects, false)
+	floorAPI, _ := createResources(b, k, "floor-api", serverURL(ns), objects, false)
 	b.Logf("CPU while creating the API floor: %s", cpuReport(cpuFloor, cpuSeconds()))
-	floorNATS := createDirect(b, natsServer(b), objects)
+	floorNATS, natsTimes := createDirect(b, natsServer(b), objects)
 	cpuFloor = cpuSeconds()
-	floorStatus := createResources(b, k, "floor-status", serverURL(ns), objects, true)
+	floorStatus, statusTimes := createResources(b, k, "floor-status", serverURL(ns), objects, true)
 	b.Logf("CPU while creating the API floor with status: %s", cpuReport(cpuFloor, cpuSeconds()))
 
 	removeFloor(b, k, "floor-api")
@@ -82,6 +82,9 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	createResources(b, k, "run", serverURL(ns), objects, false)
 	ready.wait(b, "run", 2*objects, time.Hour)
 	converge := time.Since(start)
+	writeTimeline(b, objects, map[string][]time.Duration{
+		"kubenats": ready.readyTimes("run", start), "API floor with status (g)": statusTimes, "nats.go floor (e)": natsTimes,
+	})
 	b.Logf("CPU while converging: %s", cpuReport(cpuBefore, cpuSeconds()))
 	op.saveHeapProfile(b)
 	b.Logf("writes to kubenats.io while converging: %s", writesReport(writesBefore, apiServerWrites(b, cfg)))
@@ -118,13 +121,20 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 // also writes each one's status once, Ready, as the operator must at the
 // least: the floor of what any operator's convergence can cost the API
 // server.
-func createResources(b testing.TB, k client.Client, ns, url string, objects int, withStatus bool) time.Duration {
+func createResources(b testing.TB, k client.Client, ns, url string, objects int, withStatus bool) (time.Duration, []time.Duration) {
 	b.Helper()
 	ctx := context.Background()
 	if err := k.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		b.Fatal(err)
 	}
 	target := v1alpha1.Target{Connection: &v1alpha1.Connection{Servers: []string{url}}}
+	var mu sync.Mutex
+	var done []time.Duration
+	finished := func(start time.Time) {
+		mu.Lock()
+		done = append(done, time.Since(start), time.Since(start)) // a Stream and its Consumer
+		mu.Unlock()
+	}
 	start := time.Now()
 	parallel(b, creators, objects, func(i int) error {
 		name := fmt.Sprintf("%s-%04d", ns, i)
@@ -135,8 +145,12 @@ func createResources(b testing.TB, k client.Client, ns, url string, objects int,
 		}
 		c := &v1alpha1.Consumer{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 		c.Spec.Target, c.Spec.StreamName, c.Spec.DurableName = target, name, "worker"
-		if err := k.Create(ctx, c); err != nil || !withStatus {
+		if err := k.Create(ctx, c); err != nil {
 			return err
+		}
+		if !withStatus {
+			finished(start)
+			return nil
 		}
 		for _, obj := range []v1alpha1.JetStreamObject{st, c} {
 			meta.SetStatusCondition(&obj.GetJetStreamStatus().Conditions, metav1.Condition{
@@ -149,9 +163,10 @@ func createResources(b testing.TB, k client.Client, ns, url string, objects int,
 				return err
 			}
 		}
+		finished(start)
 		return nil
 	})
-	return time.Since(start)
+	return time.Since(start), done
 }
 
 // removeFloor deletes the API floor's resources, so that the operator starts
@@ -181,7 +196,7 @@ func removeFloor(b testing.TB, k client.Client, ns string) {
 
 // createDirect is the NATS floor: the same streams and consumers made with
 // nats.go from 8 goroutines.
-func createDirect(b testing.TB, s *server.Server, objects int) time.Duration {
+func createDirect(b testing.TB, s *server.Server, objects int) (time.Duration, []time.Duration) {
 	b.Helper()
 	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
@@ -193,8 +208,15 @@ func createDirect(b testing.TB, s *server.Server, objects int) time.Duration {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
+	var mu sync.Mutex
+	var done []time.Duration
 	start := time.Now()
 	parallel(b, natsCos, objects, func(i int) error {
+		defer func() {
+			mu.Lock()
+			done = append(done, time.Since(start), time.Since(start))
+			mu.Unlock()
+		}()
 		name := fmt.Sprintf("direct-%04d", i)
 		if _, err := j.CreateStream(ctx, js.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: js.FileStorage, Duplicates: 2 * time.Minute}); err != nil {
 			return err
@@ -202,7 +224,7 @@ func createDirect(b testing.TB, s *server.Server, objects int) time.Duration {
 		_, err := j.CreateConsumer(ctx, name, js.ConsumerConfig{Durable: "worker", AckPolicy: js.AckExplicitPolicy, AckWait: 30 * time.Second})
 		return err
 	})
-	return time.Since(start)
+	return time.Since(start), done
 }
 
 // readiness counts Ready Streams and Consumers from an informer's events,
@@ -212,6 +234,7 @@ type readiness struct {
 	mu      sync.Mutex
 	ready   map[string]bool   // namespace/kind/name -> Ready
 	refused map[string]string // namespace/kind/name -> reason: message, while refused
+	readyAt map[string]time.Time // namespace/kind/name -> when first seen Ready
 	changed chan struct{}     // signalled after every change
 }
 
@@ -223,7 +246,7 @@ func watchReadiness(b testing.TB, cfg *rest.Config) *readiness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	r := &readiness{ready: map[string]bool{}, refused: map[string]string{}, changed: make(chan struct{}, 1)}
+	r := &readiness{ready: map[string]bool{}, refused: map[string]string{}, readyAt: map[string]time.Time{}, changed: make(chan struct{}, 1)}
 	for _, obj := range []client.Object{&v1alpha1.Stream{}, &v1alpha1.Consumer{}} {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
@@ -252,6 +275,9 @@ func (r *readiness) observe(o any) {
 	cond := meta.FindStatusCondition(obj.GetJetStreamStatus().Conditions, v1alpha1.ConditionReady)
 	r.mu.Lock()
 	r.ready[key] = cond != nil && cond.Status == metav1.ConditionTrue
+	if _, seen := r.readyAt[key]; r.ready[key] && !seen {
+		r.readyAt[key] = time.Now()
+	}
 	if cond != nil && cond.Status == metav1.ConditionFalse && refusals[cond.Reason] {
 		r.refused[key] = cond.Reason + ": " + cond.Message
 	} else {
@@ -262,6 +288,19 @@ func (r *readiness) observe(o any) {
 	case r.changed <- struct{}{}:
 	default:
 	}
+}
+
+// readyTimes are when each resource in ns was first seen Ready, since start.
+func (r *readiness) readyTimes(ns string, start time.Time) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Duration
+	for key, at := range r.readyAt {
+		if strings.HasPrefix(key, ns+"/") {
+			out = append(out, at.Sub(start))
+		}
+	}
+	return out
 }
 
 // count is how many resources in ns are Ready.
