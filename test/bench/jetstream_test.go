@@ -232,10 +232,10 @@ func createDirect(b testing.TB, s *server.Server, objects int) (time.Duration, [
 // lists) nor this process's CPU (no copies of 2000 objects per poll).
 type readiness struct {
 	mu      sync.Mutex
-	ready   map[string]bool   // namespace/kind/name -> Ready
-	refused map[string]string // namespace/kind/name -> reason: message, while refused
+	ready   map[string]bool      // namespace/kind/name -> Ready
+	refused map[string]string    // namespace/kind/name -> reason: message, while refused
 	readyAt map[string]time.Time // namespace/kind/name -> when first seen Ready
-	changed chan struct{}     // signalled after every change
+	changed chan struct{}        // signalled after every change
 }
 
 func watchReadiness(b testing.TB, cfg *rest.Config) *readiness {
