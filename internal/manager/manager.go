@@ -138,6 +138,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}
+	servePoolMetrics(pool)
 	base := &controller.JetStreamBase{
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),

@@ -1,8 +1,15 @@
 package manager
 
 import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/kubenats/kubenats/internal/jetstream"
 )
 
 // MetricsOptions serve the metrics over HTTPS to callers the API server
@@ -20,4 +27,27 @@ func MetricsOptions(o Options) metricsserver.Options {
 		SecureServing:  true,
 		FilterProvider: filters.WithAuthenticationAndAuthorization,
 	}
+}
+
+// poolConnections is the JetStream pool's open connections, one per NATS
+// system and identity: a gauge that shows the pool shares them. A process
+// that starts several managers (the tests) shows the newest one's pool.
+var (
+	currentPool         atomic.Pointer[jetstream.Pool]
+	registerPoolMetrics sync.Once
+)
+
+func servePoolMetrics(p *jetstream.Pool) {
+	currentPool.Store(p)
+	registerPoolMetrics.Do(func() {
+		metrics.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "kubenats_jetstream_pool_connections",
+			Help: "Open or opening connections of the JetStream pool, one per NATS system and identity.",
+		}, func() float64 {
+			if p := currentPool.Load(); p != nil {
+				return float64(p.Len())
+			}
+			return 0
+		}))
+	})
 }

@@ -65,6 +65,46 @@ func startOperator(b testing.TB, binary, kubeconfig string, metricsPort int) *op
 	}
 }
 
+// stop ends the operator as Kubernetes would, and waits for it.
+func (op *operator) stop(b testing.TB) {
+	b.Helper()
+	if err := op.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		b.Fatal(err)
+	}
+	_ = op.cmd.Wait()
+}
+
+// reconciled is how many reconciles each controller finished without an
+// error.
+func (op *operator) reconciled(b testing.TB) map[string]int {
+	b.Helper()
+	fams, err := op.scrape()
+	if err != nil {
+		b.Fatalf("the operator's metrics: %v", err)
+	}
+	out := map[string]int{}
+	for _, m := range fams["controller_runtime_reconcile_total"].GetMetric() {
+		if l := labels(m); l["result"] != "error" {
+			out[l["controller"]] += int(m.GetCounter().GetValue())
+		}
+	}
+	return out
+}
+
+// gauge is the value of one of the operator's gauges.
+func (op *operator) gauge(b testing.TB, name string) float64 {
+	b.Helper()
+	fams, err := op.scrape()
+	if err != nil {
+		b.Fatalf("the operator's metrics: %v", err)
+	}
+	ms := fams[name].GetMetric()
+	if len(ms) != 1 {
+		b.Fatalf("the operator's metrics have %d samples of %s, want 1", len(ms), name)
+	}
+	return ms[0].GetGauge().GetValue()
+}
+
 // answerError is an HTTP answer that is not the metrics.
 type answerError struct{ url, status string }
 

@@ -21,8 +21,8 @@ import (
 
 func TestJetStreamBenchmarkSmall(t *testing.T) {
 	t.Parallel()
-	f := jetStreamConvergence(t, jetStreamSize{objects: 50, idleFor: 5 * time.Second})
-	for _, name := range []string{"a_ready_s", "b_peak_rss_MiB", "e_nats_floor_s", "f_api_floor_s", "g_api_status_floor_s"} {
+	f := jetStreamConvergence(t, jetStreamSize{objects: 50, systems: 2, idleFor: 5 * time.Second})
+	for _, name := range []string{"a_ready_s", "b_peak_rss_MiB", "e_nats_floor_s", "f_api_floor_s", "g_api_status_floor_s", "h_restart_recheck_s", "i_nats_read_floor_s"} {
 		if f.values[name] <= 0 {
 			t.Errorf("%s = %v, want a measurement", name, f.values[name])
 		}
@@ -30,6 +30,9 @@ func TestJetStreamBenchmarkSmall(t *testing.T) {
 	// Every object gets at least its one Ready status write.
 	if w := f.values["c_writes/object"]; w < 1 {
 		t.Errorf("c_writes/object = %v, want at least 1", w)
+	}
+	if c := f.values["k_connections/system"]; c <= 0 {
+		t.Errorf("k_connections/system = %v, want a measurement", c)
 	}
 	t.Logf("%v", f.values)
 }
