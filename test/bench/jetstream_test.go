@@ -96,6 +96,7 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	createResources(b, k, "run", urls, objects, false)
 	ready.wait(b, "run", 2*objects+2, time.Hour)
 	converge := time.Since(start)
+	anon := op.anonRSS(b)
 	writeTimeline(b, objects, map[string][]time.Duration{
 		"kubenats": ready.readyTimes("run", start), "API floor with status (g)": statusTimes, "nats.go floor (e)": natsTimes,
 	})
@@ -119,6 +120,7 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	f := newFigures("JetStreamConvergence")
 	f.set("a_ready_s", converge.Seconds())
 	f.set("b_peak_rss_MiB", rss)
+	f.set("b_anon_rss_MiB", anon)
 	f.set("c_writes/object", writes)
 	f.set("d_idle_requests", delta(done, idle))
 	f.set("e_nats_floor_s", floorNATS.Seconds())

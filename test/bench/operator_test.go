@@ -32,7 +32,7 @@ func startOperator(b testing.TB, binary, kubeconfig string, metricsPort int) *op
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", metricsPort),
 		"--health-probe-bind-address", "0",
-		"--jetstream-workers", "16",
+		"--jetstream-workers", strconv.Itoa(envInt("KUBENATS_BENCH_WORKERS", 16)),
 		"--zap-log-level", "error",
 		// The benchmark's nats-server listens on 127.0.0.1, which the
 		// shipped operator refuses as a target of a resource.
@@ -177,23 +177,32 @@ func (op *operator) mustRequests(b testing.TB) map[string]float64 {
 	return r
 }
 
-// peakRSS is the process's high-water resident memory, in MiB.
-func (op *operator) peakRSS(b testing.TB) float64 {
+// peakRSS is the process's high-water resident memory, in MiB: anonymous
+// memory and the pages of its binary alike.
+func (op *operator) peakRSS(b testing.TB) float64 { return op.procStatus(b, "VmHWM:") }
+
+// anonRSS is the process's resident anonymous memory now, in MiB: its heap,
+// stacks and runtime, without the pages of its binary (file-backed, which
+// the kernel can drop and read again under a cgroup's memory pressure).
+func (op *operator) anonRSS(b testing.TB) float64 { return op.procStatus(b, "RssAnon:") }
+
+// procStatus reads one of /proc/<pid>/status's kB figures, in MiB.
+func (op *operator) procStatus(b testing.TB, field string) float64 {
 	b.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", op.cmd.Process.Pid))
 	if err != nil {
-		b.Fatalf("the operator's peak RSS: %v", err)
+		b.Fatalf("the operator's %s %v", field, err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "VmHWM:" {
+		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == field {
 			kb, err := strconv.ParseFloat(fields[1], 64)
 			if err != nil || kb <= 0 {
-				b.Fatalf("the operator's peak RSS: %q", line)
+				b.Fatalf("the operator's %s %q", field, line)
 			}
 			return kb / 1024
 		}
 	}
-	b.Fatalf("the operator's peak RSS: no VmHWM in /proc/%d/status", op.cmd.Process.Pid)
+	b.Fatalf("no %s in /proc/%d/status", field, op.cmd.Process.Pid)
 	return 0
 }
 
