@@ -204,15 +204,7 @@ func measureRestart(b testing.TB, op *operator, binary, kubeconfig string, syste
 // stream's and consumer's info on s from 8 goroutines.
 func readDirect(b testing.TB, s *server.Server) time.Duration {
 	b.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer nc.Close()
-	j, err := js.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	j := jetStreamClient(b, s)
 	ctx := context.Background()
 	start := time.Now()
 	var names []string
@@ -325,19 +317,26 @@ func removeFloor(b testing.TB, k client.Client, ns string) {
 	}
 }
 
-// createDirect is the NATS floor: the same streams and consumers made with
-// nats.go from 8 goroutines.
-func createDirect(b testing.TB, s *server.Server, objects int) (time.Duration, []time.Duration) {
+// jetStreamClient is a nats.go JetStream client of s, closed with the run.
+func jetStreamClient(b testing.TB, s *server.Server) js.JetStream {
 	b.Helper()
 	nc, err := nats.Connect(s.ClientURL())
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer nc.Close()
+	b.Cleanup(nc.Close)
 	j, err := js.New(nc)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return j
+}
+
+// createDirect is the NATS floor: the same streams and consumers made with
+// nats.go from 8 goroutines.
+func createDirect(b testing.TB, s *server.Server, objects int) (time.Duration, []time.Duration) {
+	b.Helper()
+	j := jetStreamClient(b, s)
 	ctx := context.Background()
 	var mu sync.Mutex
 	var done []time.Duration
