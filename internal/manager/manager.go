@@ -61,7 +61,8 @@ type Options struct {
 	// their servers run on 127.0.0.1.
 	AllowLocalTargets bool
 	// MeshRollbackAfter is how long a meshed cluster in trouble under
-	// STRICT is borne before going back to PERMISSIVE; the default when
+	// STRICT is borne before going back to PERMISSIVE, where the spec allows
+	// it, or reporting it; the default when
 	// zero (controller.DefaultMeshRollbackAfter).
 	MeshRollbackAfter time.Duration
 	// RepeatedInProcess lets a test process build the operator more than
