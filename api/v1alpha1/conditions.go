@@ -98,8 +98,13 @@ const (
 	ReasonMeshStrict = "Strict"
 	// ReasonMeshRolledBack: STRICT broke the cluster (routes down, JetStream
 	// unsettled, a server without its sidecar) and the operator went back
-	// to PERMISSIVE; it tries STRICT again after the next spec change.
+	// to PERMISSIVE, as spec.mesh.istio.rollback: Automatic allows; it
+	// tries STRICT again after the next spec change.
 	ReasonMeshRolledBack = "RolledBack"
+	// ReasonMeshStrictUnhealthy: the same trouble under STRICT, with
+	// rollback Report (the default): the policy stays STRICT, and the
+	// condition and a Warning event say what is wrong.
+	ReasonMeshStrictUnhealthy = "StrictUnhealthy"
 	// ReasonMeshDisabling: spec.mesh.istio was removed; PERMISSIVE while
 	// the sidecars roll out, then the policy goes.
 	ReasonMeshDisabling = "Disabling"

@@ -47,8 +47,13 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 	if s.JetStream.Enabled == nil {
 		s.JetStream.Enabled = ptr.To(true)
 	}
-	if m := s.IstioMesh(); m != nil && m.MTLS == "" {
-		m.MTLS = MeshMTLSStrict
+	if m := s.IstioMesh(); m != nil {
+		if m.MTLS == "" {
+			m.MTLS = MeshMTLSStrict
+		}
+		if m.Rollback == "" {
+			m.Rollback = MeshRollbackReport
+		}
 	}
 	fs := &s.JetStream.FileStore
 	if fs.Size == nil {

@@ -21,8 +21,8 @@ type MeshSpec struct {
 type MeshMTLSMode string
 
 const (
-	// MeshMTLSStrict: only workloads in the mesh reach the servers (the
-	// monitor port stays PERMISSIVE, for scrapers outside the mesh).
+	// MeshMTLSStrict: only workloads in the mesh reach the servers, the
+	// monitor port included unless monitorPermissive says otherwise.
 	MeshMTLSStrict MeshMTLSMode = "Strict"
 	// MeshMTLSPermissive: mTLS between sidecars, plaintext still accepted.
 	// A plaintext NATS client of a PERMISSIVE port hangs (NATS speaks
@@ -39,7 +39,41 @@ type IstioMeshSpec struct {
 	// +kubebuilder:default=Strict
 	// +optional
 	MTLS MeshMTLSMode `json:"mtls,omitempty"`
+	// MonitorPermissive keeps the monitor port (8222) PERMISSIVE whatever
+	// the mode, so that a scraper outside the mesh reaches /varz and the
+	// rest in plaintext. Off by default: the exception loosens the
+	// platform's own policy (a STRICT namespace or mesh) for this port, and
+	// the monitor endpoints tell anyone who reaches them the cluster's
+	// connections, accounts and streams. Scrape from inside the mesh
+	// instead, or turn this on knowing who else then reaches the port.
+	// +optional
+	MonitorPermissive bool `json:"monitorPermissive,omitempty"`
+	// Rollback is what the operator does when the cluster is in trouble
+	// under STRICT (a server without its sidecar, or routes down,
+	// JetStream unsettled or a sidecar not ready for a minute, outside a
+	// rollout). Report (the default): it stays STRICT and says so, with
+	// MeshReady=False reason StrictUnhealthy and a Warning event; the
+	// platform's policy is never loosened by the operator on its own, and
+	// anyone who can make the servers look unhealthy (a client lagging a
+	// follower) cannot turn mTLS off that way. Automatic: it goes back to
+	// PERMISSIVE, reason RolledBack, and tries STRICT again after the next
+	// change of the spec.
+	// +kubebuilder:default=Report
+	// +optional
+	Rollback MeshRollbackPolicy `json:"rollback,omitempty"`
 }
+
+// MeshRollbackPolicy says whether the operator may loosen STRICT by itself.
+// +kubebuilder:validation:Enum=Report;Automatic
+type MeshRollbackPolicy string
+
+const (
+	// MeshRollbackReport: trouble under STRICT is reported, never acted on.
+	MeshRollbackReport MeshRollbackPolicy = "Report"
+	// MeshRollbackAutomatic: trouble under STRICT sends the policy back to
+	// PERMISSIVE.
+	MeshRollbackAutomatic MeshRollbackPolicy = "Automatic"
+)
 
 // IstioMesh is spec.mesh.istio, nil when the cluster is not in the mesh.
 func (s *NatsClusterSpec) IstioMesh() *IstioMeshSpec {
@@ -55,4 +89,10 @@ func (m *IstioMeshSpec) MTLSMode() MeshMTLSMode {
 		return MeshMTLSStrict
 	}
 	return m.MTLS
+}
+
+// AutomaticRollback reports whether the spec lets the operator loosen
+// STRICT by itself (rollback: Automatic); unset means Report.
+func (m *IstioMeshSpec) AutomaticRollback() bool {
+	return m != nil && m.Rollback == MeshRollbackAutomatic
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -30,6 +31,15 @@ func runManager(args []string, stderr io.Writer) int {
 	})
 	fs.BoolVar(&o.AllowLocalTargets, "allow-local-targets", false,
 		"let connection.servers of JetStream resources reach loopback, link-local and API server addresses (tests and development only)")
+	fs.Func("connection-allowed-cidrs", "comma-separated CIDRs that connection.servers of JetStream resources may reach, the deny list still applying within; empty: any address not denied", func(v string) error {
+		cidrs, err := splitCIDRs(v)
+		o.ConnectionAllowedCIDRs = cidrs
+		return err
+	})
+	fs.Func("connection-allowed-namespaces", "comma-separated namespaces whose JetStream resources may use spec.connection (connection.servers); empty: all", func(v string) error {
+		o.ConnectionAllowedNamespaces = splitNamespaces(v)
+		return nil
+	})
 	config.RegisterFlags(fs) // --kubeconfig
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...
@@ -66,4 +76,21 @@ func splitNamespaces(v string) []string {
 		}
 	}
 	return out
+}
+
+// splitCIDRs reads a comma-separated list of CIDRs, ignoring blanks and
+// refusing anything else: a typo must not widen what may be dialled.
+func splitCIDRs(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR", s)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -46,6 +46,9 @@ type JetStreamBase struct {
 	Recorder    recorder.EventRecorder
 	// Namespaces are those the operator watches; empty: all.
 	Namespaces []string
+	// ConnectionNamespaces, when not empty, are the only namespaces whose
+	// resources may use spec.connection (--connection-allowed-namespaces).
+	ConnectionNamespaces []string
 }
 
 // NewBackoff is the retry schedule of waiting JetStream resources.

@@ -107,10 +107,21 @@ func namespaceAllowed(allowed []string, ns string) bool {
 	return slices.Contains(allowed, ns) || slices.Contains(allowed, "*")
 }
 
+// connectionAllowed reports whether resources of namespace ns may use
+// spec.connection: any namespace when the operator lists none.
+func connectionAllowed(allowed []string, ns string) bool {
+	return len(allowed) == 0 || slices.Contains(allowed, ns)
+}
+
 // externalConn dials a NATS system by address, with credentials from the
 // user's Secrets: only those their owners opted in.
 func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
 	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain, External: true}
+	if !connectionAllowed(r.ConnectionNamespaces, ns) {
+		// Gone for a deletion: nothing was ever dialled from here.
+		return spec, &targetProblem{reason: reasonNotAllowed, gone: true, message: fmt.Sprintf(
+			"the operator does not let namespace %q use spec.connection (--connection-allowed-namespaces): name a NatsCluster instead", ns)}, nil
+	}
 	if ref := conn.CredentialsSecretRef; ref != nil {
 		data, problem, err := r.secretData(ctx, ns, ref.Name, "spec.connection.credentialsSecretRef")
 		if problem != nil || err != nil {

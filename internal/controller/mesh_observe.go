@@ -63,7 +63,7 @@ func (p *IstioProbe) Installed() (bool, error) {
 // meshTrouble remembers since when each meshed cluster has been in
 // trouble under STRICT (plan.MeshStep.Unhealthy). It lives in memory: an
 // operator that restarts starts counting anew, which only delays a
-// rollback.
+// rollback (rollback: Automatic) or the report (Report).
 type meshTrouble struct {
 	mu    sync.Mutex
 	since map[types.UID]time.Time
@@ -110,7 +110,7 @@ func (r *NatsClusterReconciler) observeMesh(ctx context.Context, c *v1alpha1.Nat
 	}}
 	o := &live.obs
 	if m := c.Spec.IstioMesh(); m != nil {
-		o.Enabled, o.Target = true, plan.Strict
+		o.Enabled, o.Target, o.AutomaticRollback = true, plan.Strict, m.AutomaticRollback()
 		if m.MTLSMode() == v1alpha1.MeshMTLSPermissive {
 			o.Target = plan.Permissive
 		}

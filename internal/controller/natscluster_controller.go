@@ -61,7 +61,8 @@ type NatsClusterReconciler struct {
 	// (Kubernetes 1.33 and later); nil when unknown.
 	NativeSidecars *bool
 	// MeshRollbackAfter is how long trouble under STRICT is borne before
-	// going back to PERMISSIVE; DefaultMeshRollbackAfter when zero.
+	// going back to PERMISSIVE (rollback: Automatic) or reporting it
+	// (Report); DefaultMeshRollbackAfter when zero.
 	MeshRollbackAfter time.Duration
 
 	meshTrouble meshTrouble

@@ -83,7 +83,9 @@ func (r *NatsClusterReconciler) finishMesh(ctx context.Context, c *v1alpha1.Nats
 	}
 	if v := m.verdict(); !acted && v != nil && meshReasonChanged(c.Status.Conditions, v) {
 		kind := corev1.EventTypeNormal
-		if v.Reason == v1alpha1.ReasonMeshRolledBack {
+		if v.Reason == v1alpha1.ReasonMeshRolledBack || v.Reason == v1alpha1.ReasonMeshStrictUnhealthy {
+			// Trouble under STRICT, reported rather than acted on
+			// (rollback: Report), is for whoever watches Warnings.
 			kind = corev1.EventTypeWarning
 		}
 		r.Recorder.Eventf(c, nil, kind, v.Reason, "Reconcile", "MeshReady: %s", v.Message)
@@ -107,7 +109,7 @@ func (m *meshPass) retry() time.Duration {
 		return 0
 	}
 	switch m.step.Reason {
-	case v1alpha1.ReasonWaitingForSidecars, v1alpha1.ReasonMeshDisabling:
+	case v1alpha1.ReasonWaitingForSidecars, v1alpha1.ReasonMeshDisabling, v1alpha1.ReasonMeshStrictUnhealthy:
 		return 2 * time.Second
 	case v1alpha1.ReasonMeshStrict:
 		if m.step.Unhealthy != "" || !m.step.Ready {

@@ -24,8 +24,8 @@ type ConnSpec struct {
 	Servers []string
 	Domain  string
 	// External marks a system kubenats does not run (connection.servers):
-	// its addresses are checked against the pool's TargetPolicy and the
-	// servers it tells of are ignored.
+	// its addresses are checked against the pool's TargetPolicy. (The
+	// servers any system tells of are ignored, External or not.)
 	External bool
 
 	User, Password, Token string
@@ -70,11 +70,13 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 		// checking where they lead.
 		opts = append(opts, nats.SetCustomDialer(dialer), nats.SkipHostLookup())
 	}
-	if s.External {
-		// A server of a system kubenats does not run could otherwise send
-		// the operator anywhere with the connect_urls of its INFO.
-		opts = append(opts, nats.IgnoreDiscoveredServers())
-	}
+	// Never the servers an INFO tells of, whoever runs the system: a
+	// server of connection.servers, or one running a NatsCluster's
+	// spec.image (which need not be nats-server), could otherwise send the
+	// operator and its credentials anywhere with connect_urls. The URLs
+	// given (a cluster's client Service, or the list the tenant wrote)
+	// are all it dials.
+	opts = append(opts, nats.IgnoreDiscoveredServers())
 	switch {
 	case len(s.Creds) > 0:
 		opt, err := credsOption(s.Creds)

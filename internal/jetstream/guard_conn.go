@@ -266,5 +266,7 @@ func (g *guardedConn) Read(p []byte) (int, error) {
 // when set, opens the TCP connections (to map server names to addresses).
 func GuardOptions(cfg *tls.Config, tlsFirst bool, transport nats.CustomDialer) []nats.Option {
 	g := &guardDialer{tls: cfg, wantTLS: cfg != nil, tlsFirst: tlsFirst && cfg != nil, transport: transport}
-	return []nats.Option{nats.SetCustomDialer(g), nats.SkipHostLookup()}
+	// IgnoreDiscoveredServers: the servers run spec.image, which may tell
+	// of any address in connect_urls; the operator dials only its pods.
+	return []nats.Option{nats.SetCustomDialer(g), nats.SkipHostLookup(), nats.IgnoreDiscoveredServers()}
 }

@@ -10,9 +10,15 @@ import (
 	"github.com/kubenats/kubenats/test/testnats"
 )
 
+// TestTargetPolicy: the deny list, entry by entry. The rows marked
+// "issue 17" are the careless variant of main before it, which allowed
+// them: the other cloud metadata addresses, NAT64 forms of a denied IPv4
+// address, the rest of 0.0.0.0/8 and the API server's current addresses
+// (its Service and endpoints, read while the operator runs).
 func TestTargetPolicy(t *testing.T) {
 	api := netip.MustParseAddr("10.96.0.1")
-	strict := &TargetPolicy{APIServer: []netip.Addr{api}}
+	endpoint := netip.MustParseAddr("172.18.0.2") // the kubernetes Service's endpoint, learnt later
+	strict := &TargetPolicy{APIServer: []netip.Addr{api}, APIServerNow: func() []netip.Addr { return []netip.Addr{endpoint} }}
 	open := &TargetPolicy{AllowLocal: true, APIServer: []netip.Addr{api}}
 	for _, tc := range []struct {
 		addr    string
@@ -26,14 +32,33 @@ func TestTargetPolicy(t *testing.T) {
 		{"169.254.0.1", true},
 		{"fe80::1", true},
 		{"0.0.0.0", true}, // dialling it reaches the local host
+		{"0.1.2.3", true}, // issue 17: so does the rest of 0.0.0.0/8
 		{"::", true},
 		{"10.96.0.1", true}, // the API server
 		{"::ffff:10.96.0.1", true},
+		{"172.18.0.2", true},        // issue 17: the API server's endpoint
+		{"::ffff:172.18.0.2", true}, // issue 17
+		{"fd00:ec2::254", true},     // issue 17: AWS metadata over IPv6
+		{"100.100.100.200", true},   // issue 17: Alibaba metadata
+		{"::ffff:100.100.100.200", true},
+		{"64:ff9b::a9fe:a9fe", true},           // issue 17: NAT64 of 169.254.169.254
+		{"64:ff9b::7f00:1", true},              // issue 17: NAT64 of 127.0.0.1
+		{"64:ff9b::a60:1", true},               // issue 17: NAT64 of 10.96.0.1
+		{"64:ff9b::6464:64c8", true},           // issue 17: NAT64 of 100.100.100.200
+		{"64:ff9b::ac12:2", true},              // issue 17: NAT64 of the endpoint
+		{"64:ff9b:1::a9fe:a9fe", true},         // issue 17: local-use prefix, /96 layout
+		{"64:ff9b:1:a9fe:00a9:fe00::", true},   // issue 17: local-use prefix, /48 layout
+		{"64:ff9b:1:00a9:00fe:a9fe::", true},   // issue 17: local-use prefix, /56 layout
+		{"64:ff9b:1:0:00a9:fea9:fe00:0", true}, // issue 17: local-use prefix, /64 layout
+		{"64:ff9b::cb00:7105", false},          // NAT64 of 203.0.113.5: allowed as it is
+		{"64:ff9b:1::cb00:7105", false},
 		{"10.96.0.2", false},
 		{"10.0.0.7", false}, // in-cluster systems live in private ranges
 		{"192.168.1.10", false},
+		{"100.100.100.201", false},
 		{"203.0.113.5", false},
 		{"2001:db8::1", false},
+		{"fd00:ec2::253", false},
 	} {
 		err := strict.Allows(netip.MustParseAddr(tc.addr))
 		if tc.refused != errors.Is(err, ErrTargetRefused) {
@@ -42,6 +67,37 @@ func TestTargetPolicy(t *testing.T) {
 		if err := open.Allows(netip.MustParseAddr(tc.addr)); err != nil {
 			t.Errorf("with AllowLocal, Allows(%s) = %v", tc.addr, err)
 		}
+	}
+}
+
+// TestTargetPolicyAllowedCIDRs: with --connection-allowed-cidrs, only
+// addresses inside them are dialled, and the deny list still holds there.
+func TestTargetPolicyAllowedCIDRs(t *testing.T) {
+	p := &TargetPolicy{
+		APIServer:    []netip.Addr{netip.MustParseAddr("10.96.0.1")},
+		AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("fd12::/16")},
+	}
+	for _, tc := range []struct {
+		addr    string
+		refused bool
+	}{
+		{"10.1.2.3", false},
+		{"::ffff:10.1.2.3", false},
+		{"fd12::7", false},
+		{"10.96.0.1", true}, // inside, and the API server
+		{"192.168.1.10", true},
+		{"203.0.113.5", true},
+		{"fd13::7", true},
+		{"127.0.0.1", true},
+	} {
+		err := p.Allows(netip.MustParseAddr(tc.addr))
+		if tc.refused != errors.Is(err, ErrTargetRefused) {
+			t.Errorf("Allows(%s) = %v, refused want %v", tc.addr, err, tc.refused)
+		}
+	}
+	local := &TargetPolicy{AllowLocal: true, AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}
+	if err := local.Allows(netip.MustParseAddr("127.0.0.1")); !errors.Is(err, ErrTargetRefused) {
+		t.Errorf("AllowLocal reaches past the allowed CIDRs: %v", err)
 	}
 }
 
@@ -126,5 +182,29 @@ func TestPoolIgnoresServersAnExternalSystemTellsOf(t *testing.T) {
 	}
 	if got := conn.NC.Servers(); len(got) != 1 {
 		t.Fatalf("server list = %v, want only the one named", got)
+	}
+}
+
+// TestPoolHoldsExternalSystemsToAllowedCIDRs: the allow-list is checked
+// where the guard dials, on the address it resolved; systems kubenats runs
+// are not held to it.
+func TestPoolHoldsExternalSystemsToAllowedCIDRs(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	p.Targets.AllowLocal = true
+	p.Targets.AllowedCIDRs = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	external := ConnSpec{System: "connection/ns", Servers: []string{s.ClientURL()}, External: true}
+	if _, err := p.Acquire(testCtx(t), "stream/ns/a", Address{Stream: "S"}, external); !errors.Is(err, ErrTargetRefused) {
+		t.Fatalf("Acquire outside the allowed CIDRs = %v, want ErrTargetRefused", err)
+	}
+	if n := s.NumClients(); n != 0 {
+		t.Fatalf("the server saw %d clients", n)
+	}
+	if _, err := p.Acquire(testCtx(t), "stream/ns/b", Address{Stream: "S"}, specFor(s)); err != nil {
+		t.Fatalf("Acquire of a system kubenats runs: %v", err)
+	}
+	p.Targets.AllowedCIDRs = append(p.Targets.AllowedCIDRs, netip.MustParsePrefix("127.0.0.0/8"))
+	if _, err := p.Acquire(testCtx(t), "stream/ns/c", Address{Stream: "S"}, external); err != nil {
+		t.Fatalf("Acquire inside the allowed CIDRs: %v", err)
 	}
 }

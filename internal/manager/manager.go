@@ -4,8 +4,11 @@
 package manager
 
 import (
-	"github.com/nats-io/nats.go"
+	"context"
+	"net/netip"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	securityv1 "istio.io/client-go/pkg/apis/security/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -60,8 +63,16 @@ type Options struct {
 	// and API server addresses, which are refused otherwise. Tests need it:
 	// their servers run on 127.0.0.1.
 	AllowLocalTargets bool
+	// ConnectionAllowedCIDRs, when set, are all that connection.servers of
+	// JetStream resources may reach (the deny list still applies inside).
+	ConnectionAllowedCIDRs []netip.Prefix
+	// ConnectionAllowedNamespaces, when set, are the only namespaces whose
+	// JetStream resources may use spec.connection at all; the others may
+	// name only a NatsCluster.
+	ConnectionAllowedNamespaces []string
 	// MeshRollbackAfter is how long a meshed cluster in trouble under
-	// STRICT is borne before going back to PERMISSIVE; the default when
+	// STRICT is borne before going back to PERMISSIVE, where the spec allows
+	// it, or reporting it; the default when
 	// zero (controller.DefaultMeshRollbackAfter).
 	MeshRollbackAfter time.Duration
 	// RepeatedInProcess lets a test process build the operator more than
@@ -133,8 +144,18 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
+	// The API server's addresses as the cluster publishes them, read once
+	// now so that the first dial already knows them, then kept fresh.
+	apiServer := &apiServerWatch{reader: mgr.GetAPIReader()}
+	if err := apiServer.refresh(context.Background()); err != nil {
+		log.Info("reading the API server's addresses (its Service and EndpointSlice in default)", "error", err.Error())
+	}
+	if err := mgr.Add(apiServer); err != nil {
+		return nil, err
+	}
 	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
-		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg)}}
+		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg),
+			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs}}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}
@@ -146,6 +167,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Pool:        pool,
 		Recorder:    mgr.GetEventRecorder("kubenats"),
 		Namespaces:  o.WatchNamespaces,
+
+		ConnectionNamespaces: o.ConnectionAllowedNamespaces,
 	}
 	workers := o.JetStreamWorkers
 	if workers <= 0 {

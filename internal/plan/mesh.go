@@ -62,6 +62,10 @@ type MeshObservation struct {
 	// how long the operator bears it before going back to PERMISSIVE.
 	UnhealthyFor  time.Duration
 	RollbackAfter time.Duration
+	// AutomaticRollback: the spec lets the operator loosen STRICT by
+	// itself (spec.mesh.istio.rollback: Automatic). Without it, trouble
+	// under STRICT is reported and the policy stays.
+	AutomaticRollback bool
 }
 
 // MeshStep is what the mesh should look like after this pass.
@@ -89,6 +93,7 @@ const (
 	reasonPermissive         = "Permissive"
 	reasonStrict             = "Strict"
 	reasonRolledBack         = "RolledBack"
+	reasonStrictUnhealthy    = "StrictUnhealthy"
 	reasonDisabling          = "Disabling"
 )
 
@@ -100,10 +105,15 @@ const (
 //     sidecar, every route is up and JetStream is settled. Never straight
 //     from no policy to STRICT;
 //   - under STRICT: a server without a sidecar cannot route (its peers
-//     refuse its plaintext), so the policy goes back to PERMISSIVE at once;
-//     routes down or JetStream unsettled for RollbackAfter, outside a
-//     rollout, do the same. Either is recorded for the spec's generation:
-//     STRICT is tried again only after the spec changes;
+//     refuse its plaintext); routes down or JetStream unsettled for
+//     RollbackAfter, outside a rollout, are trouble too. Only a spec that
+//     opts in (AutomaticRollback) lets either send the policy back to
+//     PERMISSIVE, recorded for the spec's generation so that STRICT is
+//     tried again only after the spec changes. Otherwise the policy stays
+//     STRICT and the step reports the trouble (StrictUnhealthy): loosening
+//     mTLS is the platform's call, and servers can be made to look
+//     unhealthy by anyone with a client (lagging a follower keeps
+//     JetStream unsettled);
 //   - out: PERMISSIVE first, then the template without sidecars, rolled
 //     out; the policy goes once no server has a sidecar left.
 func Mesh(o MeshObservation) MeshStep {
@@ -167,11 +177,22 @@ func (o MeshObservation) strict(step MeshStep, missing string) MeshStep {
 	if o.UnhealthyFor >= o.RollbackAfter {
 		return o.rollback(step, fmt.Sprintf("%s for %s", trouble, o.UnhealthyFor.Round(time.Second)))
 	}
-	step.Message += fmt.Sprintf(" (for %s; back to PERMISSIVE after %s)", o.UnhealthyFor.Round(time.Second), o.RollbackAfter)
+	next := "back to PERMISSIVE"
+	if !o.AutomaticRollback {
+		next = "reported"
+	}
+	step.Message += fmt.Sprintf(" (for %s; %s after %s)", o.UnhealthyFor.Round(time.Second), next, o.RollbackAfter)
 	return step
 }
 
+// rollback goes back to PERMISSIVE for trouble why, when the spec allows
+// it; otherwise it keeps STRICT and reports.
 func (o MeshObservation) rollback(step MeshStep, why string) MeshStep {
+	if !o.AutomaticRollback {
+		step.Policy, step.Ready, step.Reason = Strict, false, reasonStrictUnhealthy
+		step.Message = "under STRICT, " + why + "; the policy stays STRICT (spec.mesh.istio.rollback: Report): fix the cause, or set rollback: Automatic to let the operator go back to PERMISSIVE"
+		return step
+	}
 	step.Policy, step.Ready, step.Unhealthy = Permissive, false, ""
 	step.RolledBackGeneration, step.Reason = o.Generation, reasonRolledBack
 	step.Message = "back to PERMISSIVE: " + why + "; STRICT is tried again after the next change of the spec"

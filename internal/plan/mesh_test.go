@@ -48,6 +48,9 @@ func on(live MeshPolicy, pods []MeshPod) MeshObservation {
 		StatefulSetExists: true, TemplateSidecars: true, Want: 3, Pods: pods, RollbackAfter: time.Minute}
 }
 
+// automatic is o with rollback: Automatic.
+func automatic(o MeshObservation) MeshObservation { o.AutomaticRollback = true; return o }
+
 func TestMesh(t *testing.T) {
 	for _, tc := range []struct {
 		name                     string
@@ -130,19 +133,20 @@ func TestMesh(t *testing.T) {
 
 		// Under STRICT.
 		{"STRICT holding", on(Strict, meshed()), Strict, true, true, "Strict", "", false, 0},
-		{"a server without a sidecar under STRICT: back at once",
-			on(Strict, editPod(meshed(), "nats-1", func(p *MeshPod) { p.Injected, p.ProxyReady = false, false })),
+		// Under STRICT, rollback: Automatic (the spec opted in).
+		{"a server without a sidecar under STRICT, Automatic: back at once",
+			automatic(on(Strict, editPod(meshed(), "nats-1", func(p *MeshPod) { p.Injected, p.ProxyReady = false, false }))),
 			Permissive, true, false, "RolledBack", "server nats-1 has no sidecar", false, 3},
-		{"routes down under STRICT, briefly: bears it, says so",
+		{"routes down under STRICT briefly, Automatic: bears it, says so",
 			func() MeshObservation {
-				o := on(Strict, meshed())
+				o := automatic(on(Strict, meshed()))
 				o.MissingRoute, o.UnhealthyFor = "servers nats-0 and nats-1 have no route between them", 10*time.Second
 				return o
 			}(),
 			Strict, true, false, "Strict", "back to PERMISSIVE after 1m0s", true, 0},
-		{"routes down under STRICT for the bound: back to PERMISSIVE",
+		{"routes down under STRICT for the bound, Automatic: back to PERMISSIVE",
 			func() MeshObservation {
-				o := on(Strict, meshed())
+				o := automatic(on(Strict, meshed()))
 				o.MissingRoute, o.UnhealthyFor = "servers nats-0 and nats-1 have no route between them", time.Minute
 				return o
 			}(),
@@ -150,13 +154,42 @@ func TestMesh(t *testing.T) {
 		{"a dead proxy under STRICT counts as trouble",
 			on(Strict, editPod(meshed(), "nats-0", func(p *MeshPod) { p.ProxyReady, p.Ready = false, false })),
 			Strict, true, false, "Strict", "sidecar of server nats-0", true, 0},
-		{"unsettled under STRICT for the bound: back to PERMISSIVE",
+		{"unsettled under STRICT for the bound, Automatic: back to PERMISSIVE",
 			func() MeshObservation {
-				o := on(Strict, meshed())
+				o := automatic(on(Strict, meshed()))
 				o.Unsettled, o.UnhealthyFor = "the JetStream meta group has no leader", 2*time.Minute
 				return o
 			}(),
 			Permissive, true, false, "RolledBack", "meta group", false, 3},
+
+		// Under STRICT, rollback: Report (the default): the same trouble
+		// is reported and the policy stays STRICT. These catch the
+		// careless variant of main before issue 17, which loosened
+		// STRICT by itself whatever the spec said.
+		{"a server without a sidecar under STRICT, Report: stays STRICT, reports",
+			on(Strict, editPod(meshed(), "nats-1", func(p *MeshPod) { p.Injected, p.ProxyReady = false, false })),
+			Strict, true, false, "StrictUnhealthy", "server nats-1 has no sidecar", false, 0},
+		{"routes down under STRICT briefly, Report: says when it reports",
+			func() MeshObservation {
+				o := on(Strict, meshed())
+				o.MissingRoute, o.UnhealthyFor = "servers nats-0 and nats-1 have no route between them", 10*time.Second
+				return o
+			}(),
+			Strict, true, false, "Strict", "reported after 1m0s", true, 0},
+		{"routes down under STRICT for the bound, Report: stays STRICT, keeps timing",
+			func() MeshObservation {
+				o := on(Strict, meshed())
+				o.MissingRoute, o.UnhealthyFor = "servers nats-0 and nats-1 have no route between them", time.Minute
+				return o
+			}(),
+			Strict, true, false, "StrictUnhealthy", "rollback: Automatic", true, 0},
+		{"a lagging follower keeps JetStream unsettled for an hour, Report: stays STRICT",
+			func() MeshObservation {
+				o := on(Strict, meshed())
+				o.Unsettled, o.UnhealthyFor = "stream ORDERS: replica nats-2 is not current", time.Hour
+				return o
+			}(),
+			Strict, true, false, "StrictUnhealthy", "ORDERS", true, 0},
 		{"a rollout under STRICT is not the mesh's trouble",
 			func() MeshObservation {
 				o := on(Strict, editPod(meshed(), "nats-2", func(p *MeshPod) { p.Terminating, p.Ready = true, false }))
@@ -240,5 +273,44 @@ func TestMeshNeverStrictWithoutEverySidecar(t *testing.T) {
 	short := on(Permissive, meshed()[:2])
 	if got := Mesh(short); got.Policy == Strict {
 		t.Errorf("a server missing: Mesh chose STRICT: %+v", got)
+	}
+}
+
+// TestMeshNeverLoosensWithoutOptIn: whatever trouble a cluster under
+// STRICT is in, and for however long, the plan keeps STRICT unless the
+// spec opted in to rollback: Automatic. A client with credentials can make
+// a cluster look unhealthy (lag a follower: JetStream unsettled); on main
+// before issue 17 that turned mTLS down to PERMISSIVE after a minute.
+func TestMeshNeverLoosensWithoutOptIn(t *testing.T) {
+	troubles := map[string]func(*MeshObservation){
+		"route missing": func(o *MeshObservation) { o.MissingRoute = "servers nats-0 and nats-1 have no route between them" },
+		"unsettled":     func(o *MeshObservation) { o.Unsettled = "stream ORDERS: replica nats-2 is not current" },
+		"no sidecar": func(o *MeshObservation) {
+			o.Pods = editPod(o.Pods, "nats-0", func(p *MeshPod) { p.Injected, p.ProxyReady = false, false })
+		},
+		"proxy unready": func(o *MeshObservation) {
+			o.Pods = editPod(o.Pods, "nats-1", func(p *MeshPod) { p.ProxyReady = false })
+		},
+		"server unready": func(o *MeshObservation) {
+			o.Pods = editPod(o.Pods, "nats-2", func(p *MeshPod) { p.Ready = false })
+		},
+	}
+	for what, edit := range troubles {
+		for _, lasted := range []time.Duration{0, time.Minute, 24 * time.Hour} {
+			o := on(Strict, meshed())
+			edit(&o)
+			o.UnhealthyFor = lasted
+			got := Mesh(o)
+			if got.Policy != Strict || got.RolledBackGeneration != 0 {
+				t.Errorf("%s for %s, Report: Mesh = %+v, want STRICT kept", what, lasted, got)
+			}
+			if lasted >= o.RollbackAfter && got.Reason != reasonStrictUnhealthy {
+				t.Errorf("%s for %s, Report: reason %q, want %s", what, lasted, got.Reason, reasonStrictUnhealthy)
+			}
+			o.AutomaticRollback = true
+			if got := Mesh(o); lasted >= o.RollbackAfter && got.Policy != Permissive {
+				t.Errorf("%s for %s, Automatic: Mesh = %+v, want PERMISSIVE", what, lasted, got)
+			}
+		}
 	}
 }

@@ -118,11 +118,14 @@ func meshPod(pt *corev1.PodTemplateSpec, in Inputs) {
 func PeerAuthenticationName(c *v1alpha1.NatsCluster) string { return c.Name }
 
 // PeerAuthentication sets the mTLS mode of c's servers: its selector is
-// exactly the labels of c's pods, never a namespace or the mesh. The
-// monitor port stays PERMISSIVE whatever the mode, so that Prometheus and
-// others outside the mesh can scrape it: HTTP speaks first from the
-// client, so a plaintext scraper is detected and served (and the probes
-// reach the server through the agent on 15020, not this port).
+// exactly the labels of c's pods, managed-by included, never a namespace,
+// the mesh or a namesake's pods. The monitor port gets a PERMISSIVE
+// exception only when spec.mesh.istio.monitorPermissive asks for it: the
+// exception would loosen whatever the platform enforces for the
+// namespace, for a port whose endpoints describe every connection. (HTTP
+// speaks first from the client, so a plaintext scraper is then detected
+// and served; the probes reach the server through the agent on 15020, not
+// this port, and need no exception.)
 func PeerAuthentication(c *v1alpha1.NatsCluster, stage MeshStage) *securityv1.PeerAuthentication {
 	mode := securityapi.PeerAuthentication_MutualTLS_PERMISSIVE
 	if stage.Policy == MeshPolicyStrict {
@@ -132,12 +135,14 @@ func PeerAuthentication(c *v1alpha1.NatsCluster, stage MeshStage) *securityv1.Pe
 		TypeMeta:   typeMeta(PeerAuthenticationAPIVersion, PeerAuthenticationKind),
 		ObjectMeta: objectMeta(c, PeerAuthenticationName(c)),
 		Spec: securityapi.PeerAuthentication{
-			Selector: &typeapi.WorkloadSelector{MatchLabels: SelectorLabels(c)},
+			Selector: &typeapi.WorkloadSelector{MatchLabels: ManagedSelectorLabels(c)},
 			Mtls:     &securityapi.PeerAuthentication_MutualTLS{Mode: mode},
-			PortLevelMtls: map[uint32]*securityapi.PeerAuthentication_MutualTLS{
-				MonitorPort: {Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE},
-			},
 		},
+	}
+	if m := c.Spec.IstioMesh(); m != nil && m.MonitorPermissive {
+		pa.Spec.PortLevelMtls = map[uint32]*securityapi.PeerAuthentication_MutualTLS{
+			MonitorPort: {Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE},
+		}
 	}
 	if stage.RolledBackGeneration != 0 {
 		pa.Annotations = map[string]string{AnnotationMeshRolledBack: fmt.Sprint(stage.RolledBackGeneration)}

@@ -160,7 +160,10 @@ func TestMeshStage(t *testing.T) {
 }
 
 // TestPeerAuthenticationSelectsOnlyItsCluster: never a namespace- or
-// mesh-wide policy, never another cluster's pods.
+// mesh-wide policy, never another cluster's pods, never a namesake's
+// (a Helm release of the same name carries the same name and instance
+// labels: the careless selector without managed-by, main before issue 17,
+// matches its pods and loosens their mTLS).
 func TestPeerAuthenticationSelectsOnlyItsCluster(t *testing.T) {
 	a := cluster(named("a"), withMesh(""))
 	b := cluster(named("b"), withMesh(""))
@@ -170,7 +173,7 @@ func TestPeerAuthenticationSelectsOnlyItsCluster(t *testing.T) {
 	if pa.Spec.Selector == nil || len(pa.Spec.Selector.MatchLabels) == 0 {
 		t.Fatal("no selector: the policy would cover the whole namespace")
 	}
-	equal(t, "selector", maps.Equal(pa.Spec.Selector.MatchLabels, render.SelectorLabels(a)), true)
+	equal(t, "selector", maps.Equal(pa.Spec.Selector.MatchLabels, render.ManagedSelectorLabels(a)), true)
 	sel := labels.SelectorFromSet(pa.Spec.Selector.MatchLabels)
 	for _, c := range []struct {
 		name string
@@ -179,13 +182,50 @@ func TestPeerAuthenticationSelectsOnlyItsCluster(t *testing.T) {
 	}{
 		{"its own pods", statefulSetOf(t, a, render.Inputs{}).Spec.Template.Labels, true},
 		{"another cluster's pods", statefulSetOf(t, b, render.Inputs{}).Spec.Template.Labels, false},
+		{"a Helm release of the same name", helmPodLabels("a"), false},
 	} {
 		equal(t, c.name, sel.Matches(labels.Set(c.pod)), c.want)
 	}
-	if got := pa.Spec.PortLevelMtls[render.MonitorPort]; got == nil || got.Mode.String() != "PERMISSIVE" {
-		t.Errorf("monitor port mode = %v, want PERMISSIVE", got)
+}
+
+// TestPeerAuthenticationMonitorException: the monitor port is PERMISSIVE
+// under STRICT only when spec.mesh.istio.monitorPermissive asks; by
+// default the policy has no port-level setting and the platform's STRICT
+// holds on 8222 too. Catches the careless variant of main before issue
+// 17, which always rendered the exception.
+func TestPeerAuthenticationMonitorException(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		asked bool
+	}{
+		{"not asked: no exception", false},
+		{"asked: 8222 PERMISSIVE", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster(withMesh(""), func(c *v1alpha1.NatsCluster) { c.Spec.Mesh.Istio.MonitorPermissive = tc.asked })
+			for _, stage := range []string{"STRICT", "PERMISSIVE"} {
+				pa := render.PeerAuthentication(c.WithDefaults(), render.MeshStage{Policy: stage})
+				got := pa.Spec.PortLevelMtls[render.MonitorPort]
+				if !tc.asked {
+					equal(t, stage+": port-level settings", len(pa.Spec.PortLevelMtls), 0)
+					continue
+				}
+				if got == nil || got.Mode.String() != "PERMISSIVE" {
+					t.Errorf("%s: monitor port mode = %v, want PERMISSIVE", stage, got)
+				}
+				equal(t, stage+": port-level settings", len(pa.Spec.PortLevelMtls), 1)
+			}
+		})
 	}
-	equal(t, "port-level settings", len(pa.Spec.PortLevelMtls), 1)
+}
+
+// helmPodLabels are the labels the official NATS chart gives the pods of
+// release name: the same app.kubernetes.io/name and instance as ours.
+func helmPodLabels(name string) map[string]string {
+	return map[string]string{
+		render.LabelName: "nats", render.LabelInstance: name, render.LabelComponent: "server",
+		render.LabelManagedBy: "Helm", "helm.sh/chart": "nats-1.3.0",
+	}
 }
 
 // TestPeerAuthenticationManifest: the object as applied and printed, in
@@ -202,13 +242,16 @@ func TestPeerAuthenticationManifest(t *testing.T) {
 	}
 	for _, want := range []string{
 		"apiVersion: security.istio.io/v1", "kind: PeerAuthentication",
-		"mtls:\n    mode: STRICT", "portLevelMtls:\n    \"8222\":\n      mode: PERMISSIVE",
-		"selector:\n    matchLabels:\n      app.kubernetes.io/instance: demo\n      app.kubernetes.io/name: nats",
+		"mtls:\n    mode: STRICT",
+		"selector:\n    matchLabels:\n      app.kubernetes.io/instance: demo\n      app.kubernetes.io/managed-by: kubenats\n      app.kubernetes.io/name: nats",
 		"kubenats.io/mesh-rolled-back-generation: \"4\"",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("manifest lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(string(out), "portLevelMtls") {
+		t.Errorf("manifest carries a port-level exception nobody asked for:\n%s", out)
 	}
 	if strings.Contains(string(out), "status") {
 		t.Errorf("manifest carries a status:\n%s", out)

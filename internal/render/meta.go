@@ -31,6 +31,23 @@ func SelectorLabels(c *v1alpha1.NatsCluster) map[string]string {
 	}
 }
 
+// ManagedSelectorLabels select the pods of c and no namesake: a NATS
+// installed by Helm (or anyone) under the same name carries the same
+// app.kubernetes.io/name and instance, so every selector the operator can
+// still change names its managed-by label too. A PeerAuthentication, a
+// NetworkPolicy, a PodDisruptionBudget or a Service that selected the
+// namesake's pods would loosen their mTLS, open their ports to this
+// cluster's peers, count them in this budget or send this cluster's
+// clients to them. Every pod kubenats ever rendered carries the label, so
+// changing a live selector to these loses none of them. The StatefulSet's
+// own selector (immutable) and its claim template keep SelectorLabels; the
+// StatefulSet adopts no pod another controller owns.
+func ManagedSelectorLabels(c *v1alpha1.NatsCluster) map[string]string {
+	l := SelectorLabels(c)
+	l[LabelManagedBy] = ManagedBy
+	return l
+}
+
 // labels are the labels of every child of c.
 func labels(c *v1alpha1.NatsCluster) map[string]string {
 	l := SelectorLabels(c)

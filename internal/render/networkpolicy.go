@@ -57,13 +57,15 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 		return nil, err
 	}
 	// A podSelector alone selects pods in the policy's namespace: the
-	// servers of this cluster, not those of a namesake elsewhere.
-	servers := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: SelectorLabels(c)}}
+	// servers of this cluster, not those of a namesake elsewhere; with the
+	// managed-by label, not those of a namesake in this namespace either
+	// (a Helm release of the same name would reach the route port).
+	servers := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)}}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   typeMeta("networking.k8s.io/v1", "NetworkPolicy"),
 		ObjectMeta: objectMeta(c, NetworkPolicyName(c)),
 		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+			PodSelector: metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: []networkingv1.NetworkPolicyIngressRule{
 				ingressRule(ClientPort, append([]networkingv1.NetworkPolicyPeer{operator}, clients...)),

@@ -67,8 +67,8 @@ func TestNetworkPolicySelectsTheServersForIngress(t *testing.T) {
 	equal(t, "apiVersion", np.APIVersion, "networking.k8s.io/v1")
 	equal(t, "kind", np.Kind, "NetworkPolicy")
 	equal(t, "name", np.Name, render.NetworkPolicyName(c))
-	if !maps.Equal(np.Spec.PodSelector.MatchLabels, render.SelectorLabels(c)) || len(np.Spec.PodSelector.MatchExpressions) != 0 {
-		t.Errorf("podSelector = %+v, want the servers' selector %v", np.Spec.PodSelector, render.SelectorLabels(c))
+	if !maps.Equal(np.Spec.PodSelector.MatchLabels, render.ManagedSelectorLabels(c)) || len(np.Spec.PodSelector.MatchExpressions) != 0 {
+		t.Errorf("podSelector = %+v, want the servers' selector %v", np.Spec.PodSelector, render.ManagedSelectorLabels(c))
 	}
 	if !reflect.DeepEqual(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
 		t.Errorf("policyTypes = %v, want [Ingress] (egress stays open)", np.Spec.PolicyTypes)

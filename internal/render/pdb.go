@@ -17,7 +17,7 @@ func PodDisruptionBudget(c *v1alpha1.NatsCluster) *policyv1.PodDisruptionBudget 
 		ObjectMeta: objectMeta(c, c.Name),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
-			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+			Selector:       &metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
 		},
 	}
 }

@@ -23,8 +23,8 @@ func TestPodDisruptionBudget(t *testing.T) {
 			if pdb.Spec.MinAvailable != nil {
 				t.Errorf("minAvailable = %v, want unset beside maxUnavailable", pdb.Spec.MinAvailable)
 			}
-			if pdb.Spec.Selector == nil || !maps.Equal(pdb.Spec.Selector.MatchLabels, render.SelectorLabels(c)) {
-				t.Errorf("selector = %+v, want %v", pdb.Spec.Selector, render.SelectorLabels(c))
+			if pdb.Spec.Selector == nil || !maps.Equal(pdb.Spec.Selector.MatchLabels, render.ManagedSelectorLabels(c)) {
+				t.Errorf("selector = %+v, want %v", pdb.Spec.Selector, render.ManagedSelectorLabels(c))
 			}
 			equal(t, "apiVersion", pdb.APIVersion, "policy/v1")
 			equal(t, "kind", pdb.Kind, "PodDisruptionBudget")

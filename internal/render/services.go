@@ -31,7 +31,7 @@ func ClientService(c *v1alpha1.NatsCluster) *corev1.Service {
 		ObjectMeta: objectMeta(c, ClientServiceName(c)),
 		Spec: corev1.ServiceSpec{
 			Type:     serviceType(spec.Type),
-			Selector: SelectorLabels(c),
+			Selector: ManagedSelectorLabels(c),
 			Ports:    []corev1.ServicePort{port("nats", ClientPort, clientAppProtocol(c))},
 		},
 	}
@@ -64,7 +64,7 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 			Type:                     corev1.ServiceTypeClusterIP,
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,
-			Selector:                 SelectorLabels(c),
+			Selector:                 ManagedSelectorLabels(c),
 			Ports: []corev1.ServicePort{
 				port("nats", ClientPort, clientAppProtocol(c)),
 				port("cluster", ClusterPort, routeAppProtocol(c)),

@@ -98,8 +98,8 @@ func TestHeadlessServicePublishesEveryServer(t *testing.T) {
 			svc := headlessServiceOf(t, c)
 			equal(t, "clusterIP", svc.Spec.ClusterIP, corev1.ClusterIPNone)
 			equal(t, "publishNotReadyAddresses", svc.Spec.PublishNotReadyAddresses, true)
-			if !maps.Equal(svc.Spec.Selector, render.SelectorLabels(c)) {
-				t.Errorf("selector = %v, want %v", svc.Spec.Selector, render.SelectorLabels(c))
+			if !maps.Equal(svc.Spec.Selector, render.ManagedSelectorLabels(c)) {
+				t.Errorf("selector = %v, want %v", svc.Spec.Selector, render.ManagedSelectorLabels(c))
 			}
 			sts := statefulSetOf(t, c, render.Inputs{})
 			equal(t, "StatefulSet serviceName", sts.Spec.ServiceName, svc.Name)
@@ -119,8 +119,8 @@ func TestServicePorts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cluster()
 			svc := tc.svc(t, c)
-			if !maps.Equal(svc.Spec.Selector, render.SelectorLabels(c)) {
-				t.Errorf("selector = %v, want %v", svc.Spec.Selector, render.SelectorLabels(c))
+			if !maps.Equal(svc.Spec.Selector, render.ManagedSelectorLabels(c)) {
+				t.Errorf("selector = %v, want %v", svc.Spec.Selector, render.ManagedSelectorLabels(c))
 			}
 			ctr := serverContainerOf(t, c)
 			containerPorts := map[string]int32{}

@@ -34,8 +34,8 @@ func TestMeshDirectPathBreaksTheClusterAndTheGateNeverTakesIt(t *testing.T) {
 		Spec: securityapi.PeerAuthentication{
 			Selector: &typeapi.WorkloadSelector{MatchLabels: render.SelectorLabels(f.cluster)},
 			Mtls:     &securityapi.PeerAuthentication_MutualTLS{Mode: securityapi.PeerAuthentication_MutualTLS_STRICT},
-			// The monitor port as the operator leaves it, for the test's
-			// own /routez.
+			// The monitor port as the suite's clusters ask for it
+			// (monitorPermissive), for the test's own /routez.
 			PortLevelMtls: map[uint32]*securityapi.PeerAuthentication_MutualTLS{
 				render.MonitorPort: {Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE},
 			},

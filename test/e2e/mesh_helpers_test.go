@@ -26,10 +26,19 @@ const meshRollbackAfter = 20 * time.Second
 // meshTimeout bounds a migration: three servers replaced one at a time.
 const meshTimeout = 8 * time.Minute
 
+// istio puts a cluster in the mesh with mode mtls. The suite reads the
+// servers' monitor port (/routez, /jsz) from the test process, outside
+// the mesh, so its clusters ask for the monitor exception; by default
+// there is none (TestPeerAuthenticationMonitorException).
 func istio(mtls v1alpha1.MeshMTLSMode) func(*v1alpha1.NatsClusterSpec) {
 	return func(s *v1alpha1.NatsClusterSpec) {
-		s.Mesh = &v1alpha1.MeshSpec{Istio: &v1alpha1.IstioMeshSpec{MTLS: mtls}}
+		s.Mesh = &v1alpha1.MeshSpec{Istio: &v1alpha1.IstioMeshSpec{MTLS: mtls, MonitorPermissive: true}}
 	}
+}
+
+// rollback sets spec.mesh.istio.rollback (after istio).
+func rollback(r v1alpha1.MeshRollbackPolicy) func(*v1alpha1.NatsClusterSpec) {
+	return func(s *v1alpha1.NatsClusterSpec) { s.Mesh.Istio.Rollback = r }
 }
 
 // setMesh turns spec.mesh.istio on (mtls) or off ("-").

@@ -69,15 +69,16 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 	guard.check(t)
 }
 
-// TestMeshRollsBackWhenRoutesBreak (scenario 4): under STRICT one proxy
-// dies and stays down longer than the operator bears trouble: the
-// operator goes back to PERMISSIVE by itself, with a Warning event that
-// says why, and the cluster recovers once the proxy is back; it stays
-// PERMISSIVE for this spec.
+// TestMeshRollsBackWhenRoutesBreak (scenario 4): a spec that opts in to
+// rollback: Automatic; under STRICT one proxy dies and stays down longer
+// than the operator bears trouble: the operator goes back to PERMISSIVE
+// by itself, with a Warning event that says why, and the cluster recovers
+// once the proxy is back; it stays PERMISSIVE for this spec. (Without the
+// opt-in, TestMeshReportsWhenRoutesBreak.)
 func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
 	t.Parallel()
-	f := formCluster(t, istio(""))
+	f := formCluster(t, istio(""), rollback(v1alpha1.MeshRollbackAutomatic))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
 	killed := time.Now()
 	down := meshRollbackAfter + 40*time.Second
@@ -124,6 +125,52 @@ func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestMeshReportsWhenRoutesBreak: the same broken proxy, with the default
+// rollback (Report): the policy stays STRICT all along, MeshReady says
+// StrictUnhealthy with a Warning event, and once the proxy is back the
+// cluster recovers under STRICT. On main before issue 17 the operator
+// loosened the policy to PERMISSIVE after meshRollbackAfter: the sampling
+// below fails there.
+func TestMeshReportsWhenRoutesBreak(t *testing.T) {
+	t.Parallel()
+	f := formCluster(t, istio(""))
+	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
+	down := meshRollbackAfter + 40*time.Second
+	if err := cluster.KillProxy(f.ns, "nats-1", down); err != nil {
+		t.Fatal(err)
+	}
+	stillStrict := func() error {
+		mode, err := policyMode(t, f)
+		if err != nil || mode != render.MeshPolicyStrict {
+			return fmt.Errorf("policy mode %q (%v): loosened without rollback: Automatic", mode, err)
+		}
+		return nil
+	}
+	// Sampled past the bound the operator bears trouble for.
+	poll.Holds(t, meshRollbackAfter+15*time.Second, stillStrict)
+	waitMeshReason(t, f, v1alpha1.ReasonMeshStrictUnhealthy, down)
+	if err := stillStrict(); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range listEvents(t, f.ns) {
+		if e.Reason == v1alpha1.ReasonMeshStrictUnhealthy && e.Type == corev1.EventTypeWarning {
+			found = true
+			t.Logf("event: %s", e.Note)
+		}
+	}
+	if !found {
+		t.Error("no Warning event StrictUnhealthy")
+	}
+	// The proxy comes back: the cluster recovers, still STRICT.
+	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, down+formTimeout)
+	if err := stillStrict(); err != nil {
+		t.Fatal(err)
+	}
+	checkRoutes(t, f)
+	checkMetaGroup(t, f)
 }
 
 // strictWatch is how often the operator looks at a cluster under STRICT
