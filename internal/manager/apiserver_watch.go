@@ -20,8 +20,10 @@ var log = ctrl.Log.WithName("manager")
 // +kubebuilder:rbac:groups="",resources=services,verbs=get,namespace=default,resourceNames=kubernetes
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get,namespace=default,resourceNames=kubernetes
 
-// apiServerRefresh is how often the API server's addresses are read
-// again: they change only when the control plane does.
+// apiServerRefresh is how old a reading of the API server's addresses may
+// be when a dial asks for them: they change only when the control plane
+// does. They are read when a dial needs them, never on a timer, so that an
+// idle operator makes no API request at all (make bench counts them).
 const apiServerRefresh = time.Minute
 
 // apiServerWatch keeps the API server's in-cluster addresses: the
@@ -35,10 +37,20 @@ type apiServerWatch struct {
 
 	mu              sync.Mutex
 	service, slices []netip.Addr
+	readAt          time.Time // the last attempt, read or not
 }
 
-// Addrs are the addresses known now.
+// Addrs are the addresses as read at most apiServerRefresh ago: a dial
+// calls it, and reads them again first when the last reading is older.
 func (w *apiServerWatch) Addrs() []netip.Addr {
+	w.mu.Lock()
+	stale := time.Since(w.readAt) > apiServerRefresh
+	w.mu.Unlock()
+	if stale {
+		if err := w.refresh(context.Background()); err != nil {
+			log.Info("reading the API server's addresses", "error", err.Error())
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append(slices.Clip(w.service), w.slices...)
@@ -55,6 +67,7 @@ func (w *apiServerWatch) refresh(ctx context.Context) error {
 	esErr := w.reader.Get(ctx, key, &es)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.readAt = time.Now()
 	if svcErr == nil {
 		w.service = serviceAddrs(&svc)
 	}
@@ -66,26 +79,6 @@ func (w *apiServerWatch) refresh(ctx context.Context) error {
 	}
 	return esErr
 }
-
-// Start refreshes until ctx ends; the manager runs it.
-func (w *apiServerWatch) Start(ctx context.Context) error {
-	t := time.NewTicker(apiServerRefresh)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			if err := w.refresh(ctx); err != nil && ctx.Err() == nil {
-				log.Info("reading the API server's addresses", "error", err.Error())
-			}
-		}
-	}
-}
-
-// NeedLeaderElection: every replica keeps the list (any may dial once
-// it leads).
-func (w *apiServerWatch) NeedLeaderElection() bool { return false }
 
 // serviceAddrs are a Service's ClusterIPs.
 func serviceAddrs(s *corev1.Service) []netip.Addr {

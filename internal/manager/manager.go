@@ -4,7 +4,6 @@
 package manager
 
 import (
-	"context"
 	"net/netip"
 	"time"
 
@@ -144,15 +143,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	// The API server's addresses as the cluster publishes them, read once
-	// now so that the first dial already knows them, then kept fresh.
+	// The API server's addresses as the cluster publishes them, read again
+	// by a dial that finds them older than a minute.
 	apiServer := &apiServerWatch{reader: mgr.GetAPIReader()}
-	if err := apiServer.refresh(context.Background()); err != nil {
-		log.Info("reading the API server's addresses (its Service and EndpointSlice in default)", "error", err.Error())
-	}
-	if err := mgr.Add(apiServer); err != nil {
-		return nil, err
-	}
 	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
 		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg),
 			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs}}
