@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -144,6 +145,8 @@ func (d podDialer) Dial(network, address string) (net.Conn, error) {
 
 // monitorURL is the URL of path on pod's monitor port, and the client that
 // may fetch it: https verified under the pod's DNS name, or plain http.
+// Either follows no redirect and dials only the pod's address (the
+// transport of natsmon.NewTransport, whose dial the https one keeps).
 func (a serverAccess) monitorURL(plain *http.Client, pod *corev1.Pod, path string) (string, *http.Client) {
 	hostPort := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(render.MonitorPort))
 	if !a.monitorTLS || a.tls == nil {
@@ -151,9 +154,12 @@ func (a serverAccess) monitorURL(plain *http.Client, pod *corev1.Pod, path strin
 	}
 	cfg := a.tls.Clone()
 	cfg.ServerName = render.PodDNSName(a.cluster, pod.Name)
-	transport := &http.Transport{TLSClientConfig: cfg}
+	var transport *http.Transport
 	if t, ok := plain.Transport.(*http.Transport); ok {
-		transport.DialContext = t.DialContext // the operator's own dialer
+		transport = t.Clone() // the pinned dial, through the operator's own dialer
+	} else {
+		transport = natsmon.NewTransport(nil)
 	}
-	return "https://" + hostPort + path, &http.Client{Timeout: plain.Timeout, Transport: transport}
+	transport.TLSClientConfig = cfg
+	return "https://" + hostPort + path, natsmon.NewClient(plain.Timeout, transport)
 }
