@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
@@ -105,7 +106,10 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 	}
 	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
 	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), nats.UserInfo(render.SystemUser, a.password),
-		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second))
+		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second),
+		// Without a handler nats.go writes every asynchronous error (each
+		// -ERR the server sends) to standard error, unbounded.
+		nats.ErrorHandler(jetstream.ErrorHandler(systemLog, "natscluster/"+a.cluster.Namespace+"/"+a.cluster.Name)))
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting as the system user: %w", err)
@@ -119,6 +123,9 @@ func (a serverAccess) scheme() string {
 	}
 	return "nats"
 }
+
+// systemLog is where the system account connections' errors go.
+var systemLog = ctrl.Log.WithName("nats-system")
 
 // podDialer dials the pod address behind a server's DNS name, and nothing
 // else: the operator never dials a name a pod did not give it.
