@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/manager"
 )
 
@@ -40,6 +41,11 @@ func runManager(args []string, stderr io.Writer) int {
 		o.ConnectionAllowedNamespaces = splitNamespaces(v)
 		return nil
 	})
+	fs.Func("allowed-image-registries", "comma-separated registries or repositories (written as image names without tag, e.g. registry.example.com,docker.io/nats) that spec.image must be under; empty: any image", func(v string) error {
+		o.AllowedImageRegistries = splitNamespaces(v)
+		_, err := controller.ParseImagePolicy(o.AllowedImageRegistries)
+		return err
+	})
 	config.RegisterFlags(fs) // --kubeconfig
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...
@@ -67,7 +73,8 @@ func runManager(args []string, stderr io.Writer) int {
 	return 0
 }
 
-// splitNamespaces reads a comma-separated list, ignoring blanks.
+// splitNamespaces reads a comma-separated list (namespaces, registries),
+// ignoring blanks.
 func splitNamespaces(v string) []string {
 	var out []string
 	for _, ns := range strings.Split(v, ",") {

@@ -55,3 +55,15 @@ func TestManagerFlagsConnectionAllowLists(t *testing.T) {
 		t.Errorf("a malformed CIDR: exit %d, want 2 (%s)", code, stderr.String())
 	}
 }
+
+// TestAllowedImageRegistriesFlagRefusesWhatIsNoRegistry: a mistyped entry
+// stops the operator at start instead of allowing or refusing every image.
+func TestAllowedImageRegistriesFlagRefusesWhatIsNoRegistry(t *testing.T) {
+	var stderr strings.Builder
+	if rc := runManager([]string{"--allowed-image-registries=registry.example.com,https://evil"}, &stderr); rc != 2 {
+		t.Fatalf("exit %d, want 2 (flag error); stderr: %s", rc, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "https://evil") {
+		t.Errorf("the error does not name the entry: %s", stderr.String())
+	}
+}

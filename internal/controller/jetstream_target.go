@@ -54,19 +54,18 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 			"the operator does not watch namespace %q, where NatsCluster %s lives", ref.Namespace, ref.Name)}, nil
 	}
 	var c v1alpha1.NatsCluster
+	found := &c
 	err := r.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, &c)
-	if apierrors.IsNotFound(err) || (err == nil && !c.DeletionTimestamp.IsZero()) {
-		return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotFound, gone: true,
-			message: fmt.Sprintf("NatsCluster %s/%s does not exist", ref.Namespace, ref.Name)}, nil
-	}
-	if err != nil {
+	switch {
+	case apierrors.IsNotFound(err):
+		found = nil
+	case err != nil:
 		return jetstream.ConnSpec{}, nil, err
+	case !c.DeletionTimestamp.IsZero():
+		found = nil
 	}
-	if ref.Namespace != ns && !namespaceAllowed(c.Spec.JetStream.AllowedNamespaces, ns) {
-		// Gone for a deletion: only the cluster's owner can list the
-		// namespace again, and a finalizer must not wait for that.
-		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, gone: true, message: fmt.Sprintf(
-			"NatsCluster %s/%s does not list namespace %q in spec.jetstream.allowedNamespaces", ref.Namespace, ref.Name, ns)}, nil
+	if problem := clusterRefProblem(ns, ref, found); problem != nil {
+		return jetstream.ConnSpec{}, problem, nil
 	}
 	if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable) || c.Status.CredentialsSecretRef == nil {
 		return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
@@ -101,6 +100,29 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 		}
 	}
 	return spec, nil, nil
+}
+
+// clusterRefProblem is why a resource in ns may not use the NatsCluster
+// ref names, found as c (nil: it does not exist, or is being deleted), or
+// nil when it may.
+//
+// Across namespaces the permission comes first, and reads the same whether
+// the cluster exists or not: a tenant must not learn, by naming clusters
+// in namespaces it cannot read, which exist. Within its own namespace the
+// tenant can see for itself, and is told plainly.
+//
+// Both are gone for a deletion: only the cluster's owner can make it, or
+// list the namespace, again, and a finalizer must not wait for that.
+func clusterRefProblem(ns string, ref v1alpha1.ClusterRef, c *v1alpha1.NatsCluster) *targetProblem {
+	if ref.Namespace != ns && (c == nil || !namespaceAllowed(c.Spec.JetStream.AllowedNamespaces, ns)) {
+		return &targetProblem{reason: reasonNotAllowed, gone: true, message: fmt.Sprintf(
+			"NatsCluster %s/%s does not exist or does not list namespace %q in spec.jetstream.allowedNamespaces", ref.Namespace, ref.Name, ns)}
+	}
+	if c == nil {
+		return &targetProblem{reason: reasonClusterNotFound, gone: true,
+			message: fmt.Sprintf("NatsCluster %s/%s does not exist", ref.Namespace, ref.Name)}
+	}
+	return nil
 }
 
 func namespaceAllowed(allowed []string, ns string) bool {

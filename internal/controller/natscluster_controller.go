@@ -60,6 +60,9 @@ type NatsClusterReconciler struct {
 	// NativeSidecars: the cluster runs Istio's proxy as a native sidecar
 	// (Kubernetes 1.33 and later); nil when unknown.
 	NativeSidecars *bool
+	// Images limits spec.image (--allowed-image-registries); the zero
+	// value allows any image.
+	Images ImagePolicy
 	// MeshRollbackAfter is how long trouble under STRICT is borne before
 	// going back to PERMISSIVE (rollback: Automatic) or reporting it
 	// (Report); DefaultMeshRollbackAfter when zero.

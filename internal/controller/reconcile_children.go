@@ -51,6 +51,11 @@ func (r *NatsClusterReconciler) reconcileChildren(ctx context.Context, c *v1alph
 }
 
 func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation, mesh *render.MeshStage) (ctrl.Result, *status.Blocker, plan.Marks, error) {
+	// An image the operator does not allow gets nothing: no Secret is
+	// read for it, no pod runs it.
+	if blocker := r.Images.refusal(c); blocker != nil {
+		return ctrl.Result{}, blocker, nil, nil
+	}
 	read := map[string]*corev1.Secret{}
 	cred, credHash, blocker, err := r.credentials(ctx, c, read)
 	if err != nil || blocker != nil {
@@ -64,6 +69,9 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	}
 	if obs.Certificates, cred.ClientCA, err = r.observeCertificates(ctx, c, cred.RoutePKI); err != nil {
 		return ctrl.Result{}, nil, nil, err
+	}
+	if blocker := refusedMount(obs.Certificates); blocker != nil {
+		return ctrl.Result{}, blocker, nil, nil
 	}
 	if !render.HasSystemUser(c) {
 		// Nothing can reload these servers: a renewed certificate reaches

@@ -124,17 +124,59 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 // readCertificate fills cert from its Secret. A Secret of the user's that
 // kubenats may not use is reported as such, not as missing: the user named
 // it and can act on the reason.
+//
+// A certificate cert-manager issues may simply not be written yet; but a
+// Secret of that name that exists and is not cert-manager's for c is
+// someone else's, and refused like a user's: the pods would mount it.
 func (r *NatsClusterReconciler) readCertificate(ctx context.Context, c *v1alpha1.NatsCluster, cert *status.Certificate) (map[string][]byte, error) {
 	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, cert.Secret)
 	if err != nil {
 		return nil, err
 	}
-	if refusal != "" && !r.issued(c, cert.Listener) {
-		cert.Found, cert.Invalid = true, refusal
+	if refusal != "" && r.issued(c, cert.Listener) {
+		taken, err := r.secretNameTaken(ctx, c, cert.Secret)
+		if err != nil || !taken {
+			return nil, err
+		}
+	}
+	if refusal != "" {
+		cert.Found, cert.Invalid, cert.Refused = true, refusal, true
 		return nil, nil
 	}
 	fillCertificate(cert, data)
 	return data, nil
+}
+
+// secretNameTaken reports whether a Secret of that name exists that is not
+// one cert-manager wrote for c (it carries c's labels). It reads from the
+// API server: neither cache holds a Secret that is neither kubenats' nor
+// opted in. The read says only whether the name is taken, and the refusal
+// that follows reads as for a missing Secret.
+func (r *NatsClusterReconciler) secretNameTaken(ctx context.Context, c *v1alpha1.NatsCluster, name string) (bool, error) {
+	var s corev1.Secret
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return s.Labels[render.LabelInstance] != c.Name || s.Labels[render.LabelManagedBy] != render.ManagedBy, nil
+}
+
+// refusedMount is the blocker for a certificate Secret that kubenats may
+// not use, or nil. It stops the pass before anything is applied, as a
+// refused spec.auth.secretRef does: the StatefulSet would mount the Secret
+// into pods that run spec.image, and whoever chose the image reads what is
+// mounted. Reporting the refusal while applying anyway would hand over
+// every TLS key of the namespace.
+func refusedMount(certs []status.Certificate) *status.Blocker {
+	for _, cert := range certs {
+		if cert.Refused {
+			return &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true, Message: cert.Invalid}
+		}
+	}
+	return nil
 }
 
 // issued reports whether cert-manager issues the listener's certificate:

@@ -14,9 +14,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -104,7 +106,10 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 	}
 	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
 	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), nats.UserInfo(render.SystemUser, a.password),
-		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second))
+		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second),
+		// Without a handler nats.go writes every asynchronous error (each
+		// -ERR the server sends) to standard error, unbounded.
+		nats.ErrorHandler(jetstream.ErrorHandler(systemLog, "natscluster/"+a.cluster.Namespace+"/"+a.cluster.Name)))
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting as the system user: %w", err)
@@ -118,6 +123,9 @@ func (a serverAccess) scheme() string {
 	}
 	return "nats"
 }
+
+// systemLog is where the system account connections' errors go.
+var systemLog = ctrl.Log.WithName("nats-system")
 
 // podDialer dials the pod address behind a server's DNS name, and nothing
 // else: the operator never dials a name a pod did not give it.
@@ -144,6 +152,8 @@ func (d podDialer) Dial(network, address string) (net.Conn, error) {
 
 // monitorURL is the URL of path on pod's monitor port, and the client that
 // may fetch it: https verified under the pod's DNS name, or plain http.
+// Either follows no redirect and dials only the pod's address (the
+// transport of natsmon.NewTransport, whose dial the https one keeps).
 func (a serverAccess) monitorURL(plain *http.Client, pod *corev1.Pod, path string) (string, *http.Client) {
 	hostPort := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(render.MonitorPort))
 	if !a.monitorTLS || a.tls == nil {
@@ -151,9 +161,12 @@ func (a serverAccess) monitorURL(plain *http.Client, pod *corev1.Pod, path strin
 	}
 	cfg := a.tls.Clone()
 	cfg.ServerName = render.PodDNSName(a.cluster, pod.Name)
-	transport := &http.Transport{TLSClientConfig: cfg}
+	var transport *http.Transport
 	if t, ok := plain.Transport.(*http.Transport); ok {
-		transport.DialContext = t.DialContext // the operator's own dialer
+		transport = t.Clone() // the pinned dial, through the operator's own dialer
+	} else {
+		transport = natsmon.NewTransport(nil)
 	}
-	return "https://" + hostPort + path, &http.Client{Timeout: plain.Timeout, Transport: transport}
+	transport.TLSClientConfig = cfg
+	return "https://" + hostPort + path, natsmon.NewClient(plain.Timeout, transport)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/internal/natsmon"
 )
 
 // A server hangs when its pod passes its probes but the server does not
@@ -39,7 +41,7 @@ const idleRecheck = 30 * time.Second
 // a refused connection (nothing listens: the server is down, which its
 // pod's status will show), since only a silent server is a hang.
 func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.Pod, a serverAccess) []string {
-	plain := &http.Client{Timeout: answerBound, Transport: r.Versions.HTTP.Transport}
+	plain := natsmon.NewClient(answerBound, r.Versions.HTTP.Transport)
 	var (
 		mu   sync.Mutex
 		hung []string
@@ -71,7 +73,7 @@ func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.P
 func silent(ctx context.Context, hc *http.Client, url string) bool {
 	ctx, cancel := context.WithTimeout(ctx, answerBound)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := natsmon.NewRequest(ctx, url)
 	if err != nil {
 		return false
 	}

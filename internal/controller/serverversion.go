@@ -32,15 +32,14 @@ type podVersion struct {
 
 // NewVersionProbe returns a probe whose requests give up after timeout,
 // dialing through dial when it is not nil. Its client serves every plain
-// http request to a monitor port.
+// http request to a monitor port: it follows no redirect and dials only
+// the address a request was made for (natsmon.NewTransport).
 func NewVersionProbe(timeout time.Duration, dial nats.CustomDialer) *VersionProbe {
-	hc := &http.Client{Timeout: timeout}
+	var through natsmon.DialFunc
 	if dial != nil {
-		hc.Transport = &http.Transport{
-			DialContext:  func(_ context.Context, network, addr string) (net.Conn, error) { return dial.Dial(network, addr) },
-			MaxIdleConns: 16, IdleConnTimeout: 30 * time.Second,
-		}
+		through = func(_ context.Context, network, addr string) (net.Conn, error) { return dial.Dial(network, addr) }
 	}
+	hc := natsmon.NewClient(timeout, natsmon.NewTransport(through))
 	return &VersionProbe{HTTP: hc, byPod: map[types.NamespacedName]podVersion{}}
 }
 

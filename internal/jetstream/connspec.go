@@ -60,10 +60,9 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 		// servers more than a slower recovery.
 		nats.ReconnectJitter(100e6, 1e9),
 		// Asynchronous errors (a refused reconnect, a slow consumer) go to
-		// the operator's log, not to standard error.
-		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			log.Info("NATS connection error", "system", s.System, "error", err.Error())
-		}),
+		// the operator's log, not to standard error, and rate-limited: a
+		// server can send -ERR lines without end (errlog.go).
+		nats.ErrorHandler(ErrorHandler(log, s.System)),
 	}
 	if dialer != nil {
 		// The guard resolves names itself, under its deadline and after

@@ -74,6 +74,10 @@ type Options struct {
 	// it, or reporting it; the default when
 	// zero (controller.DefaultMeshRollbackAfter).
 	MeshRollbackAfter time.Duration
+	// AllowedImageRegistries limits spec.image to images under these
+	// registries or repositories (controller.ParseImagePolicy); empty:
+	// any image.
+	AllowedImageRegistries []string
 	// RepeatedInProcess lets a test process build the operator more than
 	// once, one after another (a benchmark run with -count): controller
 	// names are checked to be unique per process, for their metrics, and a
@@ -125,6 +129,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	images, err := controller.ParseImagePolicy(o.AllowedImageRegistries)
+	if err != nil {
+		return nil, err
+	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
 	clusters := &controller.NatsClusterReconciler{
 		Client:      mgr.GetClient(),
@@ -139,6 +147,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		// Kubernetes version where they are stable.
 		NativeSidecars:    nativeSidecars(cfg),
 		MeshRollbackAfter: o.MeshRollbackAfter,
+		Images:            images,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err

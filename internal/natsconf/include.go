@@ -1,6 +1,7 @@
 package natsconf
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path"
@@ -54,8 +55,8 @@ func (c *Config) writeMetadata(w *confWriter) error {
 			if !isString {
 				return fmt.Errorf("extra %s.%s: must be a string", key, k)
 			}
-			if _, ours := c.Metadata[k]; ours {
-				return fmt.Errorf("extra %s.%s: the key is kubenats' own", key, k)
+			if err := c.reservedMetadataKey(k); err != nil {
+				return fmt.Errorf("extra %s.%s: %w", key, k, err)
 			}
 			quoted, err := quoteString(s)
 			if err != nil {
@@ -80,6 +81,36 @@ func (c *Config) writeMetadata(w *confWriter) error {
 		w.keyValue(formattedKey, entries[k])
 	}
 	w.closeBlock()
+	return nil
+}
+
+// ReservedMetadataPrefix starts every server_metadata key kubenats may
+// use, folded as FoldKey folds: its marks (kubenats.io/config, ...) and
+// the variables they read (KUBENATS_USERS_REVISION, from users.conf).
+const ReservedMetadataPrefix = "kubenats"
+
+// reservedMetadataKey refuses a user's server_metadata key that could
+// stand for one of the operator's. Its marks tell the operator which files
+// a server loaded; a user key that shadows one makes a server report a
+// mark of the user's choosing, and the operator believe it loaded
+// passwords it did not (or reload it forever). Two ways to shadow: the
+// mark's own key, and the name of a variable a mark reads, since
+// nats-server resolves $NAME against the keys of the enclosing block
+// before the included file's (TestMetadataKeysShadowVariables). Keys
+// with the reserved prefix are refused whatever the operator writes
+// today, so a new mark cannot be shadowed by a spec written before it.
+func (c *Config) reservedMetadataKey(k string) error {
+	if strings.HasPrefix(FoldKey(k), ReservedMetadataPrefix) {
+		return fmt.Errorf("keys starting with %q (in any letter case) are kubenats' own", ReservedMetadataPrefix)
+	}
+	for ours, v := range c.Metadata {
+		if k == ours {
+			return errors.New("the key is kubenats' own")
+		}
+		if v.isEnv() && v.text == k {
+			return fmt.Errorf("the key is the name of the variable kubenats' %s reads", ours)
+		}
+	}
 	return nil
 }
 

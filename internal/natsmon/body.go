@@ -22,13 +22,14 @@ const (
 )
 
 // getJSON GETs url with c and decodes the answer into v, reading at most
-// limit bytes of it.
+// limit bytes of it. It follows no redirect, and pins the request to
+// url's address (client.go).
 func getJSON(ctx context.Context, c *http.Client, url string, limit int64, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := NewRequest(ctx, url)
 	if err != nil {
 		return err
 	}
-	resp, err := c.Do(req)
+	resp, err := noRedirects(c).Do(req)
 	if err != nil {
 		return err
 	}

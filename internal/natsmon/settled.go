@@ -42,14 +42,14 @@ func unsettledView(server string, v *server.JSInfo) string {
 	}
 	for _, acc := range v.AccountDetails {
 		for _, st := range acc.Streams {
-			if msg := unsettledGroup("stream "+st.Name, st.Cluster); msg != "" {
+			if msg := unsettledGroup("stream "+Shown(st.Name), st.Cluster); msg != "" {
 				return msg
 			}
 			for _, c := range st.Consumer {
 				if c == nil {
 					continue
 				}
-				if msg := unsettledGroup(fmt.Sprintf("consumer %s of stream %s", c.Name, st.Name), c.Cluster); msg != "" {
+				if msg := unsettledGroup(fmt.Sprintf("consumer %s of stream %s", Shown(c.Name), Shown(st.Name)), c.Cluster); msg != "" {
 					return msg
 				}
 			}
@@ -84,11 +84,11 @@ func lagging(what string, replicas []*server.PeerInfo) string {
 		switch {
 		case p == nil:
 		case p.Offline:
-			return fmt.Sprintf("%s: replica %s is offline", what, p.Name)
+			return fmt.Sprintf("%s: replica %s is offline", what, Shown(p.Name))
 		case p.Current:
 		case p.Lag > inFlight || p.Active > recentlySeen:
 			return fmt.Sprintf("%s: replica %s is not current (%d entries behind, last seen %s ago)",
-				what, p.Name, p.Lag, p.Active.Round(time.Millisecond))
+				what, Shown(p.Name), p.Lag, p.Active.Round(time.Millisecond))
 		}
 	}
 	return ""

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"regexp"
 	"time"
 )
 
 // FetchVersion reads one server's version from its monitor port, at url
-// (/varz on the server's monitor address).
+// (/varz on the server's monitor address). The version goes into
+// status.serverVersion: anything that does not look like a version
+// (ValidVersion) is an error, not a value.
 func FetchVersion(ctx context.Context, c *http.Client, url string) (string, error) {
 	var varz struct {
 		Version string `json:"version"`
@@ -16,8 +19,23 @@ func FetchVersion(ctx context.Context, c *http.Client, url string) (string, erro
 	if err := getJSON(ctx, c, url, maxVarzBody, &varz); err != nil {
 		return "", err
 	}
+	if !ValidVersion(varz.Version) {
+		return "", fmt.Errorf("/varz: %s is not a version", Shown(varz.Version))
+	}
 	return varz.Version, nil
 }
+
+// maxVersion bounds a version, as the CRD bounds spec.version.
+const maxVersion = 64
+
+// version is what nats-server versions look like: three numbers, and a
+// pre-release of dot-separated letters and digits ("2.12.0-RC.3"). No
+// build metadata, no spaces: a server that says anything else is not
+// believed.
+var version = regexp.MustCompile(`^v?[0-9]{1,5}\.[0-9]{1,5}\.[0-9]{1,5}(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?$`)
+
+// ValidVersion reports whether a server's version may be shown.
+func ValidVersion(v string) bool { return len(v) <= maxVersion && version.MatchString(v) }
 
 // Loaded is what a server's /varz tells of the configuration it runs.
 type Loaded struct {

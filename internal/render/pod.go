@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -127,11 +128,19 @@ const (
 	pidVolume    = "pid"
 )
 
+// PidDirSizeLimit bounds the pid directory, the one writable directory
+// of a read-only root filesystem. nats-server writes a pid file of a few
+// bytes there; without a limit, an image that is not nats-server
+// (spec.image is the tenant's) could fill the node's disk through it, and
+// the kubelet would evict other tenants' pods first. Past the limit the
+// kubelet evicts this pod.
+var PidDirSizeLimit = resource.MustParse("1Mi")
+
 func volumes(c *v1alpha1.NatsCluster) []corev1.Volume {
 	tlsVols, _ := tlsVolumes(c)
 	return append([]corev1.Volume{
 		{Name: configVolume, VolumeSource: corev1.VolumeSource{Projected: configProjection(c)}},
-		{Name: pidVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: pidVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(PidDirSizeLimit)}}},
 	}, tlsVols...)
 }
 

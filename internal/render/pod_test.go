@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -73,6 +74,31 @@ func TestPodHardening(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPodWritableVolumesAreBounded: every emptyDir (the pid directory is
+// the one writable place of a read-only root filesystem) has a small size
+// limit, so that an image that is not nats-server cannot fill the node's
+// disk through it. Careless variant caught: today's main, whose pid
+// emptyDir had no sizeLimit.
+func TestPodWritableVolumesAreBounded(t *testing.T) {
+	for _, in := range []*v1alpha1.NatsCluster{cluster(), cluster(withImage("registry.example/nats:custom"), withReplicas(1))} {
+		spec := podSpecOf(t, in)
+		var found int
+		for _, v := range spec.Volumes {
+			ed := v.EmptyDir
+			if ed == nil {
+				continue
+			}
+			found++
+			if ed.SizeLimit == nil || ed.SizeLimit.IsZero() || ed.SizeLimit.Cmp(resource.MustParse("16Mi")) > 0 {
+				t.Errorf("emptyDir %s sizeLimit %v, want a small limit", v.Name, ed.SizeLimit)
+			}
+		}
+		if found == 0 {
+			t.Error("no emptyDir: where does the pid file go?")
+		}
 	}
 }
 

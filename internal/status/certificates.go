@@ -20,6 +20,10 @@ type Certificate struct {
 	Found bool
 	// Invalid says why tls.crt cannot be used, "" when it can.
 	Invalid string
+	// Refused: the Secret is not one kubenats may use (a user's Secret not
+	// opted in, missing included). Invalid says why. Nothing may mount it:
+	// the pods run spec.image, which reads whatever is mounted.
+	Refused bool
 	// NotAfter is when tls.crt expires.
 	NotAfter time.Time
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -96,6 +97,28 @@ func TestCrossNamespaceReferenceNeedsPermission(t *testing.T) {
 	local := newStream(strict, "local", v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "private"}})
 	create(t, local)
 	jsReady(t, local, metav1.ConditionTrue, "Synced")
+}
+
+// TestCrossNamespaceRefusalIsTheSameForAMissingCluster: naming, from
+// another namespace, a NatsCluster that does not let it in reads exactly
+// as naming one that does not exist (reason and message, the name aside),
+// so a tenant cannot probe other namespaces for clusters. Careless
+// variant caught: today's main, which answered ClusterNotFound "does not
+// exist" for the missing one and NotAllowed for the other.
+func TestCrossNamespaceRefusalIsTheSameForAMissingCluster(t *testing.T) {
+	strict, other := namespace(t), namespace(t)
+	clusterAt(t, strict, "private", natsServer(t, 0))
+	var messages []string
+	for _, name := range []string{"private", "ghost"} {
+		st := newStream(other, "to-"+name, v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Namespace: strict, Name: name}})
+		create(t, st)
+		jsReady(t, st, metav1.ConditionFalse, "NotAllowed")
+		ready := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.ConditionReady)
+		messages = append(messages, strings.ReplaceAll(ready.Message, name, "NAME"))
+	}
+	if messages[0] != messages[1] {
+		t.Errorf("the refusals tell the clusters apart: %q and %q", messages[0], messages[1])
+	}
 }
 
 func TestTwoNatsSystemsAtOnce(t *testing.T) {

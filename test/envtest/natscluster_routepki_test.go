@@ -102,7 +102,7 @@ func checkRouteCertificate(t *testing.T, s *corev1.Secret, ca *x509.Certificate,
 
 // TestClientCertificateSecretMustBeOptedIn: a client certificate Secret of
 // the user's is used only once its owner labelled it for kubenats; until
-// then CertificatesReady (and Ready) say so, naming the label, and the
+// then CertificatesReady and Ready say so, naming the label, and the
 // credentials Secret carries no CA. Labelled, it is taken up without a
 // spec change, its CA handed to clients.
 func TestClientCertificateSecretMustBeOptedIn(t *testing.T) {
@@ -121,9 +121,15 @@ func TestClientCertificateSecretMustBeOptedIn(t *testing.T) {
 	create(t, secret)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "my-tls"} })
 	create(t, c)
-	c = readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonCertificateInvalid)
+	// Refused, the Secret stops the apply (TestRefusedTLSSecretIsNeverMounted):
+	// Ready says so as for any refused Secret, CertificatesReady names the
+	// certificate.
+	c = readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound)
 	if ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); !strings.Contains(ready.Message, v1alpha1.SecretAllowLabel) {
 		t.Errorf("Ready message %q does not say how to opt the Secret in", ready.Message)
+	}
+	if certs := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionCertificatesReady); certs == nil || certs.Reason != v1alpha1.ReasonCertificateInvalid {
+		t.Errorf("CertificatesReady %+v, want reason %s", certs, v1alpha1.ReasonCertificateInvalid)
 	}
 	update(t, secret, func(s *corev1.Secret) {
 		s.Labels = map[string]string{v1alpha1.SecretAllowLabel: v1alpha1.SecretAllowValue}
