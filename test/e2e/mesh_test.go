@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,16 +92,7 @@ func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	if mode, err := policyMode(t, f); err != nil || mode != render.MeshPolicyPermissive {
 		t.Fatalf("policy mode %q (%v) after the rollback, want PERMISSIVE", mode, err)
 	}
-	found := false
-	for _, e := range listEvents(t, f.ns) {
-		if e.Reason == v1alpha1.ReasonMeshRolledBack && e.Type == corev1.EventTypeWarning {
-			found = true
-			t.Logf("event: %s", e.Note)
-		}
-	}
-	if !found {
-		t.Error("no Warning event RolledBack")
-	}
+	expectWarningEvent(t, f.ns, v1alpha1.ReasonMeshRolledBack)
 	cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionMeshReady)
 	t.Logf("MeshReady after %s: %s", rolledBack.Round(time.Second), cond.Message)
 
@@ -154,16 +144,7 @@ func TestMeshReportsWhenRoutesBreak(t *testing.T) {
 	if err := stillStrict(); err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, e := range listEvents(t, f.ns) {
-		if e.Reason == v1alpha1.ReasonMeshStrictUnhealthy && e.Type == corev1.EventTypeWarning {
-			found = true
-			t.Logf("event: %s", e.Note)
-		}
-	}
-	if !found {
-		t.Error("no Warning event StrictUnhealthy")
-	}
+	expectWarningEvent(t, f.ns, v1alpha1.ReasonMeshStrictUnhealthy)
 	// The proxy comes back: the cluster recovers, still STRICT.
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, down+formTimeout)
 	if err := stillStrict(); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -209,6 +210,21 @@ func rollingUpdateEvents(t *testing.T, ns string) int {
 }
 
 // listEvents lists the events in ns.
+// expectWarningEvent fails t unless ns holds a Warning event of reason.
+func expectWarningEvent(t *testing.T, ns, reason string) {
+	t.Helper()
+	found := false
+	for _, e := range listEvents(t, ns) {
+		if e.Reason == reason && e.Type == corev1.EventTypeWarning {
+			found = true
+			t.Logf("event: %s", e.Note)
+		}
+	}
+	if !found {
+		t.Errorf("no Warning event %s", reason)
+	}
+}
+
 func listEvents(t *testing.T, ns string) []eventsv1.Event {
 	t.Helper()
 	var list eventsv1.EventList

@@ -47,10 +47,7 @@ func TestRefusedTLSSecretIsNeverMounted(t *testing.T) {
 			c := natsCluster(ns, "nats", edit("victim-tls"))
 			create(t, c)
 			secretRefused(t, c, "victim-tls")
-			sts := &appsv1.StatefulSet{}
-			if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats"}, sts); !apierrors.IsNotFound(err) {
-				t.Fatalf("StatefulSet exists (%v) although its certificate Secret was refused: %s", err, mountsOf(sts, "victim-tls"))
-			}
+			noStatefulSet(t, ns, "victim-tls")
 			readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound)
 		})
 		t.Run(field+"/running cluster", func(t *testing.T) {
@@ -107,6 +104,16 @@ func secretRefused(t *testing.T, c *v1alpha1.NatsCluster, secret string) {
 }
 
 // mountsOf describes the volumes of sts that name the Secret, "" if none.
+// noStatefulSet fails t when the cluster nats in ns has a StatefulSet: its
+// certificate Secret secret was refused, so nothing may be applied.
+func noStatefulSet(t *testing.T, ns, secret string) {
+	t.Helper()
+	sts := &appsv1.StatefulSet{}
+	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats"}, sts); !apierrors.IsNotFound(err) {
+		t.Fatalf("StatefulSet exists (%v) although its certificate Secret was refused: %s", err, mountsOf(sts, secret))
+	}
+}
+
 func mountsOf(sts *appsv1.StatefulSet, secret string) string {
 	var out []string
 	for _, v := range sts.Spec.Template.Spec.Volumes {
@@ -142,9 +149,6 @@ func TestIssuedCertificateNameTakenIsRefused(t *testing.T) {
 	})
 	create(t, c)
 	secretRefused(t, c, "nats-client-tls")
-	sts := &appsv1.StatefulSet{}
-	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats"}, sts); !apierrors.IsNotFound(err) {
-		t.Fatalf("StatefulSet exists (%v) although its certificate Secret was refused: %s", err, mountsOf(sts, "nats-client-tls"))
-	}
+	noStatefulSet(t, ns, "nats-client-tls")
 	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound)
 }
