@@ -92,6 +92,6 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	pub.halt()
 	guard.check(t)
 	acked, stall := pub.result()
-	checkEveryIDStored(t, js, acked, storedCount(t, stream, acked))
+	checkEveryIDStored(t, js, acked, storedCount(t, js, stream, acked))
 	t.Logf("into the mesh and out under load: %d messages acknowledged, none lost; longest publish stall %s", acked, stall.Round(time.Millisecond))
 }

@@ -147,7 +147,7 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 		t.Fatalf("%d servers down at once (%v), %s after the upgrade began", most, which, when.Sub(began).Round(time.Millisecond))
 	}
 	acked, stall := pub.result()
-	stored := storedCount(t, stream, acked)
+	stored := storedCount(t, js, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
 	t.Logf("replaced %v with %d operator restarts in %s; %d messages acknowledged, none lost; longest publish stall %s",
 		order, n, time.Since(began).Round(time.Millisecond), acked, stall.Round(time.Millisecond))

@@ -160,7 +160,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	if stall > maxStall {
 		t.Fatalf("the publisher stalled for %s during the roll, want under %s", stall.Round(time.Millisecond), maxStall)
 	}
-	stored := storedCount(t, stream, acked)
+	stored := storedCount(t, js, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
 	consumerCaughtUp(t, cons, stored)
 	t.Logf("replaced %v, the first %s after the follower %s was resumed (frozen %s); %d messages acknowledged, none lost, %d worked off; longest publish stall %s",

@@ -112,13 +112,13 @@ func readyOnVersion(t *testing.T, f *formed, version string) {
 // storedCount is how many messages the stream holds once it settled: the
 // acknowledged ones, and perhaps the one in flight when the publisher
 // stopped (stored, its acknowledgement lost: at least once).
-func storedCount(t *testing.T, stream natsjs.Stream, acked int) int {
+func storedCount(t *testing.T, js natsjs.JetStream, stream natsjs.Stream, acked int) int {
 	t.Helper()
 	stored := 0
 	eventually(t, wait, func() error {
 		info, err := stream.Info(testCtx(t))
 		if err != nil {
-			return err
+			return withServerView(err, js.Conn(), "APP", "$JS.API.STREAM.INFO."+stream.CachedInfo().Config.Name)
 		}
 		if info.State.Msgs != uint64(acked) && info.State.Msgs != uint64(acked)+1 {
 			return fmt.Errorf("the stream holds %d messages, %d were acknowledged", info.State.Msgs, acked)

@@ -154,7 +154,7 @@ func (sc *scaleDownScene) finished(t *testing.T, began time.Time) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored := storedCount(t, s, acked)
+		stored := storedCount(t, sc.js, s, acked)
 		checkEveryIDStoredIn(t, sc.js, name, acked, stored)
 		sc.consumerKept(t, name)
 		total += acked

@@ -44,7 +44,7 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 	}
 	pub.halt()
 	acked, stall := pub.result()
-	checkEveryIDStored(t, js, acked, storedCount(t, stream, acked))
+	checkEveryIDStored(t, js, acked, storedCount(t, js, stream, acked))
 	if n := eventsWithReason(t, f.ns, "RollingUpdate"); n != 2 {
 		t.Errorf("%d RollingUpdate events, want one restart of all servers per transition", n)
 	}

@@ -145,7 +145,7 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	pub.halt()
 	acked, stall := pub.result()
 
-	stored := storedCount(t, stream, acked)
+	stored := storedCount(t, js, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
 	replaced := rollingUpdateEvents(t, f.ns)
 	if replaced != len(f.pods) {
@@ -170,7 +170,7 @@ func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acke
 	eventually(t, wait, func() error {
 		cons, err := js.OrderedConsumer(testCtx(t), stream, natsjs.OrderedConsumerConfig{})
 		if err != nil {
-			return err
+			return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.CREATE."+stream)
 		}
 		seen := make([]bool, acked+1)
 		for n := 0; n < stored; {
