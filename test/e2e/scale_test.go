@@ -10,6 +10,7 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -178,8 +179,19 @@ func eventsWithReason(t *testing.T, ns, reason string) int {
 	n := 0
 	for _, e := range listEvents(t, ns) {
 		if e.Reason == reason {
-			n++
+			n += occurrences(e)
 		}
 	}
 	return n
+}
+
+// occurrences is how many times an Event happened: the recorder folds a
+// repeat into the first Event, as a series (events.k8s.io) or a count (the
+// core recorder), so counting Event objects would hide a duplicate.
+func occurrences(e eventsv1.Event) int {
+	n := 1
+	if e.Series != nil {
+		n = max(n, int(e.Series.Count))
+	}
+	return max(n, int(e.DeprecatedCount))
 }
