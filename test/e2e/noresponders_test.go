@@ -1,46 +1,106 @@
 package e2e_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"net/url"
+	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// withServerView adds to a "no responders" answer what the server that
-// sent it knows: a JetStream API request meets no responders only when
-// the server the client is connected to has no subscriber for $JS.API in
-// the client's account (the account's import of the system account's
-// API is missing or broken), so its name, its /subsz for the subject and
-// its /accountz of the account say which. Any other error is returned as
-// it is.
+// withServerView adds to a "no responders" answer what every server of the
+// client's cluster knows of the subject: a JetStream API request meets no
+// responders when the server the client is connected to holds no
+// subscription for it in the client's account, neither its own (the
+// account's import of the system account's API) nor one a route brought
+// from the server that serves it (a consumer leader's MSG.NEXT). Which
+// server holds which subscriptions, and over which route, is the
+// evidence. Any other error is returned as it is.
 func withServerView(err error, nc *nats.Conn, account, subject string) error {
 	if !errors.Is(err, nats.ErrNoResponders) {
 		return err
 	}
-	host, _, splitErr := net.SplitHostPort(nc.ConnectedAddr())
-	if splitErr != nil {
-		return fmt.Errorf("%w (connected to %q, %q)", err, nc.ConnectedServerName(), nc.ConnectedAddr())
+	connected := nc.ConnectedServerName()
+	ns := namespaceOfURL(nc.ConnectedUrl())
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v for %s, from %s (%s);", err, subject, connected, nc.ConnectedUrl())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var pods corev1.PodList
+	if lerr := cluster.Client.List(ctx, &pods, client.InNamespace(ns)); lerr != nil {
+		return fmt.Errorf("%s listing the pods of %q: %v", b.String(), ns, lerr)
 	}
-	subs := monitorText(host, "/subsz?subs=1&acc="+url.QueryEscape(account)+"&test="+url.QueryEscape(subject))
-	acc := monitorText(host, "/accountz?acc="+url.QueryEscape(account))
-	return fmt.Errorf("%w from %s at %s; its /subsz: %s; its /accountz: %s", err, nc.ConnectedServerName(), host, subs, acc)
+	for _, p := range pods.Items {
+		if p.Status.PodIP == "" {
+			continue
+		}
+		fmt.Fprintf(&b, " %s: %s;", p.Name, subscriptionsFor(p.Status.PodIP, account, subject))
+		if p.Name == connected {
+			fmt.Fprintf(&b, " its routes: %s;", routesOf(p.Status.PodIP))
+		}
+	}
+	return errors.New(b.String())
 }
 
-// monitorText is the first 4 KiB of a monitor page, or why there is none.
-func monitorText(ip, path string) string {
-	resp, err := monitorClient.Get("http://" + net.JoinHostPort(ip, "8222") + path)
+// namespaceOfURL reads the namespace from a pod DNS URL
+// (nats://<pod>.<service>.<namespace>.svc...:4222).
+func namespaceOfURL(u string) string {
+	parsed, err := url.Parse(u)
 	if err != nil {
+		return ""
+	}
+	labels := strings.Split(parsed.Hostname(), ".")
+	if len(labels) < 3 {
+		return ""
+	}
+	return labels[2]
+}
+
+// subscriptionsFor is which connections of a server hold a subscription in
+// account on subject or, for a subject ending in ">", under its prefix
+// (filtered here: the monitor's test= takes only a literal subject).
+func subscriptionsFor(ip, account, subject string) string {
+	var subs struct {
+		Total int `json:"total"`
+		Subs  []struct {
+			Subject string `json:"subject"`
+			Cid     uint64 `json:"cid"`
+		} `json:"subscriptions_list"`
+	}
+	path := "/subsz?subs=1&limit=10000&acc=" + url.QueryEscape(account)
+	if err := monitor(ip, path, &subs); err != nil {
 		return err.Error()
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-	if resp.StatusCode != http.StatusOK {
-		return resp.Status + ": " + string(b)
+	prefix, wild := strings.CutSuffix(subject, ">")
+	var parts []string
+	for _, s := range subs.Subs {
+		if s.Subject == subject || (wild && strings.HasPrefix(s.Subject, prefix)) {
+			parts = append(parts, fmt.Sprintf("%s on cid %d", s.Subject, s.Cid))
+		}
 	}
-	return string(b)
+	return fmt.Sprintf("%d of %d subscriptions match [%s]", len(parts), subs.Total, strings.Join(parts, ", "))
+}
+
+// routesOf is a server's routes: rid, peer, pinned account, subscriptions.
+func routesOf(ip string) string {
+	var r struct {
+		Routes []struct {
+			Rid        uint64 `json:"rid"`
+			RemoteName string `json:"remote_name"`
+			Account    string `json:"account"`
+			NumSubs    uint32 `json:"subscriptions"`
+			Start      string `json:"start"`
+		} `json:"routes"`
+	}
+	if err := monitor(ip, "/routez", &r); err != nil {
+		return err.Error()
+	}
+	out, _ := json.Marshal(r.Routes)
+	return string(out)
 }

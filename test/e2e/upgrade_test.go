@@ -183,7 +183,7 @@ func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acke
 		for n := 0; n < stored; {
 			batch, err := cons.Fetch(500, natsjs.FetchMaxWait(5*time.Second))
 			if err != nil {
-				return err
+				return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>")
 			}
 			got := 0
 			for m := range batch.Messages() {
@@ -195,7 +195,7 @@ func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acke
 				seen[id] = true
 			}
 			if err := batch.Error(); err != nil && !errors.Is(err, natsjs.ErrNoMessages) {
-				return err
+				return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>")
 			}
 			if got == 0 {
 				return fmt.Errorf("read %d of %d messages, then nothing", n, stored)
