@@ -20,7 +20,7 @@ build: ## Build bin/kubenats.
 	go build -trimpath -o $(BIN)/kubenats ./cmd/kubenats
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC and dist/install.yaml.
+generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, dist/install.yaml and docs/api.md.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/controller/... paths=./internal/manager/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
@@ -28,10 +28,11 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC and di
 	$(KUSTOMIZE) build config/default > dist/install.yaml
 	$(KUSTOMIZE) build config/namespaced > dist/install-namespaced.yaml
 	$(KUSTOMIZE) build config/istio > dist/install-istio.yaml
+	go run ./hack/genapidocs -out docs/api.md api/v1alpha1
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when the generated files are not committed as generated.
-	@git diff --exit-code -- api config dist || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- api config dist docs/api.md || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
 .PHONY: lint
 lint: ## go vet and gofmt.

@@ -53,7 +53,7 @@ const (
 type FileStoreSpec struct {
 	// Size of each server's claim. JetStream's max_file_store is less than
 	// this: 5% of it plus 256Mi (at most half of it) is left for the
-	// filesystem and nats-server's Raft logs (README, "Storage").
+	// filesystem and nats-server's Raft logs (docs/natscluster.md, "Storage").
 	// +kubebuilder:default="10Gi"
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isGreaterThan(quantity('0'))",message="fileStore.size must be positive"

@@ -34,8 +34,8 @@ type TLSSpec struct {
 type RouteTLSSpec struct {
 	// Enabled turns route TLS on (the default). Turning it off, or on for a
 	// cluster that ran without it, restarts every server at once: servers
-	// with and without route TLS cannot route to each other (see the
-	// README's "Route TLS transition").
+	// with and without route TLS cannot route to each other (see
+	// docs/tls.md, "Route TLS transition").
 	// +kubebuilder:default=true
 	// +optional
 	Enabled *bool `json:"enabled,omitempty"`
