@@ -154,7 +154,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	// The API server's addresses as the cluster publishes them, read again
 	// by a dial that finds them older than a minute.
-	apiServer := &apiServerWatch{reader: mgr.GetAPIReader()}
+	apiServer := &publishedAPIServer{reader: mgr.GetAPIReader()}
 	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
 		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg),
 			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs}}

@@ -26,53 +26,74 @@ var log = ctrl.Log.WithName("manager")
 // idle operator makes no API request at all (make bench counts them).
 const apiServerRefresh = time.Minute
 
-// apiServerWatch keeps the API server's in-cluster addresses: the
-// ClusterIPs of the kubernetes Service in default and the addresses of
-// its EndpointSlice (the control plane's own). connection.servers may
-// not lead there; an address read once at start would miss a control
-// plane replaced since. A part that cannot be read (no RBAC in default, a
-// timeout) keeps what was read before.
-type apiServerWatch struct {
+// publishedAPIServer keeps the API server's in-cluster addresses as the
+// cluster publishes them: the ClusterIPs of the kubernetes Service in
+// default and the addresses of its EndpointSlice (the control plane's
+// own). connection.servers may not lead there; an address read once at
+// start would miss a control plane replaced since. A part that cannot be
+// read (no RBAC in default, a timeout) keeps what was read before.
+type publishedAPIServer struct {
 	reader client.Reader
 
 	mu              sync.Mutex
 	service, slices []netip.Addr
-	readAt          time.Time // the last attempt, read or not
+	readAt          time.Time     // the end of the last attempt, read or not
+	reading         chan struct{} // closed when the reading under way ends; nil when none is
 }
 
-// Addrs are the addresses as read at most apiServerRefresh ago: a dial
-// calls it, and reads them again first when the last reading is older.
-func (w *apiServerWatch) Addrs() []netip.Addr {
-	w.mu.Lock()
-	stale := time.Since(w.readAt) > apiServerRefresh
-	w.mu.Unlock()
-	if stale {
-		if err := w.refresh(context.Background()); err != nil {
-			log.Info("reading the API server's addresses", "error", err.Error())
-		}
+// Addrs are the addresses as read at most apiServerRefresh ago. A dial
+// calls it: the first dial waits for the first reading (until then
+// nothing is known to refuse); a later one that finds the reading stale
+// starts one reading in the background and goes on with the last one, so
+// that a slow API server neither holds dials for seconds nor gets a
+// request per dial.
+func (p *publishedAPIServer) Addrs() []netip.Addr {
+	p.mu.Lock()
+	if time.Since(p.readAt) > apiServerRefresh && p.reading == nil {
+		done := make(chan struct{})
+		p.reading = done
+		go p.read(done)
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append(slices.Clip(w.service), w.slices...)
+	first, wait := p.readAt.IsZero(), p.reading
+	p.mu.Unlock()
+	if first && wait != nil {
+		<-wait
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append(slices.Clip(p.service), p.slices...)
+}
+
+// read is one reading in the background; done is closed when it ends.
+func (p *publishedAPIServer) read(done chan struct{}) {
+	defer func() {
+		p.mu.Lock()
+		p.reading = nil
+		p.mu.Unlock()
+		close(done)
+	}()
+	if err := p.refresh(context.Background()); err != nil {
+		log.Info("reading the API server's addresses", "error", err.Error())
+	}
 }
 
 // refresh reads both again, returning the first error.
-func (w *apiServerWatch) refresh(ctx context.Context) error {
+func (p *publishedAPIServer) refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	key := client.ObjectKey{Namespace: "default", Name: "kubernetes"}
 	var svc corev1.Service
-	svcErr := w.reader.Get(ctx, key, &svc)
+	svcErr := p.reader.Get(ctx, key, &svc)
 	var es discoveryv1.EndpointSlice
-	esErr := w.reader.Get(ctx, key, &es)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.readAt = time.Now()
+	esErr := p.reader.Get(ctx, key, &es)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.readAt = time.Now()
 	if svcErr == nil {
-		w.service = serviceAddrs(&svc)
+		p.service = serviceAddrs(&svc)
 	}
 	if esErr == nil {
-		w.slices = endpointSliceAddrs(&es)
+		p.slices = endpointSliceAddrs(&es)
 	}
 	if svcErr != nil {
 		return svcErr

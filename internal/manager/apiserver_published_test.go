@@ -5,7 +5,10 @@ import (
 	"errors"
 	"net/netip"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -36,13 +39,13 @@ func addrs(ss ...string) []netip.Addr {
 	return out
 }
 
-// TestAPIServerWatch: the kubernetes Service's ClusterIPs and its
+// TestPublishedAPIServer: the kubernetes Service's ClusterIPs and its
 // endpoints are what the target policy refuses, as they are now; a part
 // that cannot be read keeps what was read before. Catches the careless
 // variant of main before issue 17, which knew only the configured host and
 // KUBERNETES_SERVICE_HOST: the endpoints (the control plane's own
 // addresses) were dialable.
-func TestAPIServerWatch(t *testing.T) {
+func TestPublishedAPIServer(t *testing.T) {
 	ctx := context.Background()
 	svc, es := kubernetesService("10.96.0.1", "fd00:96::1"), kubernetesSlice("172.18.0.2", "172.18.0.3")
 	var failSlices bool
@@ -54,7 +57,7 @@ func TestAPIServerWatch(t *testing.T) {
 			return c.Get(ctx, key, obj, opts...)
 		},
 	}).Build()
-	w := &apiServerWatch{reader: c}
+	w := &publishedAPIServer{reader: c}
 	if err := w.refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -92,4 +95,63 @@ func TestEndpointSliceAddrs(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestPublishedAPIServerReadsOnceAndNeverHoldsALaterDial: many dials at
+// once make one reading; the first dials wait for it (nothing is known to
+// refuse before), while a dial that finds the reading stale goes on with
+// the last one as the next reading hangs. Catches the careless variant of
+// session 6, where every dial that saw a stale reading read again itself
+// (a request per concurrent dial) and waited for it (up to 5 s a dial).
+func TestPublishedAPIServerReadsOnceAndNeverHoldsALaterDial(t *testing.T) {
+	svc, es := kubernetesService("10.96.0.1"), kubernetesSlice("172.18.0.2")
+	var serviceReads atomic.Int32
+	release := make(chan struct{})
+	var hang atomic.Bool
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(svc, es).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Service); ok {
+				serviceReads.Add(1)
+				if hang.Load() {
+					<-release
+				}
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+	}).Build()
+	p := &publishedAPIServer{reader: c}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if got, want := p.Addrs(), addrs("10.96.0.1", "172.18.0.2"); !slices.Equal(got, want) {
+				t.Errorf("a first dial got %v, want %v", got, want)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := serviceReads.Load(); n != 1 {
+		t.Fatalf("8 concurrent first dials made %d readings, want 1", n)
+	}
+
+	// Stale, and the API server hangs: dials go on with the last reading.
+	hang.Store(true)
+	p.mu.Lock()
+	p.readAt = time.Now().Add(-2 * apiServerRefresh)
+	p.mu.Unlock()
+	done := make(chan []netip.Addr)
+	go func() { p.Addrs(); done <- p.Addrs() }()
+	select {
+	case got := <-done:
+		if want := addrs("10.96.0.1", "172.18.0.2"); !slices.Equal(got, want) {
+			t.Errorf("a dial during a hung reading got %v, want the last reading %v", got, want)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("a dial waited for a stale reading")
+	}
+	if n := serviceReads.Load(); n != 2 {
+		t.Errorf("two stale dials made %d readings in all, want 2 (one more)", n)
+	}
+	close(release)
 }
