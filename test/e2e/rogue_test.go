@@ -69,8 +69,9 @@ func routeTLS(on bool) func(*v1alpha1.NatsClusterSpec) {
 // checkRoutePort: with route TLS the route port speaks TLS from its first
 // byte, shows a certificate for the server's DNS names and refuses a
 // handshake without a client certificate; without, its INFO asks for
-// authentication.
-func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) {
+// authentication. It returns the issuer of the certificate shown (empty
+// without TLS).
+func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) (issuer string) {
 	t.Helper()
 	addr := net.JoinHostPort(f.ip(pod), "6222")
 	if !wantTLS {
@@ -90,7 +91,7 @@ func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) {
 		if err := json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "INFO ")), &info); err != nil || !info.AuthRequired {
 			t.Fatalf("%s's route port says %q: want INFO with auth_required", pod, line)
 		}
-		return
+		return ""
 	}
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 	// Only to look at the certificate: no client certificate offered.
@@ -101,6 +102,7 @@ func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) {
 		_, err = conn.Read(make([]byte, 1))
 		state := conn.ConnectionState()
 		if len(state.PeerCertificates) > 0 {
+			issuer = state.PeerCertificates[0].Issuer.String()
 			names := state.PeerCertificates[0].DNSNames
 			if !slices.Contains(names, "*."+f.cluster.Name+"-headless") || len(state.PeerCertificates[0].IPAddresses) != 0 {
 				t.Errorf("%s's route certificate names %v, IPs %v; want the headless wildcards and no IP", pod, names, state.PeerCertificates[0].IPAddresses)
@@ -111,6 +113,10 @@ func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) {
 	if err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("%s's route port took a TLS client without a certificate (error %v)", pod, err)
 	}
+	if issuer == "" {
+		t.Fatalf("%s's route port speaks TLS but showed no certificate", pod)
+	}
+	return issuer
 }
 
 // rogueServer is a nats-server of an attacker's making.
