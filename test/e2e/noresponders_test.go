@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -42,7 +41,7 @@ func withServerView(err error, nc *nats.Conn, account, subject string) error {
 		}
 		fmt.Fprintf(&b, " %s: %s;", p.Name, subscriptionsFor(p.Status.PodIP, account, subject))
 		if p.Name == connected {
-			fmt.Fprintf(&b, " its routes: %s;", routesOf(p.Status.PodIP))
+			fmt.Fprintf(&b, " its routes: %s;", routesOf(p.Status.PodIP, subject))
 		}
 	}
 	return errors.New(b.String())
@@ -62,7 +61,8 @@ func namespaceOfURL(u string) string {
 	return labels[2]
 }
 
-// subscriptionsFor is which connections of a server hold a subscription in
+// subscriptionsFor is which of a server's own connections (clients, its
+// JetStream consumers) hold a subscription in
 // account on subject or, for a subject ending in ">", under its prefix
 // (filtered here: the monitor's test= takes only a literal subject).
 func subscriptionsFor(ip, account, subject string) string {
@@ -87,20 +87,33 @@ func subscriptionsFor(ip, account, subject string) string {
 	return fmt.Sprintf("%d of %d subscriptions match [%s]", len(parts), subs.Total, strings.Join(parts, ", "))
 }
 
-// routesOf is a server's routes: rid, peer, pinned account, subscriptions.
-func routesOf(ip string) string {
+// routesOf is a server's routes (rid, peer, pinned account, how many
+// subscriptions the peer sent over it) and, per route, the subscriptions
+// under prefix it holds: /subsz lists only a server's local subscriptions,
+// /routez?subs=1 those its peers sent.
+func routesOf(ip, subject string) string {
 	var r struct {
 		Routes []struct {
-			Rid        uint64 `json:"rid"`
-			RemoteName string `json:"remote_name"`
-			Account    string `json:"account"`
-			NumSubs    uint32 `json:"subscriptions"`
-			Start      string `json:"start"`
+			Rid        uint64   `json:"rid"`
+			RemoteName string   `json:"remote_name"`
+			Account    string   `json:"account"`
+			NumSubs    uint32   `json:"subscriptions"`
+			Subs       []string `json:"subscriptions_list"`
 		} `json:"routes"`
 	}
-	if err := monitor(ip, "/routez", &r); err != nil {
+	if err := monitor(ip, "/routez?subs=1", &r); err != nil {
 		return err.Error()
 	}
-	out, _ := json.Marshal(r.Routes)
-	return string(out)
+	prefix, wild := strings.CutSuffix(subject, ">")
+	var b strings.Builder
+	for _, route := range r.Routes {
+		var held []string
+		for _, s := range route.Subs {
+			if s == subject || (wild && strings.Contains(s, prefix)) {
+				held = append(held, s)
+			}
+		}
+		fmt.Fprintf(&b, "[rid %d to %s, pinned %q, %d subscriptions, %d under the prefix: %s] ", route.Rid, route.RemoteName, route.Account, route.NumSubs, len(held), strings.Join(held, " "))
+	}
+	return b.String()
 }
