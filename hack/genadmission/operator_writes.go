@@ -68,7 +68,7 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 			},
 			Validations: []admissionv1.Validation{
 				{
-					Expression: "!(request.namespace in " + celList(protectedNamespaces) + ")",
+					Expression:        "!(request.namespace in " + celList(protectedNamespaces) + ")",
 					MessageExpression: "'the kubenats operator writes nothing in the namespace ' + request.namespace",
 					Reason:            ptr.To(metav1.StatusReasonForbidden),
 				},
