@@ -56,6 +56,9 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 		}
 	}
 	checkRoutes(t, f)
+	// STRICT at the wire, not only in the policy object: a client outside
+	// the mesh that speaks first is closed unanswered on every server.
+	checkWire(t, f, wireClosed)
 	ackedAtLeast(pub.count() + 100)
 	// A pass that reads the StatefulSet from a cache not yet updated tells
 	// it again: at least one.
@@ -88,6 +91,7 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	})
 	t.Logf("out of the mesh: no sidecar and no policy %s after the flag", time.Since(began).Round(time.Second))
 	checkRoutes(t, f)
+	checkWire(t, f, wireAnswered)
 	ackedAtLeast(pub.count() + 100)
 	pub.halt()
 	guard.check(t)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -65,6 +66,10 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 		t.Fatalf("a client outside the mesh never reached the server's sidecar (%v): the refusal is not the mesh's", err)
 	}
 	t.Logf("a client outside the mesh: no connection, given up after %s (%v)", time.Since(began).Round(time.Millisecond), err)
+	// The timeout above would pass for a policy that selects no pod (the
+	// careless variant: PERMISSIVE hangs a NATS client just the same);
+	// a client that speaks first is closed unanswered only under STRICT.
+	checkWire(t, f, wireClosed)
 	guard.check(t)
 }
 
@@ -92,6 +97,9 @@ func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	if mode, err := policyMode(t, f); err != nil || mode != render.MeshPolicyPermissive {
 		t.Fatalf("policy mode %q (%v) after the rollback, want PERMISSIVE", mode, err)
 	}
+	// At the wire too, on the servers whose proxies run: a client outside
+	// the mesh that speaks first is answered.
+	checkWire(t, &formed{ns: f.ns, cluster: f.cluster, pods: slices.DeleteFunc(slices.Clone(f.pods), func(p string) bool { return p == "nats-1" })}, wireAnswered)
 	expectWarningEvent(t, f.ns, v1alpha1.ReasonMeshRolledBack)
 	cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionMeshReady)
 	t.Logf("MeshReady after %s: %s", rolledBack.Round(time.Second), cond.Message)
