@@ -254,6 +254,10 @@ func childSession(ln net.Listener, mode byte, before, after []byte) (connected b
 	opts := []nats.Option{nats.NoReconnect(), nats.Timeout(2 * time.Second)}
 	if mode == sessionGuarded {
 		opts = append(opts, GuardOptions(nil, false, nil)...)
+	} else {
+		// As behind the guard, without it: nats.go does no TLS of its
+		// own, no host lookup, and dials no discovered server.
+		opts = append(opts, nats.SetCustomDialer(handshakenDialer{}), nats.SkipHostLookup(), nats.IgnoreDiscoveredServers())
 	}
 	nc, err := nats.Connect("nats://"+ln.Addr().String(), opts...)
 	var got atomic.Int32
@@ -282,6 +286,16 @@ func childSession(ln net.Listener, mode byte, before, after []byte) (connected b
 	<-served
 	return connected, int(got.Load())
 }
+
+// handshakenDialer dials TCP and tells nats.go to skip its TLS handshake,
+// as the guard's dialer does (it made the handshake itself).
+type handshakenDialer struct{}
+
+func (handshakenDialer) Dial(network, address string) (net.Conn, error) {
+	return net.DialTimeout(network, address, 2*time.Second)
+}
+
+func (handshakenDialer) SkipTLSHandshake() bool { return true }
 
 // fakeServe writes before; with nothing after, it hangs up. Otherwise it
 // waits for the client's two SUBs (or a second), writes after, answers
