@@ -129,6 +129,10 @@ func badFramingSeeds() map[string]string {
 		"msg-sid-2":                 "MSG _INBOX.abc.1 2 5\r\nhello\r\n",
 		"msg-reply-empty-payload":   "MSG s.x 1 _INBOX.r 0\r\n\r\n",
 		"msg-payload-looks-like-op": "MSG _INBOX.x 1 35\r\n" + huge + "\r\n\r\n",
+		// Well framed, and deadly to nats.go if the guard's own encoder
+		// got the end of a payload wrong: the second MSG's payload is a
+		// MSG line of 10^15 bytes.
+		"msg-then-msg-holding-op": "MSG _INBOX.x 1 1\r\nx\r\nMSG _INBOX.x 1 35\r\n" + huge + "\r\n\r\n",
 	}
 	for name, s := range seeds {
 		seeds[name] = fakeGreeting + s
