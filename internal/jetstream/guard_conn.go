@@ -232,7 +232,11 @@ func readInfo(c net.Conn, stream *protoStream) ([]byte, error) {
 		}
 		if err := stream.readFrom(c); err != nil {
 			// Bytes that came with the error may complete the INFO.
-			if op, n, perr := parseServerOp(stream.in, stream.maxMsg); perr != nil || n == 0 || op.kind != opInfo {
+			op, n, perr := parseServerOp(stream.in, stream.maxMsg)
+			if perr != nil {
+				return nil, perr
+			}
+			if n == 0 || op.kind != opInfo {
 				return nil, err
 			}
 		}

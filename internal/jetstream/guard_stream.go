@@ -13,8 +13,10 @@ const (
 
 // protoStream turns the bytes a server sends into the bytes nats.go
 // reads: whole operations are decoded (parseServerOp) and re-encoded
-// (appendServerOp); nothing else passes. Its memory is bounded by one
-// operation (a control line, or a message up to maxMsg) plus one read.
+// (appendServerOp); nothing else passes. Its memory is bounded by two
+// copies of one operation (a control line, or a message up to maxMsg, as
+// received and as encoded) plus one read, and falls back to a few KiB
+// once that operation has been read.
 type protoStream struct {
 	maxMsg int
 	// in holds received bytes not yet decoded; out, encoded bytes nats.go
@@ -31,7 +33,9 @@ type protoStream struct {
 // received needs (parseServerOp has bounded that).
 func (s *protoStream) readFrom(r io.Reader) error {
 	if cap(s.in)-len(s.in) < readChunk {
-		grown := make([]byte, len(s.in), 2*cap(s.in)+readChunk)
+		// Doubling, up to what the largest operation and one read take.
+		size := min(2*cap(s.in)+readChunk, s.maxMsg+maxProtoLine+2+readChunk)
+		grown := make([]byte, len(s.in), max(size, len(s.in)+readChunk))
 		copy(grown, s.in)
 		s.in = grown
 	}
