@@ -10,7 +10,9 @@ import (
 // (natsgo_child_test.go): any input whose passed bytes kill or hang the
 // child fails, with the input. The child runs nats.go as the operator
 // does behind the guard (a custom dialer that has done TLS, no host
-// lookup, discovered servers ignored), under GOMEMLIMIT and RLIMIT_AS.
+// lookup, discovered servers ignored), under GOMEMLIMIT and RLIMIT_AS;
+// then the same stream goes, as a server's, to nats.go behind the real
+// guard (GuardOptions) in the child.
 //
 // Beside the crash it checks the guard's own properties: the output does
 // not depend on how reads split the stream (catches a decoder that loses
@@ -35,6 +37,14 @@ func FuzzGuardAgainstNatsGo(f *testing.F) {
 		before, after := splitAfterFirstPong(out)
 		if err := runInNatsGoChild(sessionNatsGo, before, after); err != nil {
 			t.Fatalf("nats.go died of what the guard passed.\nserver stream: %q\nguard output: %q\n%v", stream, out, err)
+		}
+		// The same stream from a server, to nats.go behind the guard's
+		// dialer and connection as the operator uses them: catches glue
+		// (the INFO read at dial time, Read after a broken limit) that
+		// let through what protoStream alone would not.
+		before, after = splitAfterFirstPong(stream)
+		if err := runInNatsGoChild(sessionGuarded, before, after); err != nil {
+			t.Fatalf("nats.go behind the guard died of a server stream.\nserver stream: %q\n%v", stream, err)
 		}
 	})
 }
@@ -76,11 +86,11 @@ func (r *chunkReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// splitAfterFirstPong splits the guard's output after the PONG that
-// answers nats.go's connect: the child's fake server writes the first
-// part on accept and the rest once the client has subscribed. The
-// output is the guard's canonical form, decoded here by the guard's
-// own decoder.
+// splitAfterFirstPong splits a stream after the PONG that answers
+// nats.go's connect: the child's fake server writes the first part on
+// accept and the rest once the client has subscribed. The guard's own
+// decoder finds it; a stream it cannot decode up to a PONG goes whole
+// into the first part.
 func splitAfterFirstPong(out []byte) (before, after []byte) {
 	for at := 0; at < len(out); {
 		op, n, err := parseServerOp(out[at:], maxAPIReply)
