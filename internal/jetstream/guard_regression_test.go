@@ -146,3 +146,19 @@ func readSeed(t *testing.T, name string) []byte {
 	}
 	return []byte(s)
 }
+
+// TestNatsGoChildSeesRunawayMemory: a session that makes nats.go allocate
+// hundreds of MiB, or more than the address-space limit, ends the child,
+// and the parent says so. (Catches a harness whose limits are not set: a
+// guard that passed a size of 300 MB or 10 GB would pass the fuzz.)
+func TestNatsGoChildSeesRunawayMemory(t *testing.T) {
+	for _, tc := range []struct{ size, want string }{
+		{"300000000", "runaway memory"},
+		{"10000000000", "out of memory"},
+	} {
+		err := runInNatsGoChild(sessionNatsGo, []byte(fakeGreeting), []byte("MSG _INBOX.x 1 "+tc.size+"\r\nxx"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("a message of %s bytes: %v, want the child dead of %q", tc.size, err, tc.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,10 +34,14 @@ const natsGoChildEnv = "KUBENATS_TEST_NATSGO_CHILD"
 
 // The child's limits: far above what one session of a guarded connection
 // needs (one message of at most maxSystemReply), far below what a
-// wrapped-around size asks nats.go to allocate.
+// wrapped-around size asks nats.go to allocate. The Go runtime reserves
+// some 1.9 GiB of address space at start; past the hard limit an
+// allocation kills the child. Beneath it, a session that allocates more
+// than childSessionAlloc in all ends the child too (runaway memory).
 const (
 	childMemLimit     = "96MiB"
-	childAddressSpace = 4 << 30
+	childAddressSpace = 3 << 30
+	childSessionAlloc = 256 << 20
 	childSessionWait  = 20 * time.Second
 )
 
@@ -214,7 +219,15 @@ func runNatsGoChild() int {
 			fmt.Fprintln(os.Stderr, "a truncated frame")
 			return 2
 		}
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		allocated := m.TotalAlloc
 		connected, delivered := childSession(ln, mode, before, after)
+		runtime.ReadMemStats(&m)
+		if grew := m.TotalAlloc - allocated; grew > childSessionAlloc {
+			fmt.Fprintf(os.Stderr, "runaway memory: the session allocated %d MiB\n", grew>>20)
+			return 3
+		}
 		c := 0
 		if connected {
 			c = 1
