@@ -142,3 +142,47 @@ func badFramingSeeds() map[string]string {
 	seeds["greeting-only"] = fakeGreeting
 	return seeds
 }
+
+// TestGuardPassesRealSessions: what a real nats-server sent (the fuzz
+// seeds recorded by TestWriteGuardFuzzSeeds) passes whole, and nats.go
+// behind it connects and gets the messages. Catches a guard too strict for
+// the real server (it writes "INFO {...} " with a blank before CRLF, and
+// advisories as "MSG <subject> 2  <size>" with two blanks).
+func TestGuardPassesRealSessions(t *testing.T) {
+	for _, name := range []string{"real-jetstream", "real-jetstream-verbose"} {
+		stream := readSeed(t, name)
+		out, err := guardOutput(stream, readChunk)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if again, _ := guardOutput(out, readChunk); len(again) != len(out) {
+			t.Fatalf("%s: the output does not pass whole", name)
+		}
+		if name == "real-jetstream-verbose" {
+			continue // a verbose session's +OK answers CONNECT: the child is not verbose
+		}
+		before, after := splitAfterFirstPong(out)
+		rep, err := runInNatsGoChildReport(sessionNatsGo, before, after)
+		if err != nil || !rep.connected || rep.delivered < 5 {
+			t.Fatalf("%s: %+v, %v; want connected and the replies delivered", name, rep, err)
+		}
+	}
+}
+
+// readSeed reads a seed of FuzzGuardAgainstNatsGo's corpus.
+func readSeed(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "fuzz", "FuzzGuardAgainstNatsGo", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, quoted, ok := strings.Cut(strings.TrimSpace(string(b)), "[]byte(")
+	if !ok {
+		t.Fatalf("%s: not a []byte seed", name)
+	}
+	s, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return []byte(s)
+}
