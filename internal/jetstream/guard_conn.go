@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -27,7 +26,8 @@ var (
 )
 
 // guardDialer dials NATS servers for nats.go and stands between the two:
-// every byte nats.go reads from the server has passed a protoScanner.
+// nats.go reads nothing the server sent, only what protoStream wrote of
+// the operations it decoded and checked (guard_parse.go).
 //
 // It also speaks TLS itself. nats.go would wrap the connection it got from
 // the dialer in TLS after reading INFO, so a guard below it would only see
@@ -46,6 +46,8 @@ type guardDialer struct {
 	tlsFirst bool
 	// targets is checked for systems kubenats does not run, nil otherwise.
 	targets *TargetPolicy
+	// maxMsg is the largest message taken (maxAPIReply when 0).
+	maxMsg int
 	// onBreak, when set, is called (once per connection, from nats.go's
 	// read loop: it must not block) when a server broke a limit. A server
 	// that did so once will again: the pool closes the whole nats.Conn
@@ -135,9 +137,10 @@ func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (
 		if err != nil {
 			return nil, err
 		}
-		return d.guarded(tc)
+		return d.guarded(tc, protoStream{maxMsg: d.messageLimit()})
 	}
-	info, rest, err := readInfo(raw)
+	stream := protoStream{maxMsg: d.messageLimit()}
+	info, err := readInfo(raw, &stream)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +148,7 @@ func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (
 		TLSRequired  bool `json:"tls_required"`
 		TLSAvailable bool `json:"tls_available"`
 	}
-	if err := json.Unmarshal(bytes.TrimSpace(info[len("INFO "):]), &offer); err != nil {
+	if err := json.Unmarshal(info, &offer); err != nil {
 		return nil, errNoInfo
 	}
 	conn := raw
@@ -153,7 +156,7 @@ func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (
 		if !offer.TLSRequired && !offer.TLSAvailable {
 			return nil, errNoTLS
 		}
-		if len(rest) > 0 {
+		if len(stream.in) > 0 {
 			return nil, errEarlyBytes
 		}
 		tc, err := d.tlsClient(raw, host)
@@ -162,14 +165,20 @@ func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (
 		}
 		conn = tc
 	}
-	if err := conn.SetDeadline(time.Time{}); err != nil { // nats.go sets its own
+	// What came with INFO (in plaintext) is decoded now, so that a
+	// limit it breaks fails the dial.
+	if err := stream.decode(); err != nil {
 		return nil, err
 	}
-	g := &guardedConn{Conn: conn, pending: append(info, rest...), onBreak: d.onBreak}
-	if err := g.scan.feed(g.pending); err != nil {
-		return nil, err
+	return d.guarded(conn, stream)
+}
+
+// messageLimit is the largest message the connection takes.
+func (d *guardDialer) messageLimit() int {
+	if d.maxMsg > 0 {
+		return d.maxMsg
 	}
-	return g, nil
+	return maxAPIReply
 }
 
 // tlsClient makes the TLS handshake on raw, verifying the server as host
@@ -189,74 +198,87 @@ func (d *guardDialer) tlsClient(raw net.Conn, host string) (*tls.Conn, error) {
 	return tc, nil
 }
 
-// guarded is a TLS-first connection behind the guard: its INFO, read by
-// nats.go, passes the scanner like everything after it.
-func (d *guardDialer) guarded(tc *tls.Conn) (net.Conn, error) {
-	if err := tc.SetDeadline(time.Time{}); err != nil {
+// guarded puts conn behind the guard, with what stream already holds
+// (for a TLS-first connection, nothing: its INFO, read by nats.go, is
+// decoded like everything after it).
+func (d *guardDialer) guarded(conn net.Conn, stream protoStream) (net.Conn, error) {
+	if err := conn.SetDeadline(time.Time{}); err != nil { // nats.go sets its own
 		return nil, err
 	}
-	return &guardedConn{Conn: tc, onBreak: d.onBreak}, nil
+	return &guardedConn{Conn: conn, stream: stream, onBreak: d.onBreak}, nil
 }
 
-// readInfo reads the first line, which must be INFO, and returns it with
-// its newline and whatever else the read brought.
-func readInfo(c net.Conn) (line, rest []byte, _ error) {
-	buf := make([]byte, 0, 4096)
+// readInfo reads until the first operation is whole, which must be INFO,
+// and returns its JSON object. The INFO, re-encoded, waits in stream for
+// nats.go; what came after it waits undecoded (it may be the start of the
+// TLS handshake's answer, or early bytes the dial refuses).
+func readInfo(c net.Conn, stream *protoStream) ([]byte, error) {
 	for {
-		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-			line, rest = buf[:i+1], bytes.Clone(buf[i+1:])
-			if len(line) < len("INFO ") || !strings.EqualFold(string(line[:4]), "INFO") {
-				return nil, nil, errNoInfo
+		op, n, err := parseServerOp(stream.in, stream.maxMsg)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			if op.kind != opInfo {
+				return nil, errNoInfo
 			}
-			return line, rest, nil
+			info := bytes.Clone(op.arg)
+			if stream.out, err = appendServerOp(stream.out, &op); err != nil {
+				return nil, err
+			}
+			stream.infoSeen = true
+			stream.in = stream.in[:copy(stream.in, stream.in[n:])]
+			return info, nil
 		}
-		if len(buf) > maxProtoLine {
-			return nil, nil, errLineTooLong
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
-		}
-		n, err := c.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil && n == 0 {
-			return nil, nil, err
+		if err := stream.readFrom(c); err != nil {
+			// Bytes that came with the error may complete the INFO.
+			op, n, perr := parseServerOp(stream.in, stream.maxMsg)
+			if perr != nil {
+				return nil, perr
+			}
+			if n == 0 || op.kind != opInfo {
+				return nil, err
+			}
 		}
 	}
 }
 
-// guardedConn hands nats.go what the server sent once protoScanner has
-// passed it, and closes the connection on the first byte that breaks a
-// limit. Writes go straight through.
+// guardedConn hands nats.go what protoStream wrote of what the server
+// sent, and closes the connection on the first operation that breaks the
+// protocol or a limit. Writes (the operator's own) go straight through.
 type guardedConn struct {
 	net.Conn
-	pending []byte // read during the dial, already scanned
-	scan    protoScanner
+	stream  protoStream
 	broken  error
 	onBreak func()
 }
 
 func (g *guardedConn) Read(p []byte) (int, error) {
-	if g.broken != nil {
-		return 0, g.broken
-	}
-	if len(g.pending) > 0 {
-		n := copy(p, g.pending)
-		g.pending = g.pending[n:]
-		return n, nil
-	}
-	n, err := g.Conn.Read(p)
-	if n > 0 {
-		if serr := g.scan.feed(p[:n]); serr != nil {
-			g.broken = serr
-			log.Info("closing a NATS connection that broke the protocol limits", "server", g.RemoteAddr().String(), "error", serr.Error())
-			g.Conn.Close()
-			if g.onBreak != nil {
-				g.onBreak()
-			}
-			return 0, serr
+	for !g.stream.pending() {
+		if g.broken != nil {
+			return 0, g.broken
+		}
+		rerr := g.stream.readFrom(g.Conn)
+		if err := g.stream.decode(); err != nil {
+			g.breakOff(err)
+			return 0, err
+		}
+		if rerr != nil && !g.stream.pending() {
+			return 0, rerr
 		}
 	}
-	return n, err
+	return g.stream.read(p), nil
+}
+
+// breakOff closes the connection for good on err.
+func (g *guardedConn) breakOff(err error) {
+	g.broken = err
+	g.stream = protoStream{}
+	log.Info("closing a NATS connection that broke the protocol limits", "server", g.RemoteAddr().String(), "error", err.Error())
+	g.Conn.Close()
+	if g.onBreak != nil {
+		g.onBreak()
+	}
 }
 
 // GuardOptions are the nats.go options that put a connection kubenats
@@ -264,8 +286,10 @@ func (g *guardedConn) Read(p []byte) (int, error) {
 // tenant chose, and answer what they like. cfg, when set, is the TLS the
 // connection wants (verified under the host name nats.go dials); transport,
 // when set, opens the TCP connections (to map server names to addresses).
+// These are the system account's connections, whose answers to server
+// pings are the largest messages the operator reads (maxSystemReply).
 func GuardOptions(cfg *tls.Config, tlsFirst bool, transport nats.CustomDialer) []nats.Option {
-	g := &guardDialer{tls: cfg, wantTLS: cfg != nil, tlsFirst: tlsFirst && cfg != nil, transport: transport}
+	g := &guardDialer{tls: cfg, wantTLS: cfg != nil, tlsFirst: tlsFirst && cfg != nil, transport: transport, maxMsg: maxSystemReply}
 	// IgnoreDiscoveredServers: the servers run spec.image, which may tell
 	// of any address in connect_urls; the operator dials only its pods.
 	return []nats.Option{nats.SetCustomDialer(g), nats.SkipHostLookup(), nats.IgnoreDiscoveredServers()}

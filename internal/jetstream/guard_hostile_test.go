@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func TestGuardSurvivesHostileServers(t *testing.T) {
 			w.Hold()
 		}},
 		{name: "a MSG just over the cap", afterPong: func(w *testnats.HostileWriter) {
-			w.Write("MSG _INBOX.x 1 8388609\r\n")
+			w.Write("MSG _INBOX.x 1 " + strconv.Itoa(maxAPIReply+1) + "\r\n")
 			w.Hold()
 		}},
 		{name: "an HMSG whose total is huge", afterPong: func(w *testnats.HostileWriter) {
