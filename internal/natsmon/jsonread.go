@@ -375,11 +375,46 @@ func (d *jsonReader) number() (string, error) {
 		}
 		b = append(b, c)
 	}
-	if len(b) == 0 {
-		c, _ := d.next()
-		return "", d.syntax(c, "a number")
+	if !validNumber(b) {
+		return "", d.errorf("is not valid JSON: %q is not a number", b)
 	}
 	return string(b), nil
+}
+
+// validNumber reports whether b is a number in JSON's grammar:
+// -? (0 | [1-9][0-9]*) (.[0-9]+)? ([eE][+-]?[0-9]+)?
+func validNumber(b []byte) bool {
+	i := 0
+	digits := func() int {
+		start := i
+		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch n := digits(); {
+	case n == 0, n > 1 && b[i-n] == '0':
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(b)
 }
 
 // Int reads an integer (nats-server writes counts and durations as
