@@ -49,9 +49,9 @@ var topLevelRules = map[string]rule{
 	"max_subscriptions": integer, "max_sub_tokens": intBetween(1, math.MaxUint8),
 	"max_traced_msg_len": integer, "max_closed_clients": integer,
 	"ping_interval": duration, "ping_max": integer, "write_deadline": duration,
-	"write_timeout":         oneOf("default", "close", "retry"),
+	"write_timeout":          oneOf("default", "close", "retry"),
 	"no_fast_producer_stall": boolean,
-	"connect_error_reports": integer, "reconnect_error_reports": integer,
+	"connect_error_reports":  integer, "reconnect_error_reports": integer,
 	"disable_sublist_cache": boolean,
 	"server_tags":           stringOrStrings,
 }
