@@ -24,6 +24,9 @@ type jsonReader struct {
 	// body names the document in errors ("/jsz").
 	body  string
 	depth int
+	// maxDepth is maxJSONDepth; a field so that a test can watch what the
+	// reader would do without it.
+	maxDepth int
 	// key is scratch space for object keys, reused for each key.
 	key []byte
 }
@@ -50,7 +53,7 @@ const maxNameLen = 256
 const maxNumberLen = 32
 
 func newJSONReader(r io.Reader, body string) *jsonReader {
-	return &jsonReader{r: bufio.NewReaderSize(r, 4096), body: body, key: make([]byte, 0, maxKeyLen)}
+	return &jsonReader{r: bufio.NewReaderSize(r, 4096), body: body, maxDepth: maxJSONDepth, key: make([]byte, 0, maxKeyLen)}
 }
 
 // errorf is an error about the document.
@@ -121,8 +124,8 @@ func (d *jsonReader) literal(word string) error {
 // enter and leave count nesting.
 func (d *jsonReader) enter() error {
 	d.depth++
-	if d.depth > maxJSONDepth {
-		return d.errorf("nests deeper than %d levels", maxJSONDepth)
+	if d.depth > d.maxDepth {
+		return d.errorf("nests deeper than %d levels", d.maxDepth)
 	}
 	return nil
 }
