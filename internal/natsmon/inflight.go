@@ -8,14 +8,15 @@ import (
 )
 
 // maxMonitorInFlight bounds, over the whole process, the monitor bytes being
-// read at once. Each read reserves its body cap before it starts, so the
-// cap's worth of names and elements it may keep is paid for whatever the
-// server sends: 16 reconcile workers reading 16 MiB /jsz bodies would
-// otherwise hold 16 of them at once against the operator's 128 MiB. 48
-// MiB lets two /jsz reads and sixteen /varz reads run together, and keeps
-// the rest of the heap (caches, watches) its room; a read past the budget
-// waits for one to finish (each is bounded by its client's timeout).
-const maxMonitorInFlight = 48 << 20
+// read at once. Each read reserves its body cap before it starts (a ping
+// reserves what its answers may hold pending), so the cap's worth of names
+// and elements it may keep is paid for whatever the server sends: 16 reconcile workers reading 16 MiB /jsz bodies would
+// otherwise hold 16 of them at once against the operator's 128 MiB. 64
+// MiB lets a system account ping (maxPingPending), a /jsz read and
+// sixteen /varz reads run together, and keeps the rest of the heap
+// (caches, watches) its room; a read past the budget waits for one to
+// finish (each is bounded by its client's timeout or its ping's wait).
+const maxMonitorInFlight = 64 << 20
 
 var monitorInFlight = semaphore.NewWeighted(maxMonitorInFlight)
 
