@@ -61,11 +61,12 @@ FUZZ_TARGETS := \
 	./internal/natsconf:FuzzRender \
 	./internal/natsconf:FuzzCheckRendered \
 	./internal/natsconf:FuzzCheckEnvString \
+	./internal/natsmon:FuzzDecodeJSZ \
 	./internal/jetstream:FuzzTranslate
 FUZZ_TIME ?= 8s
 
 .PHONY: fuzz
-fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check and the JetStream translation, FUZZ_TIME each.
+fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check, the monitor reader and the JetStream translation, FUZZ_TIME each.
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZ_TIME))"; \
