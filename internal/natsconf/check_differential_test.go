@@ -42,16 +42,7 @@ func TestCheckRenderedIsNoKinderThanTheServer(t *testing.T) {
 // that it refuses the operator's own files (render_variants_test.go and
 // the render package check every variant; these are the edges).
 func TestCheckRenderedAcceptsWhatRenderWrites(t *testing.T) {
-	for _, text := range []string{
-		"port: 4222\n",
-		"server_name: $SERVER_NAME\nport: 4222\nhttp_port: 8222\npid_file: \"/var/run/nats/nats.pid\"\nlame_duck_duration: \"30s\"\nlame_duck_grace_period: \"10s\"\n",
-		"cluster {\n  name: \"nats\"\n  port: 6222\n  no_advertise: true\n  advertise: $ADVERTISE\n  authorization {\n    user: $ROUTE_USER\n    password: $ROUTE_PASSWORD\n  }\n  routes: $ROUTE_URLS\n}\n",
-		"cluster {\n  name: \"nats\"\n  routes: [\n    \"nats://nats-0.nats:6222\"\n    \"nats://nats-1.nats:6222\"\n  ]\n}\n",
-		"jetstream {\n  store_dir: \"/data\"\n  max_memory_store: 1073741824\n  max_file_store: 10737418240\n  domain: \"hub\"\n}\n",
-		"authorization {\n  token: $NATS_TOKEN\n}\n",
-		"accounts {\n  APP {\n    jetstream: enabled\n    users: [\n      {user: \"app\", password: $APP_PASSWORD}\n    ]\n  }\n  SYS {\n    users: [\n      {user: $SYS_USER, password: $SYS_PASSWORD}\n    ]\n  }\n}\nsystem_account: \"SYS\"\n",
-		"server_metadata {\n  \"kubenats.io/config\": \"abc\"\n  team: \"x\"\n}\nserver_tags: [\"a\", \"b:c\"]\nmax_payload: 2097152\nping_interval: \"2m\"\nwrite_timeout: \"close\"\n",
-	} {
+	for _, text := range renderedSeeds {
 		if err := CheckRendered([]byte(text)); err != nil {
 			t.Errorf("CheckRendered refused %q: %v", text, err)
 			continue
@@ -113,4 +104,18 @@ var differentialSeeds = []string{
 	"system_account: 1\n",
 	"x = 1\nport: $x\n",
 	"operator: \"/dev/zero\"\n",
+}
+
+// renderedSeeds are texts as Render writes them, at the edges of what it
+// writes: both the check and nats-server accept each, and the fuzz target
+// starts from them so that its mutations land near acceptance.
+var renderedSeeds = []string{
+	"port: 4222\n",
+	"server_name: $SERVER_NAME\nport: 4222\nhttp_port: 8222\npid_file: \"/var/run/nats/nats.pid\"\nlame_duck_duration: \"30s\"\nlame_duck_grace_period: \"10s\"\n",
+	"cluster {\n  name: \"nats\"\n  port: 6222\n  no_advertise: true\n  advertise: $ADVERTISE\n  authorization {\n    user: $ROUTE_USER\n    password: $ROUTE_PASSWORD\n  }\n  routes: $ROUTE_URLS\n}\n",
+	"cluster {\n  name: \"nats\"\n  routes: [\n    \"nats://nats-0.nats:6222\"\n    \"nats://nats-1.nats:6222\"\n  ]\n}\n",
+	"jetstream {\n  store_dir: \"/data\"\n  max_memory_store: 1073741824\n  max_file_store: 10737418240\n  domain: \"hub\"\n}\n",
+	"authorization {\n  token: $NATS_TOKEN\n}\n",
+	"accounts {\n  APP {\n    jetstream: enabled\n    users: [\n      {user: \"app\", password: $APP_PASSWORD}\n    ]\n  }\n  SYS {\n    users: [\n      {user: $SYS_USER, password: $SYS_PASSWORD}\n    ]\n  }\n}\nsystem_account: \"SYS\"\n",
+	"server_metadata {\n  \"kubenats.io/config\": \"abc\"\n  team: \"x\"\n}\nserver_tags: [\"a\", \"b:c\"]\nmax_payload: 2097152\nping_interval: \"2m\"\nwrite_timeout: \"close\"\n",
 }

@@ -70,7 +70,7 @@ func FuzzRender(f *testing.F) {
 // own option processing accepts too (the operator's check runs without the
 // server; this is what keeps it no kinder than the server).
 func FuzzCheckRendered(f *testing.F) {
-	for _, seed := range differentialSeeds {
+	for _, seed := range append(differentialSeeds, renderedSeeds...) {
 		f.Add([]byte(seed))
 	}
 	for _, seed := range []string{
