@@ -2,8 +2,12 @@ package natsmon
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"math"
 	"strconv"
 	"strings"
@@ -192,4 +196,68 @@ func fullView() []byte {
 	}
 	b.WriteString(`]}]}`)
 	return b.Bytes()
+}
+
+// TestConcurrentLargeBodiesInABoundedChild: sixteen reconcile workers
+// each read a 15 MiB /jsz at once (a padding string the reader skips, then
+// a meta group), in a child under GOMEMLIMIT=64MiB and 256 MiB of address
+// space over what it had mapped with the body built.
+//
+// The operator's reads stream each body and hold a reservation of the
+// process-wide budget while they do (four /jsz at a time): measured +1.8
+// MiB, 45 MiB peak (the body is held twice by the test itself). The
+// careless variant is the old getJSON, which buffers each whole body in
+// encoding/json's decoder (KUBENATS_TESTMEM_CARELESS=1 go test -run
+// TestConcurrentLargeBodiesInABoundedChild ./internal/natsmon/): it fails
+// this test (measured: out of memory with 217 MB in use).
+func TestConcurrentLargeBodiesInABoundedChild(t *testing.T) {
+	input := func() []byte {
+		var b bytes.Buffer
+		b.Grow(15 << 20)
+		b.WriteString(`{"padding":"`)
+		b.Write(bytes.Repeat([]byte("x"), 15<<20-100))
+		b.WriteString(`","meta_cluster":{"leader":"n-0"}}`)
+		return b.Bytes()
+	}
+	fetch := func(ctx context.Context, c *http.Client, url string) error {
+		v, err := FetchJSZ(ctx, c, url)
+		if err == nil && (v.Meta == nil || v.Meta.Leader != "n-0") {
+			err = fmt.Errorf("read %v", v)
+		}
+		return err
+	}
+	if testmem.Careless() {
+		fetch = func(ctx context.Context, c *http.Client, url string) error {
+			resp, err := c.Get(url)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			return json.NewDecoder(&io.LimitedReader{R: resp.Body, N: maxJSZBody + 1}).Decode(&server.JSInfo{})
+		}
+	}
+	decode := func(body []byte) error {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(body) }))
+		defer srv.Close()
+		errs := make(chan error, 16)
+		for range 16 {
+			go func() { errs <- fetch(context.Background(), srv.Client(), srv.URL+JSZQuery) }()
+		}
+		for range 16 {
+			if err := <-errs; err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r := testmem.Run(t, asHeadroom, input, decode)
+	own := r.PeakRSS - r.InputRSS
+	t.Logf("peak RSS %s (%s with the body built, %s more reading it sixteen times at once); error %q",
+		testmem.MiB(r.PeakRSS), testmem.MiB(r.InputRSS), testmem.MiB(own), r.Err)
+	if r.Err != "" {
+		t.Errorf("the reads failed: %s", r.Err)
+	}
+	if own > fullViewBound {
+		t.Errorf("the reads raised the child's peak RSS by %s, over the bound of %s", testmem.MiB(own), testmem.MiB(fullViewBound))
+	}
 }
