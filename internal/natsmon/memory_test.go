@@ -41,8 +41,9 @@ const (
 	// refusedBound: a refused body costs the reader next to nothing; 8
 	// MiB is the room for the runtime's own noise.
 	refusedBound = 8 << 20
-	// fullViewBound: the largest view kept is about 9 MB of structure at
-	// the limits (jsz_decode.go), less in practice (these names are short).
+	// fullViewBound: the largest view kept is about 5 MB of structure at
+	// the limits, twice that while its slices grow (jsz_decode.go), plus
+	// its names (short here).
 	fullViewBound = 16 << 20
 )
 
