@@ -62,12 +62,13 @@ FUZZ_TARGETS := \
 	./internal/natsconf:FuzzRender \
 	./internal/natsconf:FuzzCheckRendered \
 	./internal/natsconf:FuzzCheckEnvString \
+	./internal/natsmon:FuzzDecodeJSZ \
 	./internal/jetstream:FuzzTranslate \
 	./internal/jetstream:FuzzGuardAgainstNatsGo
 FUZZ_TIME ?= 8s
 
 .PHONY: fuzz
-fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check, the JetStream translation and the NATS guard against a real nats.go, FUZZ_TIME each.
+fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check, the monitor reader, the JetStream translation and the NATS guard against a real nats.go, FUZZ_TIME each.
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZ_TIME))"; \

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -165,26 +164,19 @@ func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.Nat
 			log.Info("reload request unanswered", "server", name, "error", err.Error())
 			continue
 		}
-		var reply struct {
-			Server struct {
-				Metadata map[string]string `json:"metadata"`
-			} `json:"server"`
-			Error *struct {
-				Code int `json:"code"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(msg.Data, &reply); err != nil {
+		reply, err := natsmon.DecodeReloadAnswer(msg.Data)
+		if err != nil {
 			continue
 		}
-		if reply.Error != nil {
+		if reply.Refused {
 			// The server's own log says why; its message may quote the
 			// files, which hold passwords, so it is not repeated here.
-			log.Info("a server refused the reload; see its log", "server", name, "code", reply.Error.Code)
+			log.Info("a server refused the reload; see its log", "server", name, "code", reply.Code)
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonReloadFailed, "Reload",
 				"server %s refused to reload its configuration (see its log)", name)
 			continue
 		}
-		confirmed[name] = reply.Server.Metadata
+		confirmed[name] = reply.Metadata
 	}
 	return confirmed
 }

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -95,8 +94,8 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 // cluster unsettled. With a system account the views come through it, as
 // the servers' own answers to a ping; a cluster without one (auth token or
 // none) is read from each server's monitor port instead.
-func (r *NatsClusterReconciler) jetStreamViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod) map[string]*server.JSInfo {
-	views := make(map[string]*server.JSInfo, len(pods))
+func (r *NatsClusterReconciler) jetStreamViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod) map[string]*natsmon.JSInfo {
+	views := make(map[string]*natsmon.JSInfo, len(pods))
 	for i := range pods {
 		views[pods[i].Name] = nil
 	}

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"github.com/nats-io/nats-server/v2/server"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -13,7 +12,7 @@ import (
 // observeScaleDown fills what a scale-down decides from: c's pods, the
 // meta group as its leader sees it, and every Raft group's placement,
 // from one look at the servers (views).
-func observeScaleDown(obs *plan.ScaleDownObservation, c *v1alpha1.NatsCluster, pods []corev1.Pod, views map[string]*server.JSInfo) {
+func observeScaleDown(obs *plan.ScaleDownObservation, c *v1alpha1.NatsCluster, pods []corev1.Pod, views map[string]*natsmon.JSInfo) {
 	byName := map[string]*plan.Member{}
 	member := func(name string) *plan.Member {
 		ordinal, ok := render.PodOrdinal(c, name)

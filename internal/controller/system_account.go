@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -43,7 +44,9 @@ func systemRequest(ctx context.Context, pods []corev1.Pod, a serverAccess, subje
 		return fmt.Errorf("%s: %w", subject, err)
 	}
 	if resp.Error != nil {
-		return fmt.Errorf("%s: %s (error code %d)", subject, resp.Error.Description, resp.Error.Code)
+		// The description is the server's text: bounded and made printable
+		// before it reaches a log or the status.
+		return fmt.Errorf("%s: %s (error code %d)", subject, natsmon.Shown(resp.Error.Description), resp.Error.Code)
 	}
 	return nil
 }

@@ -150,6 +150,11 @@ func TestPublishedAPIServerReadsOnceAndNeverHoldsALaterDial(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Fatal("a dial waited for a stale reading")
 	}
+	// The one reading they started runs in the background: wait for it to
+	// reach the API server (it hangs there), then count.
+	for deadline := time.Now().Add(5 * time.Second); serviceReads.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if n := serviceReads.Load(); n != 2 {
 		t.Errorf("two stale dials made %d readings in all, want 2 (one more)", n)
 	}

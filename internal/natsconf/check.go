@@ -3,10 +3,8 @@ package natsconf
 import (
 	"fmt"
 	"regexp"
-	"strconv"
-	"strings"
 
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats-server/v2/conf"
 )
 
 // envRef matches an unquoted $NAME reference as Render writes it.
@@ -24,10 +22,10 @@ var envListRef = regexp.MustCompile(`\$[A-Z_][A-Z0-9_]*` + routeURLsSuffix + `\b
 // reads it as a string, as it will read the real generated values.
 const checkPlaceholder = "kubenatsCheckPlaceholder"
 
-// Check renders c and runs the result through nats-server's own option
-// processing, the same the server runs at start. A typo or a value of the
-// wrong type in the passthrough would otherwise reach the pods and keep every
-// server from starting; here it becomes an error the user can read.
+// Check renders c and holds the result to what nats-server's option
+// processing accepts at start (option_rules.go). A typo or a value of the
+// wrong type in the passthrough would otherwise reach the pods and keep
+// every server from starting; here it becomes an error the user can read.
 // Environment references are replaced by a placeholder, so Check needs no
 // environment and reads no secret.
 func (c *Config) Check() error {
@@ -61,49 +59,37 @@ func (c *Config) forCheck() *Config {
 // CheckRendered is Check for a file Render already wrote, so that a caller
 // holding the text does not render it twice.
 //
-// It never makes nats-server open a file, so that no spec can make the
-// operator read one (`operator: /dev/zero` would read without bound).
-// nats-server's option processing opens files in two ways, and both are
-// shut off before it runs:
+// It runs no nats-server code but its config parser (the conf package),
+// which opens a file only for the include directive: refuseDirectives
+// refuses a text that has one, before parsing. What the parser returns is
+// then held to the rules of option_rules.go, which know no option that
+// reads a file (operator, resolver, tls, ...: refuseFileKeys names them
+// at the top level, where a tenant's passthrough would put them).
 //
-//   - the include directive, followed by the parser itself: Render never
-//     writes one (values are quoted, and a key spelled include is quoted),
-//     and refuseDirectives refuses a text that has one all the same;
-//   - keys whose processing reads a file or a directory (operator, resolver,
-//     tls of a listener, ...): the passthrough allow-list lists none, and
-//     refuseFileKeys refuses any of them that does not come from the
-//     operator's own Config fields.
+// The rules are checked against nats-server's own option processing in
+// tests, never here: the operator does not link the server.
 func CheckRendered(text []byte) error {
 	if err := refuseDirectives(text); err != nil {
 		return err
 	}
-	text = envListRef.ReplaceAll(text, []byte(`[]`))
-	text = envRef.ReplaceAll(text, []byte(`"`+checkPlaceholder+`"`))
+	text = ForServer(text)
 	if err := refuseFileKeys(text); err != nil {
 		return err
 	}
-	opts := &server.Options{}
-	if err := opts.ProcessConfigString(string(text)); err != nil {
-		return fmt.Errorf("nats-server rejects the configuration: %w%s", err, quoteLine(text, err))
+	parsed, err := conf.Parse(string(text))
+	if err != nil {
+		return fmt.Errorf("nats-server rejects the configuration: %w", err)
+	}
+	if err := checkOptions(parsed); err != nil {
+		return fmt.Errorf("nats-server would not load the configuration: %w", err)
 	}
 	return nil
 }
 
-// errPosition finds the ":line:column:" nats-server puts in its errors.
-var errPosition = regexp.MustCompile(`:(\d+):\d+:`)
-
-// quoteLine returns the line an error points at, since nats-server's own
-// message sometimes names only a position ("interface conversion" for a
-// value of the wrong type).
-func quoteLine(text []byte, err error) string {
-	m := errPosition.FindStringSubmatch(err.Error())
-	if m == nil {
-		return ""
-	}
-	n, _ := strconv.Atoi(m[1])
-	lines := strings.Split(string(text), "\n")
-	if n < 1 || n > len(lines) {
-		return ""
-	}
-	return fmt.Sprintf(" (at %q)", strings.TrimSpace(lines[n-1]))
+// ForServer is text as the check reads it: each reference to an
+// environment variable replaced by what the check stands in for it (an
+// empty array for a list of routes, a placeholder string for any other).
+func ForServer(text []byte) []byte {
+	text = envListRef.ReplaceAll(text, []byte(`[]`))
+	return envRef.ReplaceAll(text, []byte(`"`+checkPlaceholder+`"`))
 }

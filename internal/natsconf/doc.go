@@ -13,7 +13,9 @@
 //     when it parses the file.
 //   - Render refuses (with an error, never a panic) anything nats-server's own
 //     parser would reject or misread, instead of producing a file that fails
-//     only when a pod starts.
+//     only when a pod starts; Check holds the result to per-option rules
+//     (option_rules.go) that are no kinder than nats-server's option
+//     processing, which only the tests link.
 //
 // Parser behaviour this package relies on (nats-server v2.15, conf/lex.go and
 // conf/parse.go):

@@ -61,12 +61,18 @@ func FuzzRender(f *testing.F) {
 		if err := CheckRendered(out); openedAFile(err) {
 			t.Fatalf("the check opened a file: %v", err)
 		}
+		assertNoKinderThanTheServer(t, out)
 	})
 }
 
 // FuzzCheckRendered runs the config check on arbitrary text: it may refuse,
-// it may never panic or open a file.
+// it may never panic or open a file, and whatever it accepts nats-server's
+// own option processing accepts too (the operator's check runs without the
+// server; this is what keeps it no kinder than the server).
 func FuzzCheckRendered(f *testing.F) {
+	for _, seed := range append(differentialSeeds, renderedSeeds...) {
+		f.Add([]byte(seed))
+	}
 	for _, seed := range []string{
 		"port: 4222\n",
 		"include \"/dev/zero\"\n",
@@ -84,6 +90,7 @@ func FuzzCheckRendered(f *testing.F) {
 		if err := CheckRendered(text); openedAFile(err) {
 			t.Fatalf("CheckRendered opened a file for %q: %v", text, err)
 		}
+		assertNoKinderThanTheServer(t, text)
 	})
 }
 

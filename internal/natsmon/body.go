@@ -2,7 +2,6 @@ package natsmon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,21 +9,28 @@ import (
 
 // Caps on the monitor bodies the operator reads. A server's monitor port
 // answers to whoever runs its image (spec.image is the tenant's), so a body
-// is untrusted: without a cap, one endless answer grows the operator until
-// it is killed, and every tenant's reconciles stop with it. The caps sit far
-// above what real servers send: /varz is a few KiB; /jsz with streams,
-// consumers, config and Raft groups is about 3 KiB per stream with its
-// consumers, so 16 MiB carries some 5000 streams. The operator runs with
-// 128 MiB.
+// is untrusted: without a cap, one endless answer keeps the operator busy
+// forever. The caps sit far above what real servers send: /varz is a few
+// KiB; /jsz with streams, consumers, config and Raft groups is about 3 KiB
+// per stream with its consumers, so 16 MiB carries some 5000 streams. The
+// bytes are never held: bodies are decoded as they arrive (jsonread.go),
+// and what bounds memory is what a decode keeps (jsz_decode.go's limits)
+// and how many decodes run at once (inflight.go).
 const (
 	maxVarzBody = 1 << 20
 	maxJSZBody  = 16 << 20
 )
 
-// getJSON GETs url with c and decodes the answer into v, reading at most
-// limit bytes of it. It follows no redirect, and pins the request to
-// url's address (client.go).
-func getJSON(ctx context.Context, c *http.Client, url string, limit int64, v any) error {
+// getJSON GETs url with c and hands the answer to decode, which may read
+// at most limit bytes of it. It follows no redirect, pins the request to
+// url's address (client.go), and holds limit bytes of the process-wide
+// in-flight budget while it runs (inflight.go).
+func getJSON(ctx context.Context, c *http.Client, url string, limit int64, decode func(io.Reader) error) error {
+	release, err := reserve(ctx, limit)
+	if err != nil {
+		return err
+	}
+	defer release()
 	req, err := NewRequest(ctx, url)
 	if err != nil {
 		return err
@@ -34,16 +40,16 @@ func getJSON(ctx context.Context, c *http.Client, url string, limit int64, v any
 		return err
 	}
 	defer resp.Body.Close()
-	return decodeJSON(resp, limit, v)
+	return decodeBody(resp, limit, decode)
 }
 
-// decodeJSON decodes resp's body into v, reading at most limit bytes.
-func decodeJSON(resp *http.Response, limit int64, v any) error {
+// decodeBody hands resp's body to decode, refusing it past limit bytes.
+func decodeBody(resp *http.Response, limit int64, decode func(io.Reader) error) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s: %s", resp.Request.URL.Path, resp.Status)
 	}
 	body := &io.LimitedReader{R: resp.Body, N: limit + 1}
-	err := json.NewDecoder(body).Decode(v)
+	err := decode(body)
 	if body.N <= 0 {
 		return fmt.Errorf("%s: the answer is larger than %d bytes", resp.Request.URL.Path, limit)
 	}

@@ -2,9 +2,8 @@ package natsmon
 
 import (
 	"context"
+	"io"
 	"net/http"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
 
 // JSZQuery asks for every account's streams and consumers with their Raft
@@ -13,10 +12,15 @@ const JSZQuery = "/jsz?accounts=true&streams=true&consumers=true&raft=true&confi
 
 // FetchJSZ reads one server's JetStream view from its monitor port, at url
 // (JSZQuery on the server's monitor address).
-func FetchJSZ(ctx context.Context, c *http.Client, url string) (*server.JSInfo, error) {
-	var info server.JSInfo
-	if err := getJSON(ctx, c, url, maxJSZBody, &info); err != nil {
+func FetchJSZ(ctx context.Context, c *http.Client, url string) (*JSInfo, error) {
+	var info *JSInfo
+	err := getJSON(ctx, c, url, maxJSZBody, func(r io.Reader) error {
+		var err error
+		info, err = DecodeJSZ(r, "/jsz")
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	return &info, nil
+	return info, nil
 }

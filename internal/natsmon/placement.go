@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Placement is where one stream's or consumer's Raft group is, as the
@@ -29,17 +27,17 @@ type Placement struct {
 // in a stable order. A server lists the groups it hosts, so a group is
 // seen as often as it has replicas that answered; their reports are
 // merged.
-func Placements(views map[string]*server.JSInfo) []Placement {
+func Placements(views map[string]*JSInfo) []Placement {
 	byName := map[string]*Placement{}
 	accounts := map[string]bool{}
 	for _, v := range views {
 		if v != nil {
-			for _, acc := range v.AccountDetails {
+			for _, acc := range v.Accounts {
 				accounts[acc.Name] = true
 			}
 		}
 	}
-	add := func(name string, replicas int, ci *server.ClusterInfo, host string) {
+	add := func(name string, replicas int, ci *Group, host string) {
 		p := byName[name]
 		if p == nil {
 			p = &Placement{Name: name}
@@ -48,12 +46,12 @@ func Placements(views map[string]*server.JSInfo) []Placement {
 		p.Replicas = max(p.Replicas, replicas)
 		peers := []string{host}
 		if ci != nil {
-			p.Moving = p.Moving || ci.Desired != nil
+			p.Moving = p.Moving || ci.Moving
 			if ci.Leader != "" {
 				peers = append(peers, ci.Leader)
 			}
 			for _, r := range ci.Replicas {
-				if r != nil && r.Name != "" {
+				if r.Name != "" {
 					peers = append(peers, r.Name)
 				}
 			}
@@ -68,24 +66,18 @@ func Placements(views map[string]*server.JSInfo) []Placement {
 		if v == nil {
 			continue
 		}
-		for _, acc := range v.AccountDetails {
+		for _, acc := range v.Accounts {
 			prefix := ""
 			if len(accounts) > 1 {
 				prefix = "account " + acc.Name + " "
 			}
 			for _, st := range acc.Streams {
-				replicas := 1
-				if st.Config != nil && st.Config.Replicas > 0 {
-					replicas = st.Config.Replicas
-				}
+				replicas := max(st.Replicas, 1)
 				add(prefix+"stream "+st.Name, replicas, st.Cluster, host)
-				for _, c := range st.Consumer {
-					if c == nil {
-						continue
-					}
+				for _, c := range st.Consumers {
 					cr := replicas
-					if c.Config != nil && c.Config.Replicas > 0 {
-						cr = c.Config.Replicas
+					if c.Replicas > 0 {
+						cr = c.Replicas
 					}
 					add(fmt.Sprintf("%sconsumer %s of stream %s", prefix, c.Name, st.Name), cr, c.Cluster, host)
 				}
@@ -104,15 +96,10 @@ func Placements(views map[string]*server.JSInfo) []Placement {
 // MetaMembers are the meta group's members other than the leader, as the
 // leader sees them (with Offline set for those it lost); ok is false when
 // no view comes from the leader.
-func MetaMembers(views map[string]*server.JSInfo) (members []*server.PeerInfo, ok bool) {
+func MetaMembers(views map[string]*JSInfo) (members []Peer, ok bool) {
 	v := views[MetaLeader(views)]
 	if v == nil || v.Meta == nil {
 		return nil, false
 	}
-	for _, p := range v.Meta.Replicas {
-		if p != nil {
-			members = append(members, p)
-		}
-	}
-	return members, true
+	return v.Meta.Replicas, true
 }

@@ -3,15 +3,13 @@ package natsmon
 import (
 	"reflect"
 	"testing"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
 
 func TestMetaMembersAreTheLeadersView(t *testing.T) {
-	views := map[string]*server.JSInfo{
+	views := map[string]*JSInfo{
 		// A follower still thinks n-3 is fine; the leader knows better.
-		"n-1": view("n-0", []*server.PeerInfo{peer("n-0", true, false), peer("n-3", true, false)}, nil, nil),
-		"n-0": view("n-0", []*server.PeerInfo{peer("n-1", true, false), peer("n-3", false, true)}, nil, nil),
+		"n-1": view("n-0", []Peer{peer("n-0", true, false), peer("n-3", true, false)}, nil, nil),
+		"n-0": view("n-0", []Peer{peer("n-1", true, false), peer("n-3", false, true)}, nil, nil),
 	}
 	members, ok := MetaMembers(views)
 	if !ok || len(members) != 2 {
@@ -25,24 +23,24 @@ func TestMetaMembersAreTheLeadersView(t *testing.T) {
 func TestMetaMembersWithoutTheLeadersView(t *testing.T) {
 	// The leader did not answer: a follower's view is no ground to remove
 	// anyone.
-	views := map[string]*server.JSInfo{"n-1": view("n-0", []*server.PeerInfo{peer("n-3", false, true)}, nil, nil), "n-0": nil}
+	views := map[string]*JSInfo{"n-1": view("n-0", []Peer{peer("n-3", false, true)}, nil, nil), "n-0": nil}
 	if members, ok := MetaMembers(views); ok {
 		t.Fatalf("MetaMembers = %v without the leader's view, want not ok", members)
 	}
 }
 
 func TestPlacementsMergeTheViewsOfEveryHost(t *testing.T) {
-	r3 := &server.ClusterInfo{Leader: "n-0", Replicas: []*server.PeerInfo{peer("n-1", true, false), peer("n-4", true, false)}}
-	moving := &server.ClusterInfo{Leader: "n-4", Desired: &server.DesiredClusterInfo{}}
-	detail := func(streams ...server.StreamDetail) *server.JSInfo {
-		return &server.JSInfo{AccountDetails: []*server.AccountDetail{{Name: "APP", Streams: streams}}}
+	r3 := &Group{Leader: "n-0", Replicas: []Peer{peer("n-1", true, false), peer("n-4", true, false)}}
+	moving := &Group{Leader: "n-4", Moving: true}
+	detail := func(streams ...Stream) *JSInfo {
+		return &JSInfo{Accounts: []Account{{Name: "APP", Streams: streams}}}
 	}
-	views := map[string]*server.JSInfo{
-		"n-0": detail(server.StreamDetail{Name: "ORDERS", Cluster: r3, Config: &server.StreamConfig{Replicas: 3},
-			Consumer: []*server.ConsumerInfo{{Name: "W", Cluster: &server.ClusterInfo{Leader: "n-0", Replicas: []*server.PeerInfo{peer("n-4", true, false)}},
-				Config: &server.ConsumerConfig{Replicas: 2}}}}),
+	views := map[string]*JSInfo{
+		"n-0": detail(Stream{Name: "ORDERS", Cluster: r3, Replicas: 3,
+			Consumers: []Consumer{{Name: "W", Cluster: &Group{Leader: "n-0", Replicas: []Peer{peer("n-4", true, false)}},
+				Replicas: 2}}}),
 		// An R1 stream only its host reports, on its way elsewhere.
-		"n-4": detail(server.StreamDetail{Name: "LOG", Cluster: moving}),
+		"n-4": detail(Stream{Name: "LOG", Cluster: moving}),
 		"n-1": nil,
 	}
 	got := Placements(views)

@@ -3,6 +3,7 @@ package natsmon
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 )
@@ -11,20 +12,38 @@ import (
 // has a handful per peer (route pooling).
 const maxRoutezBody = 4 << 20
 
+// maxRoutes bounds the routes one server lists: up to 98 peers (the CRD
+// allows 99 servers), each with a pool of routes (3 by default) and a
+// route per pinned account.
+const maxRoutes = 1024
+
 // FetchRoutePeers reads, from one server's /routez at url, the names of
 // the servers it has a route to.
 func FetchRoutePeers(ctx context.Context, c *http.Client, url string) ([]string, error) {
-	var routez struct {
-		Routes []struct {
-			RemoteName string `json:"remote_name"`
-		} `json:"routes"`
-	}
-	if err := getJSON(ctx, c, url, maxRoutezBody, &routez); err != nil {
+	peers := []string{}
+	err := getJSON(ctx, c, url, maxRoutezBody, func(r io.Reader) error {
+		d := newJSONReader(r, "/routez")
+		if err := d.Object(func(key []byte) error {
+			if string(key) != "routes" {
+				return d.Skip()
+			}
+			return d.Array(maxRoutes, "routes", func() error {
+				return d.Object(func(key []byte) error {
+					if string(key) != "remote_name" {
+						return d.Skip()
+					}
+					name, err := d.String("server name")
+					peers = append(peers, name)
+					return err
+				})
+			})
+		}); err != nil {
+			return err
+		}
+		return d.End()
+	})
+	if err != nil {
 		return nil, err
-	}
-	peers := make([]string, 0, len(routez.Routes))
-	for _, r := range routez.Routes {
-		peers = append(peers, r.RemoteName)
 	}
 	return peers, nil
 }

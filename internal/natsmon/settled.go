@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
 
 // Unsettled names the first thing that keeps a clustered JetStream from
@@ -14,7 +12,7 @@ import (
 // current, in every server's view. views maps server name to its /jsz.
 // A rollout waits while this is not "", however long: it never proceeds on
 // a timeout.
-func Unsettled(views map[string]*server.JSInfo) string {
+func Unsettled(views map[string]*JSInfo) string {
 	names := make([]string, 0, len(views))
 	for name := range views {
 		names = append(names, name)
@@ -28,7 +26,7 @@ func Unsettled(views map[string]*server.JSInfo) string {
 	return ""
 }
 
-func unsettledView(server string, v *server.JSInfo) string {
+func unsettledView(server string, v *JSInfo) string {
 	if v == nil {
 		return fmt.Sprintf("server %s did not answer", server)
 	}
@@ -40,15 +38,12 @@ func unsettledView(server string, v *server.JSInfo) string {
 			return msg
 		}
 	}
-	for _, acc := range v.AccountDetails {
+	for _, acc := range v.Accounts {
 		for _, st := range acc.Streams {
 			if msg := unsettledGroup("stream "+Shown(st.Name), st.Cluster); msg != "" {
 				return msg
 			}
-			for _, c := range st.Consumer {
-				if c == nil {
-					continue
-				}
+			for _, c := range st.Consumers {
 				if msg := unsettledGroup(fmt.Sprintf("consumer %s of stream %s", Shown(c.Name), Shown(st.Name)), c.Cluster); msg != "" {
 					return msg
 				}
@@ -58,7 +53,7 @@ func unsettledView(server string, v *server.JSInfo) string {
 	return ""
 }
 
-func unsettledGroup(what string, ci *server.ClusterInfo) string {
+func unsettledGroup(what string, ci *Group) string {
 	if ci == nil {
 		return ""
 	}
@@ -79,10 +74,9 @@ const (
 
 // lagging names a follower that is offline or behind. The leader lists its
 // followers only.
-func lagging(what string, replicas []*server.PeerInfo) string {
+func lagging(what string, replicas []Peer) string {
 	for _, p := range replicas {
 		switch {
-		case p == nil:
 		case p.Offline:
 			return fmt.Sprintf("%s: replica %s is offline", what, Shown(p.Name))
 		case p.Current:
@@ -95,7 +89,7 @@ func lagging(what string, replicas []*server.PeerInfo) string {
 }
 
 // MetaLeader is the meta group's leader as the views agree on it, or "".
-func MetaLeader(views map[string]*server.JSInfo) string {
+func MetaLeader(views map[string]*JSInfo) string {
 	for _, v := range views {
 		if v != nil && v.Meta != nil && v.Meta.Leader != "" {
 			return v.Meta.Leader

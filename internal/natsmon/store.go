@@ -2,6 +2,7 @@ package natsmon
 
 import (
 	"context"
+	"io"
 	"net/http"
 )
 
@@ -41,15 +42,36 @@ func (u StoreUse) Full() bool {
 // FetchStoreUse reads one server's file store use from its monitor port, at
 // url (StoreQuery on the server's monitor address).
 func FetchStoreUse(ctx context.Context, c *http.Client, url string) (StoreUse, error) {
-	var jsz struct {
-		Disabled bool   `json:"disabled"`
-		Storage  uint64 `json:"storage"`
-		Config   struct {
-			MaxStorage int64 `json:"max_storage"`
-		} `json:"config"`
-	}
-	if err := getJSON(ctx, c, url, maxVarzBody, &jsz); err != nil {
+	var u StoreUse
+	err := getJSON(ctx, c, url, maxVarzBody, func(r io.Reader) error {
+		d := newJSONReader(r, "/jsz")
+		if err := d.Object(func(key []byte) error {
+			var err error
+			switch string(key) {
+			case "disabled":
+				u.JetStreamDisabled, err = d.Bool()
+			case "storage":
+				u.Used, err = d.Uint()
+			case "config":
+				err = d.Object(func(key []byte) error {
+					if string(key) != "max_storage" {
+						return d.Skip()
+					}
+					var err error
+					u.Limit, err = d.Int()
+					return err
+				})
+			default:
+				err = d.Skip()
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+		return d.End()
+	})
+	if err != nil {
 		return StoreUse{}, err
 	}
-	return StoreUse{Used: jsz.Storage, Limit: jsz.Config.MaxStorage, JetStreamDisabled: jsz.Disabled}, nil
+	return u, nil
 }

@@ -3,6 +3,7 @@ package natsmon
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"time"
@@ -13,16 +14,28 @@ import (
 // status.serverVersion: anything that does not look like a version
 // (ValidVersion) is an error, not a value.
 func FetchVersion(ctx context.Context, c *http.Client, url string) (string, error) {
-	var varz struct {
-		Version string `json:"version"`
-	}
-	if err := getJSON(ctx, c, url, maxVarzBody, &varz); err != nil {
+	var v string
+	err := getJSON(ctx, c, url, maxVarzBody, func(r io.Reader) error {
+		d := newJSONReader(r, "/varz")
+		if err := d.Object(func(key []byte) error {
+			if string(key) != "version" {
+				return d.Skip()
+			}
+			var err error
+			v, err = d.String("version")
+			return err
+		}); err != nil {
+			return err
+		}
+		return d.End()
+	})
+	if err != nil {
 		return "", err
 	}
-	if !ValidVersion(varz.Version) {
-		return "", fmt.Errorf("/varz: %s is not a version", Shown(varz.Version))
+	if !ValidVersion(v) {
+		return "", fmt.Errorf("/varz: %s is not a version", Shown(v))
 	}
-	return varz.Version, nil
+	return v, nil
 }
 
 // maxVersion bounds a version, as the CRD bounds spec.version.
@@ -55,28 +68,62 @@ type Loaded struct {
 
 // FetchLoaded reads what one server loaded from its /varz at url.
 func FetchLoaded(ctx context.Context, c *http.Client, url string) (Loaded, error) {
-	var varz struct {
-		ID              string            `json:"server_id"`
-		Metadata        map[string]string `json:"metadata"`
-		Now             time.Time         `json:"now"`
-		ConfigLoadTime  time.Time         `json:"config_load_time"`
-		TLSCertNotAfter time.Time         `json:"tls_cert_not_after"`
-		Cluster         struct {
-			TLSCertNotAfter time.Time `json:"tls_cert_not_after"`
-		} `json:"cluster"`
+	var l Loaded
+	err := getJSON(ctx, c, url, maxVarzBody, func(r io.Reader) error {
+		var err error
+		l, err = decodeLoaded(r)
+		return err
+	})
+	return l, err
+}
+
+// decodeLoaded reads the part of a /varz document that Loaded holds.
+func decodeLoaded(r io.Reader) (Loaded, error) {
+	d := newJSONReader(r, "/varz")
+	var now, loaded, clientCert, routeCert time.Time
+	l := Loaded{Metadata: map[string]string{}, CertNotAfter: map[string]time.Time{}}
+	err := d.Object(func(key []byte) error {
+		var err error
+		switch string(key) {
+		case "server_id":
+			l.ServerID, err = d.String("server id")
+		case "metadata":
+			err = d.metadata(l.Metadata)
+		case "now":
+			now, err = d.Time("time")
+		case "config_load_time":
+			loaded, err = d.Time("config load time")
+		case "tls_cert_not_after":
+			clientCert, err = d.Time("certificate expiry")
+		case "cluster":
+			err = d.Object(func(key []byte) error {
+				if string(key) != "tls_cert_not_after" {
+					return d.Skip()
+				}
+				var err error
+				routeCert, err = d.Time("certificate expiry")
+				return err
+			})
+		default:
+			err = d.Skip()
+		}
+		return err
+	})
+	if err == nil {
+		err = d.End()
 	}
-	if err := getJSON(ctx, c, url, maxVarzBody, &varz); err != nil {
+	if err != nil {
 		return Loaded{}, err
 	}
-	if varz.ID == "" {
+	if l.ServerID == "" {
 		return Loaded{}, fmt.Errorf("/varz names no server id")
 	}
-	certs := map[string]time.Time{}
-	if !varz.TLSCertNotAfter.IsZero() {
-		certs["client"] = varz.TLSCertNotAfter
+	if !clientCert.IsZero() {
+		l.CertNotAfter["client"] = clientCert
 	}
-	if !varz.Cluster.TLSCertNotAfter.IsZero() {
-		certs["routes"] = varz.Cluster.TLSCertNotAfter
+	if !routeCert.IsZero() {
+		l.CertNotAfter["routes"] = routeCert
 	}
-	return Loaded{ServerID: varz.ID, Metadata: varz.Metadata, CertNotAfter: certs, SinceLoad: max(varz.Now.Sub(varz.ConfigLoadTime), 0)}, nil
+	l.SinceLoad = max(now.Sub(loaded), 0)
+	return l, nil
 }
