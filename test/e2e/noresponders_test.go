@@ -39,7 +39,7 @@ func withServerView(err error, nc *nats.Conn, account, subject string) error {
 		if p.Status.PodIP == "" {
 			continue
 		}
-		fmt.Fprintf(&b, " %s: %s;", p.Name, subscriptionsFor(p.Status.PodIP, account, subject))
+		fmt.Fprintf(&b, " %s: %s, %s;", p.Name, subscriptionsFor(p.Status.PodIP, account, subject), accountSubscriptions(p.Status.PodIP, account))
 		if p.Name == connected {
 			fmt.Fprintf(&b, " its routes: %s;", routesOf(p.Status.PodIP, subject))
 		}
@@ -116,4 +116,19 @@ func routesOf(ip, subject string) string {
 		fmt.Fprintf(&b, "[rid %d to %s, pinned %q, %d subscriptions, %d under the prefix: %s] ", route.Rid, route.RemoteName, route.Account, route.NumSubs, len(held), strings.Join(held, " "))
 	}
 	return b.String()
+}
+
+// accountSubscriptions is how many subscriptions the account's sublist
+// holds on a server, its peers' included: set beside the routes' counts,
+// it tells whether what the routes brought is in the account at all.
+func accountSubscriptions(ip, account string) string {
+	var a struct {
+		Account struct {
+			SubCnt uint32 `json:"subscriptions"`
+		} `json:"account_detail"`
+	}
+	if err := monitor(ip, "/accountz?acc="+url.QueryEscape(account), &a); err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d subscriptions in %s in all", a.Account.SubCnt, account)
 }
