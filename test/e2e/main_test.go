@@ -108,13 +108,14 @@ func run(m *testing.M) int {
 		code = 1
 	}
 	// Every password, token and private key the suite made, looked for in
-	// every ConfigMap, status and event it saw and in the operator's log.
-	if found := leaks.report(filepath.Join(cluster.Dir, "logs", "operator.log")); found != "" {
+	// everything it saw and in the logs.
+	logDir := filepath.Join(cluster.Dir, "logs")
+	if found := leaks.report(logDir); found != "" {
 		fmt.Fprintln(os.Stderr, "secrets leaked:\n"+found)
 		code = 1
 	} else {
 		secrets, texts := leaks.counts()
-		fmt.Fprintf(os.Stderr, "leak scan: none of %d secret values in %d ConfigMaps, statuses and events, or the operator's log\n", secrets, texts)
+		fmt.Fprintf(os.Stderr, "leak scan: none of %d secret values in %d ConfigMaps, specs, labels, annotations, statuses and events, or %d logs\n", secrets, texts, logTexts(logDir))
 	}
 	return code
 }
