@@ -26,6 +26,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader among replicas of the operator")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease when running outside a cluster")
+	fs.DurationVar(&o.LeaderElectionLeaseDuration, "leader-election-lease-duration", 0, "how long the leader's lease holds unrenewed, the wait of a replacement after the leader dies; 0: 15s")
 	fs.Func("watch-namespaces", "comma-separated namespaces to confine the operator to (Roles there suffice); empty: all", func(v string) error {
 		o.WatchNamespaces = splitNamespaces(v)
 		return nil

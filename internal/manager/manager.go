@@ -45,6 +45,10 @@ type Options struct {
 	// LeaderElectionNamespace is where the lease lives when running outside
 	// a cluster.
 	LeaderElectionNamespace string
+	// LeaderElectionLeaseDuration is how long a lease holds after its
+	// holder stops renewing it: how long a replacement waits after the
+	// leader dies. Zero keeps controller-runtime's 15 s.
+	LeaderElectionLeaseDuration time.Duration
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
@@ -107,6 +111,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		LeaderElection:          o.LeaderElection,
 		LeaderElectionID:        "kubenats.kubenats.io",
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
+		LeaseDuration:           leaseDuration(o.LeaderElectionLeaseDuration),
+		RenewDeadline:           leaseShare(o.LeaderElectionLeaseDuration, 10),
+		RetryPeriod:             leaseShare(o.LeaderElectionLeaseDuration, 2),
 		Controller:              config.Controller{SkipNameValidation: &o.RepeatedInProcess},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces(o.WatchNamespaces),
@@ -237,4 +244,25 @@ func ownedOnly(istio bool) map[client.Object]cache.ByObject {
 		out[&securityv1.PeerAuthentication{}] = ours
 	}
 	return out
+}
+
+// leaseDuration is the lease's duration, nil for controller-runtime's.
+func leaseDuration(d time.Duration) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	return &d
+}
+
+// leaseShare is fifteenths of a lease's duration, nil for
+// controller-runtime's: its defaults are a 15 s lease renewed within 10 s
+// and tried every 2 s, and a shorter lease keeps those proportions (a
+// leader gives up two thirds into a lease it could not renew, before
+// anyone else may take it).
+func leaseShare(d time.Duration, fifteenths int64) *time.Duration {
+	if d <= 0 {
+		return nil
+	}
+	r := d * time.Duration(fifteenths) / 15
+	return &r
 }
