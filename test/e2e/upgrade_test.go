@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -172,6 +171,21 @@ func checkEveryIDStored(t *testing.T, js natsjs.JetStream, acked, stored int) {
 }
 
 // checkEveryIDStoredIn is checkEveryIDStored for the named stream.
+//
+// One ordered consumer reads the whole stream through its Messages
+// iterator. Reading it by Fetch, as this did before, made a new consumer
+// for every batch (nats.go resets an ordered consumer at each Fetch) and
+// pulled from it at once: from a server other than the consumer's, the
+// pull can arrive before the consumer's interest does (the interest
+// travels over the application account's route, the reply to the create
+// over the system account's own), and the server answers "no responders".
+// With some 150 batches a read, one lost race in any of them failed the
+// whole read, again at every retry: the "no responders for 30 s after
+// Ready" of the operator-death and mesh tests, a race of this reader and
+// not of the operator (the failing runs showed the client's server
+// holding its routes' subscriptions and a fresh consumer per batch on the
+// other servers). The iterator keeps one consumer and, should a pull meet
+// no responders, makes it again itself.
 func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acked, stored int) {
 	t.Helper()
 	eventually(t, wait, func() error {
@@ -179,28 +193,22 @@ func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acke
 		if err != nil {
 			return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.CREATE."+stream)
 		}
+		it, err := cons.Messages()
+		if err != nil {
+			return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>")
+		}
+		defer it.Stop()
 		seen := make([]bool, acked+1)
-		for n := 0; n < stored; {
-			batch, err := cons.Fetch(500, natsjs.FetchMaxWait(5*time.Second))
+		for n := 0; n < stored; n++ {
+			m, err := it.Next(natsjs.NextMaxWait(5 * time.Second))
 			if err != nil {
-				return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>")
+				return fmt.Errorf("read %d of %d messages, then: %w", n, stored, withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>"))
 			}
-			got := 0
-			for m := range batch.Messages() {
-				got++
-				id, err := strconv.Atoi(m.Headers().Get(nats.MsgIdHdr))
-				if err != nil || id < 0 || id > acked || seen[id] {
-					t.Fatalf("message %q (id header %q): unexpected or duplicate", m.Data(), m.Headers().Get(nats.MsgIdHdr))
-				}
-				seen[id] = true
+			id, err := strconv.Atoi(m.Headers().Get(nats.MsgIdHdr))
+			if err != nil || id < 0 || id > acked || seen[id] {
+				t.Fatalf("message %q (id header %q): unexpected or duplicate", m.Data(), m.Headers().Get(nats.MsgIdHdr))
 			}
-			if err := batch.Error(); err != nil && !errors.Is(err, natsjs.ErrNoMessages) {
-				return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>")
-			}
-			if got == 0 {
-				return fmt.Errorf("read %d of %d messages, then nothing", n, stored)
-			}
-			n += got
+			seen[id] = true
 		}
 		for id := range acked {
 			if !seen[id] {
