@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/rbac"
 )
 
@@ -82,10 +83,13 @@ func TestOwnerReferencePermissionsAreEnforced(t *testing.T) {
 	maker := rest.CopyConfig(cfg)
 	maker.Impersonate = rest.ImpersonationConfig{UserName: "configmap-maker"}
 	child := func(name string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, OwnerReferences: []metav1.OwnerReference{{
-			APIVersion: v1alpha1.GroupVersion.String(), Kind: "NatsCluster", Name: c.Name, UID: c.UID,
-			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
-		}}}}
+		// Labelled as the operator's children are: the admission policy
+		// refuses the operator anything else (operator_writes_test.go).
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+			Labels: map[string]string{render.LabelManagedBy: render.ManagedBy}, OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: "NatsCluster", Name: c.Name, UID: c.UID,
+				Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+			}}}}
 	}
 	for _, who := range []struct {
 		name    string
