@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,6 +61,10 @@ func exporterImage(in Inputs) string {
 // and with monitor TLS only the CA, plus the server's own certificate
 // when the client port verifies clients (nats-server serves https
 // monitoring with the client TLS settings, verify included).
+//
+// It has no readiness probe on purpose: a pod is Ready only when every
+// container is, and a metrics container that stumbles must not take its
+// server out of the Services or hold a rollout.
 func metricsContainer(c *v1alpha1.NatsCluster, in Inputs) corev1.Container {
 	scheme := "http"
 	args := []string{"exporter",
@@ -94,13 +97,9 @@ func metricsContainer(c *v1alpha1.NatsCluster, in Inputs) corev1.Container {
 			Name:      EnvPodName,
 			ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}},
 		}, {Name: "GOMEMLIMIT", Value: "50MiB"}},
-		Ports:        []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
-		Resources:    exporterResources,
-		VolumeMounts: mounts,
-		ReadinessProbe: &corev1.Probe{
-			ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString(MetricsPortName)}},
-			PeriodSeconds: 10, TimeoutSeconds: 2, FailureThreshold: 3,
-		},
+		Ports:           []corev1.ContainerPort{{Name: MetricsPortName, ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP}},
+		Resources:       exporterResources,
+		VolumeMounts:    mounts,
 		SecurityContext: containerSecurityContext(),
 	}
 }

@@ -61,6 +61,12 @@ func TestMetricsContainer(t *testing.T) {
 	if len(secretEnv(ctr)) != 0 || len(ctr.VolumeMounts) != 0 || *spec.AutomountServiceAccountToken {
 		t.Errorf("the metrics container gets secrets or a token: env %v mounts %v", ctr.Env, ctr.VolumeMounts)
 	}
+	// A pod is Ready when every container is: a probe here would let a
+	// stumbling exporter take its server out of the Services and hold a
+	// rollout (the careless variant, watched failing here).
+	if ctr.ReadinessProbe != nil || ctr.LivenessProbe != nil || ctr.StartupProbe != nil {
+		t.Errorf("the metrics container has probes: %+v", ctr.ReadinessProbe)
+	}
 	if d, _ := metricsContainerOf(t, c, render.Inputs{}); d.Image != render.DefaultExporterImage {
 		t.Errorf("default image %s", d.Image)
 	}
