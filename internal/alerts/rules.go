@@ -32,9 +32,11 @@ const scope = "{{S}}"
 var Rules = []Rule{
 	{
 		Name: "NatsServerDown", For: "2m", Severity: "critical",
-		Expr:    `kubenats_exporter_server_up{` + scope + `} == 0`,
-		Summary: "NATS server {{ $labels.server_name }} does not answer",
-		Help:    "The metrics container of {{ $labels.namespace }}/{{ $labels.natscluster }} cannot read {{ $labels.server_name }}'s monitor port: the server is down or hung.",
+		// A server whose pod is gone serves no series at all: the
+		// operator's count of ready servers says so instead.
+		Expr:    `kubenats_exporter_server_up{` + scope + `} == 0 or (kubenats_natscluster_servers{` + scope + `} - kubenats_natscluster_servers_ready{` + scope + `}) > 0`,
+		Summary: "A NATS server of {{ $labels.namespace }}/{{ $labels.natscluster }} is down",
+		Help:    "A metrics container cannot read its server's monitor port ({{ $labels.server_name }}), or fewer servers are ready than asked for: the server is down, hung or not scheduled.",
 	},
 	{
 		Name: "NatsClusterNotReady", For: "10m", Severity: "warning",
