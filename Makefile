@@ -20,11 +20,12 @@ build: ## Build bin/kubenats.
 	go build -trimpath -o $(BIN)/kubenats ./cmd/kubenats
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, dist/install.yaml and docs/api.md.
+generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the alert rules and dashboards, dist/install.yaml and docs/api.md.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/controller/... paths=./internal/manager/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/genadmission config/admission/policy.yaml
+	go run ./hack/genmonitoring config
 	$(KUSTOMIZE) build config/default > dist/install.yaml
 	$(KUSTOMIZE) build config/namespaced > dist/install-namespaced.yaml
 	$(KUSTOMIZE) build config/istio > dist/install-istio.yaml
@@ -38,6 +39,7 @@ verify-generate: generate ## Fail when the generated files are not committed as 
 lint: ## go vet and gofmt.
 	go vet ./...
 	cd test/netpol && go vet ./...
+	cd test/promql && go vet ./...
 	cd hack/benchplot && go vet ./...
 	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
@@ -52,6 +54,7 @@ test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager and 
 test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; NetworkPolicy truth tables; then a short fuzz.
 	go test $(GO_TEST_FLAGS) ./...
 	cd test/netpol && go test $(GO_TEST_FLAGS) ./...
+	cd test/promql && go test $(GO_TEST_FLAGS) ./...
 	$(MAKE) fuzz
 
 # Fuzz targets, package:target. Each runs FUZZ_TIME past its checked-in seed

@@ -109,3 +109,16 @@ const (
 	// the sidecars roll out, then the policy goes.
 	ReasonMeshDisabling = "Disabling"
 )
+
+// ConditionMonitoringReady says, with spec.monitoring, whether the
+// Prometheus Operator will scrape the servers: True once the PodMonitor is
+// applied, False when its CRDs are missing.
+const ConditionMonitoringReady = "MonitoringReady"
+
+// Reasons of MonitoringReady.
+const (
+	ReasonMonitoringReady = "MonitoringReady"
+	// ReasonPodMonitorCRDMissing: the Prometheus Operator's CRDs are not
+	// installed, so there is no PodMonitor; the metrics are served anyway.
+	ReasonPodMonitorCRDMissing = "PodMonitorCRDMissing"
+)

@@ -55,6 +55,17 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 			m.Rollback = MeshRollbackReport
 		}
 	}
+	if m := s.Monitoring; m != nil {
+		if m.PodMonitor.Enabled == nil {
+			m.PodMonitor.Enabled = ptr.To(true)
+		}
+		if m.PodMonitor.Interval == "" {
+			m.PodMonitor.Interval = DefaultMonitoringInterval
+		}
+		if m.MaxSeriesPerServer == 0 {
+			m.MaxSeriesPerServer = DefaultMaxSeriesPerServer
+		}
+	}
 	fs := &s.JetStream.FileStore
 	if fs.Size == nil {
 		q := resource.MustParse(DefaultFileStoreSize)

@@ -9,6 +9,7 @@ import (
 // NatsClusterSpec is the desired state of a NATS server cluster.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || !has(self.tls.monitor) || has(self.tls.client)",message="tls.monitor needs tls.client: nats-server serves https monitoring with the client certificate"
+// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.from) || (has(self.networkPolicy) && has(self.networkPolicy.enabled) && self.networkPolicy.enabled)",message="monitoring.from admits scrapers through the NetworkPolicy: it needs networkPolicy.enabled"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 2 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="2 replicas cannot form a JetStream quorum: use 1 or 3 or more, or disable JetStream"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 1 || !has(self.replicas) || self.replicas != 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a JetStream cluster cannot shrink to a single server: its clustered streams would lose their quorum"
 type NatsClusterSpec struct {
@@ -90,6 +91,11 @@ type NatsClusterSpec struct {
 	// Mesh puts the servers into a service mesh (Istio). Off unless set.
 	// +optional
 	Mesh *MeshSpec `json:"mesh,omitempty"`
+
+	// Monitoring serves Prometheus metrics of every server, stream and
+	// consumer (docs/monitoring.md). Off unless enabled.
+	// +optional
+	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
 }
 
 // ServiceType is the type of the client Service.

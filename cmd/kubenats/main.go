@@ -1,5 +1,6 @@
 // Command kubenats is the kubenats operator (`manager`), its offline
-// renderer (`render`) and `version`, in one binary.
+// renderer (`render`), the metrics container of server pods (`exporter`)
+// and `version`, in one binary.
 package main
 
 import (
@@ -16,6 +17,7 @@ const usage = `kubenats runs NATS with JetStream on Kubernetes.
 Usage:
   kubenats manager [flags]      run the operator
   kubenats render -f FILE       print the manifests of the NatsClusters in FILE
+  kubenats exporter [flags]     serve one server's metrics (the metrics container)
   kubenats version              print the version
 
 Run 'kubenats COMMAND -h' for a command's flags.
@@ -35,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runManager(args[1:], stderr)
 	case "render":
 		return runRender(args[1:], stdout, stderr)
+	case "exporter":
+		return runExporter(args[1:], stderr)
 	case "version":
 		fmt.Fprintln(stdout, version)
 		return 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"os"
 	"strings"
 
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -24,6 +25,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.IntVar(&o.JetStreamWorkers, "jetstream-workers", 16, "JetStream resources of each kind reconciled in parallel")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
+	fs.StringVar(&o.ExporterImage, "exporter-image", os.Getenv("KUBENATS_IMAGE"), "image of the servers' metrics containers: this operator's own (KUBENATS_IMAGE)")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader among replicas of the operator")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease when running outside a cluster")
 	fs.DurationVar(&o.LeaderElectionLeaseDuration, "leader-election-lease-duration", 0, "how long the leader's lease holds unrenewed, the wait of a replacement after the leader dies; 0: 15s")

@@ -22,8 +22,8 @@ import (
 //   - only objects carrying the managed-by label (the label on the object
 //     as written, or as it was for a deletion);
 //   - selectors (Services, NetworkPolicies, PodDisruptionBudgets,
-//     PeerAuthentications) that name the label too, so that no policy the
-//     operator writes selects pods it did not make;
+//     PeerAuthentications, PodMonitors) that name the label too, so that
+//     no policy the operator writes selects pods it did not make;
 //   - StatefulSets whose pods run as their cluster's own ServiceAccount
 //     (named after the StatefulSet, as render names both);
 //   - data claims (made by the StatefulSet, so without the label) only
@@ -58,6 +58,7 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 				writes("networking.k8s.io", "networkpolicies"),
 				writes("security.istio.io", "peerauthentications"),
 				writes("cert-manager.io", "certificates"),
+				writes("monitoring.coreos.com", "podmonitors", "prometheusrules"),
 			}},
 			MatchConditions: []admissionv1.MatchCondition{{
 				Name:       "the-operator",
@@ -98,7 +99,8 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 						"(" + resource + " == 'networkpolicies' && " + selects("object.spec.podSelector.matchLabels") + ")",
 						"(" + resource + " == 'poddisruptionbudgets' && " + selects("object.spec.selector.matchLabels") + ")",
 						"(" + resource + " == 'peerauthentications' && has(object.spec.selector) && " + selects("object.spec.selector.matchLabels") + ")",
-						"!(" + resource + " in ['services', 'networkpolicies', 'poddisruptionbudgets', 'peerauthentications'])",
+						"(" + resource + " == 'podmonitors' && " + selects("object.spec.selector.matchLabels") + ")",
+						"!(" + resource + " in ['services', 'networkpolicies', 'poddisruptionbudgets', 'peerauthentications', 'podmonitors'])",
 					}, " || "),
 					MessageExpression: "'the kubenats operator writes only selectors that name " + label + "=" + render.ManagedBy +
 						": ' + " + resource + " + ' ' + object.metadata.name + ' would select other pods'",

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/metrics"
 )
 
 // resync is how often a settled resource is compared with the server even
@@ -75,6 +76,7 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 		if apierrors.IsNotFound(err) {
 			r.Pool.Release(r.user(req.Namespace, req.Name))
 			r.written.forget(req.NamespacedName)
+			metrics.ResourcesSet.Delete(r.Kind.Name(), req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -93,6 +95,7 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 	prev := &current
 	out := r.sync(ctx, obj)
 	next := jetStreamStatus(obj, prev, out)
+	metrics.ResourcesSet.Set(r.Kind.Name(), obj.GetNamespace(), obj.GetName(), resourceState(next))
 	r.announceJetStream(obj, out)
 	// A brand-new resource that must wait (its stream is a moment behind)
 	// gets a few retries before its status says so: one API write less for

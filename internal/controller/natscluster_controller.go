@@ -57,6 +57,12 @@ type NatsClusterReconciler struct {
 	Dialer nats.CustomDialer
 	// Istio tells whether Istio's CRDs are installed.
 	Istio *IstioProbe
+	// PrometheusOperator tells whether the Prometheus Operator's CRDs are
+	// installed; nil: they are taken as missing.
+	PrometheusOperator *PrometheusOperatorProbe
+	// ExporterImage is the image of the servers' metrics containers: the
+	// operator's own (--exporter-image).
+	ExporterImage string
 	// NativeSidecars: the cluster runs Istio's proxy as a native sidecar
 	// (Kubernetes 1.33 and later); nil when unknown.
 	NativeSidecars *bool
@@ -92,9 +98,13 @@ type NatsClusterReconciler struct {
 func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var live v1alpha1.NatsCluster
 	if err := r.Get(ctx, req.NamespacedName, &live); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !live.DeletionTimestamp.IsZero() {
+		forgetMetrics(req.Namespace, req.Name)
 		return ctrl.Result{}, nil // garbage collection removes the children
 	}
 	c := live.WithDefaults()
@@ -140,8 +150,12 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		result.RequeueAfter = soonest(result.RequeueAfter, idleRecheck)
 	}
 	obs.Blocker, obs.Mesh = blocker, mesh.verdict()
+	if c.Spec.MonitoringEnabled() {
+		obs.Monitoring = monitoringVerdict(c, r.prometheusOperator())
+	}
 	result.RequeueAfter = soonest(result.RequeueAfter, mesh.retry())
 	next := status.NatsCluster(obs)
+	recordMetrics(c, &obs, next)
 	r.announce(c, live.Status, next)
 	r.announceStorage(c, live.Status, next)
 	if err := r.writeStatus(ctx, &live, next); apierrors.IsConflict(err) {

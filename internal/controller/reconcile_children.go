@@ -79,7 +79,8 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 		credHash = withCertificates(credHash, obs.Certificates)
 	}
 	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain(),
-		Mesh: mesh, NativeSidecars: r.NativeSidecars})
+		Mesh: mesh, NativeSidecars: r.NativeSidecars, ExporterImage: r.ExporterImage,
+		NoPrometheusOperator: !r.prometheusOperator()})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -34,7 +35,11 @@ func (r *NatsClusterReconciler) pruneOptional(ctx context.Context, c *v1alpha1.N
 	for _, o := range objs {
 		wanted[childKey(o)] = true
 	}
-	for _, newList := range optionalKinds {
+	kinds := optionalKinds
+	if r.prometheusOperator() {
+		kinds = append(slices.Clone(kinds), monitoringKinds...)
+	}
+	for _, newList := range kinds {
 		list := newList()
 		if err := r.List(ctx, list, client.InNamespace(c.Namespace), client.MatchingLabels{
 			render.LabelInstance: c.Name, render.LabelManagedBy: render.ManagedBy,

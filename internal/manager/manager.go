@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	securityv1 "istio.io/client-go/pkg/apis/security/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,7 @@ import (
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/metrics"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -87,6 +89,9 @@ type Options struct {
 	// names are checked to be unique per process, for their metrics, and a
 	// stopped operator's names stay taken.
 	RepeatedInProcess bool
+	// ExporterImage is the image of the servers' metrics containers
+	// (spec.monitoring): the operator's own; render's default when empty.
+	ExporterImage string
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -97,6 +102,8 @@ func Scheme() *runtime.Scheme {
 	// Istio's PeerAuthentication: known whether or not its CRD is
 	// installed; nothing reads or watches it unless it is.
 	_ = securityv1.AddToScheme(s)
+	// The Prometheus Operator's PodMonitor and PrometheusRule, likewise.
+	_ = monitoringv1.AddToScheme(s)
 	return s
 }
 
@@ -142,14 +149,16 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
 	clusters := &controller.NatsClusterReconciler{
-		Client:      mgr.GetClient(),
-		APIReader:   mgr.GetAPIReader(),
-		UserSecrets: userSecrets,
-		Applier:     applier,
-		Recorder:    mgr.GetEventRecorder("kubenats"),
-		Versions:    controller.NewVersionProbe(2*time.Second, o.Dialer),
-		Dialer:      o.Dialer,
-		Istio:       &controller.IstioProbe{Mapper: mgr.GetRESTMapper()},
+		Client:             mgr.GetClient(),
+		APIReader:          mgr.GetAPIReader(),
+		UserSecrets:        userSecrets,
+		Applier:            applier,
+		Recorder:           mgr.GetEventRecorder("kubenats"),
+		Versions:           controller.NewVersionProbe(2*time.Second, o.Dialer),
+		Dialer:             o.Dialer,
+		Istio:              &controller.IstioProbe{Mapper: mgr.GetRESTMapper()},
+		PrometheusOperator: &controller.PrometheusOperatorProbe{Mapper: mgr.GetRESTMapper()},
+		ExporterImage:      o.ExporterImage,
 		// Istio's injector makes the proxy a native sidecar from the
 		// Kubernetes version where they are stable.
 		NativeSidecars:    nativeSidecars(cfg),
@@ -169,6 +178,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	servePoolMetrics(pool)
+	metrics.Register()
 	base := &controller.JetStreamBase{
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),

@@ -10,6 +10,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
+	opmetrics "github.com/kubenats/kubenats/internal/metrics"
 )
 
 // MetricsOptions serve the metrics over HTTPS to callers the API server
@@ -41,7 +42,7 @@ func servePoolMetrics(p *jetstream.Pool) {
 	currentPool.Store(p)
 	registerPoolMetrics.Do(func() {
 		metrics.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "kubenats_jetstream_pool_connections",
+			Name: opmetrics.PoolConnections,
 			Help: "Open or opening connections of the JetStream pool, one per NATS system and identity.",
 		}, func() float64 {
 			if p := currentPool.Load(); p != nil {

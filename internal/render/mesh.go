@@ -139,10 +139,20 @@ func PeerAuthentication(c *v1alpha1.NatsCluster, stage MeshStage) *securityv1.Pe
 			Mtls:     &securityapi.PeerAuthentication_MutualTLS{Mode: mode},
 		},
 	}
+	levels := map[uint32]*securityapi.PeerAuthentication_MutualTLS{}
 	if m := c.Spec.IstioMesh(); m != nil && m.MonitorPermissive {
-		pa.Spec.PortLevelMtls = map[uint32]*securityapi.PeerAuthentication_MutualTLS{
-			MonitorPort: {Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE},
-		}
+		levels[MonitorPort] = &securityapi.PeerAuthentication_MutualTLS{Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE}
+	}
+	// The metrics port is PERMISSIVE with spec.monitoring: a Prometheus
+	// scrapes from outside the mesh as a rule (it has no sidecar
+	// certificate), HTTP is client-first so its plaintext is detected and
+	// served, and the series it reads are what the PodMonitor exists for.
+	// The NetworkPolicy still decides who reaches the port.
+	if c.Spec.MonitoringEnabled() {
+		levels[MetricsPort] = &securityapi.PeerAuthentication_MutualTLS{Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE}
+	}
+	if len(levels) > 0 {
+		pa.Spec.PortLevelMtls = levels
 	}
 	if stage.RolledBackGeneration != 0 {
 		pa.Annotations = map[string]string{AnnotationMeshRolledBack: fmt.Sprint(stage.RolledBackGeneration)}

@@ -56,6 +56,10 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 	if err != nil {
 		return nil, err
 	}
+	rules, err := metricsRule(c)
+	if err != nil {
+		return nil, err
+	}
 	// A podSelector alone selects pods in the policy's namespace: the
 	// servers of this cluster, not those of a namesake elsewhere; with the
 	// managed-by label, not those of a namesake in this namespace either
@@ -67,13 +71,33 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{
+			Ingress: append([]networkingv1.NetworkPolicyIngressRule{
 				ingressRule(ClientPort, append([]networkingv1.NetworkPolicyPeer{operator}, clients...)),
 				ingressRule(ClusterPort, []networkingv1.NetworkPolicyPeer{servers}),
 				ingressRule(MonitorPort, append([]networkingv1.NetworkPolicyPeer{operator}, monitoring...)),
-			},
+			}, rules...),
 		},
 	}, nil
+}
+
+// metricsRule opens the metrics port, with spec.monitoring, to the peers
+// in spec.monitoring.from or, when none are listed, to the pods of the
+// cluster's own namespace: a Prometheus of the namespace's own team then
+// works as it is, and one elsewhere (a platform's) is admitted only when
+// named. The series tell less than the monitor port (no connections, no
+// account details), which stays closed to them.
+func metricsRule(c *v1alpha1.NatsCluster) ([]networkingv1.NetworkPolicyIngressRule, error) {
+	if !c.Spec.MonitoringEnabled() {
+		return nil, nil
+	}
+	from, err := policyPeers("spec.monitoring.from", c.Spec.Monitoring.From)
+	if err != nil {
+		return nil, err
+	}
+	if len(from) == 0 {
+		from = []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{}}}
+	}
+	return []networkingv1.NetworkPolicyIngressRule{ingressRule(MetricsPort, from)}, nil
 }
 
 // ingressRule admits from to one TCP port. Ports are numbers, the same as

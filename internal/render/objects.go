@@ -26,10 +26,11 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 		objs = append(objs, PeerAuthentication(c, stage))
 	}
 	objs = append(objs, Certificates(c, in.ClusterDomain)...)
-	return withNetworkPolicy(c, append(objs,
+	objs = append(objs,
 		HeadlessService(c),
 		ClientService(c),
 		StatefulSet(c, in),
 		PodDisruptionBudget(c),
-	))
+	)
+	return withNetworkPolicy(c, append(objs, monitoringObjects(c, in)...))
 }

@@ -49,6 +49,13 @@ type Inputs struct {
 	// native sidecar (Kubernetes 1.33 and later); nil: unknown, Istio
 	// decides.
 	NativeSidecars *bool
+	// ExporterImage is the image of the metrics container (the operator's
+	// own); DefaultExporterImage when empty.
+	ExporterImage string
+	// NoPrometheusOperator: the controller found the Prometheus
+	// Operator's CRDs missing, so no PodMonitor or PrometheusRule is
+	// rendered. The zero value (kubenats render) renders them.
+	NoPrometheusOperator bool
 }
 
 func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
@@ -70,7 +77,7 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 			AutomountServiceAccountToken:  ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To(terminationGracePeriod),
 			SecurityContext:               podSecurityContext(),
-			Containers:                    []corev1.Container{serverContainer(c)},
+			Containers:                    containers(c, in),
 			Volumes:                       volumes(c),
 			NodeSelector:                  spec.NodeSelector,
 			Tolerations:                   spec.Tolerations,
@@ -84,6 +91,16 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 		meshPod(&pt, in)
 	}
 	return pt
+}
+
+// containers are the server and, with spec.monitoring, its metrics
+// container.
+func containers(c *v1alpha1.NatsCluster, in Inputs) []corev1.Container {
+	out := []corev1.Container{serverContainer(c)}
+	if c.Spec.MonitoringEnabled() {
+		out = append(out, metricsContainer(c, in))
+	}
+	return out
 }
 
 // spread keeps servers on different nodes where it can, without refusing to
@@ -141,7 +158,7 @@ func volumes(c *v1alpha1.NatsCluster) []corev1.Volume {
 	return append([]corev1.Volume{
 		{Name: configVolume, VolumeSource: corev1.VolumeSource{Projected: configProjection(c)}},
 		{Name: pidVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(PidDirSizeLimit)}}},
-	}, tlsVols...)
+	}, append(tlsVols, metricsVolumes(c)...)...)
 }
 
 // configProjection puts nats.conf (the ConfigMap) and, in mode users,

@@ -57,7 +57,7 @@ func serviceType(t v1alpha1.ServiceType) corev1.ServiceType {
 // addresses are published before the pods are ready: the servers must find
 // each other to become ready at all.
 func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
-	return &corev1.Service{
+	svc := &corev1.Service{
 		TypeMeta:   typeMeta("v1", "Service"),
 		ObjectMeta: objectMeta(c, HeadlessServiceName(c)),
 		Spec: corev1.ServiceSpec{
@@ -72,6 +72,11 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 			},
 		},
 	}
+	if c.Spec.MonitoringEnabled() {
+		// On the headless Service too: Istio matches only declared ports.
+		svc.Spec.Ports = append(svc.Spec.Ports, port(MetricsPortName, MetricsPort, "http"))
+	}
+	return svc
 }
 
 // clientAppProtocol is tcp even with TLS: nats-server says INFO in the

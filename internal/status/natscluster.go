@@ -57,6 +57,9 @@ type ClusterObservation struct {
 	Stores map[string]natsmon.StoreUse
 	// Mesh is the MeshReady condition; nil when the cluster has none.
 	Mesh *Verdict
+	// Monitoring is the MonitoringReady condition; nil without
+	// spec.monitoring.
+	Monitoring *Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -94,6 +97,9 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	}
 	if o.Mesh != nil {
 		verdicts = append(verdicts, *o.Mesh)
+	}
+	if o.Monitoring != nil {
+		verdicts = append(verdicts, *o.Monitoring)
 	}
 	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, verdicts...)
 	st.Phase = phase(o.Blocker, ready)

@@ -90,6 +90,22 @@ func TestMetricsNeedAuthenticationAndAuthorization(t *testing.T) {
 			t.Errorf("the authorized caller got no metrics: %.200s", body)
 		}
 	}
+	// The operator's own gauges are among them, behind the same check: a
+	// cluster's conditions show once the operator has reconciled it.
+	// Careless variant watched failing: gauges never registered in
+	// controller-runtime's registry (a registry of their own, unserved).
+	c := oneServerCluster(t)
+	eventually(t, wait, func() error {
+		_, body, err := get(scraper)
+		if err != nil {
+			return err
+		}
+		want := fmt.Sprintf(`kubenats_natscluster_condition{namespace=%q,natscluster=%q,status="True",type="Ready"}`, c.Namespace, c.Name)
+		if !contains(body, want) && !contains(body, fmt.Sprintf(`kubenats_natscluster_servers{namespace=%q,natscluster=%q}`, c.Namespace, c.Name)) {
+			return fmt.Errorf("no gauges of %s/%s", c.Namespace, c.Name)
+		}
+		return nil
+	})
 	// A token the API server does not know is refused (controller-runtime
 	// answers 500: the review itself reports an error).
 	if code, _, err := get("not-a-token"); err != nil || code == http.StatusOK {

@@ -97,7 +97,7 @@ func renderCluster(t *testing.T, c *v1alpha1.NatsCluster, serverIP string) rende
 			out.server = pod(c.Name+" server", serverIP, c.Namespace, nsLabels, tmpl.Labels)
 			out.ports = map[string]int32{}
 			for _, ctr := range tmpl.Spec.Containers {
-				if ctr.Name == render.ServerContainerName {
+				if ctr.Name == render.ServerContainerName || ctr.Name == render.MetricsContainerName {
 					for _, p := range ctr.Ports {
 						out.ports[p.Name] = p.ContainerPort
 					}

@@ -1,0 +1,24 @@
+// Package envtestmonitoring_test runs the operator against a real
+// kube-apiserver and etcd that serve the Prometheus Operator's kinds
+// (testdata/monitoring-crds.yaml), as its ServiceAccount with the shipped
+// RBAC. The envtest suite proper runs without them, for the operator
+// without the Prometheus Operator.
+package envtestmonitoring_test
+
+import (
+	"os"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/test/inprocess"
+)
+
+var k8s client.Client
+
+func TestMain(m *testing.M) {
+	os.Exit(inprocess.RunEnvtest(m.Run, inprocess.EnvtestOptions{
+		CRDPaths: []string{"testdata/monitoring-crds.yaml"},
+		Ready:    func(e *inprocess.Envtest) { k8s = e.Client },
+	}))
+}

@@ -1,0 +1,175 @@
+package promql
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/kubenats/kubenats/internal/alerts"
+	"github.com/kubenats/kubenats/internal/exporter"
+	"github.com/kubenats/kubenats/internal/metrics"
+)
+
+// served is every series name the project serves, from the code that
+// serves them.
+func served() map[string]bool {
+	out := map[string]bool{}
+	for _, f := range exporter.Families() {
+		out[f.Name] = true
+	}
+	for _, n := range metrics.Families() {
+		out[n] = true
+	}
+	return out
+}
+
+// names are the series names expr selects; an error if it does not parse
+// or selects by something other than a name.
+func names(expr string) ([]string, error) {
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	var bad error
+	parser.Inspect(e, func(n parser.Node, _ []parser.Node) error {
+		vs, ok := n.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		name := vs.Name
+		for _, m := range vs.LabelMatchers {
+			if m.Name == labels.MetricName {
+				if m.Type != labels.MatchEqual {
+					bad = fmt.Errorf("%s: selects series by a pattern of names", vs)
+				}
+				name = m.Value
+			}
+		}
+		if name == "" {
+			bad = fmt.Errorf("%s selects no name", vs)
+		}
+		out = append(out, name)
+		return nil
+	})
+	return out, bad
+}
+
+// unserved is the names in expr that nothing serves.
+func unserved(expr string, have map[string]bool) ([]string, error) {
+	ns, err := names(expr)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range ns {
+		if !have[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// TestCheckerCatchesWhatNobodyServes: the check itself, on expressions a
+// careless rule would have. Each must be refused.
+func TestCheckerCatchesWhatNobodyServes(t *testing.T) {
+	have := served()
+	for _, expr := range []string{
+		`nats_stream_num_pending > 0`,                      // a name the exporter never had
+		`gnatsd_varz_connections`,                          // the exporter without -prefix=nats
+		`jetstream_consumer_num_pending`,                   // the default jsz prefix
+		`sum(rate(nats_varz_in_msgs[5m])) / nats_varz_foo`, // one bad name among good ones
+	} {
+		bad, err := unserved(expr, have)
+		if err != nil || len(bad) == 0 {
+			t.Errorf("%s passed the check (err %v)", expr, err)
+		}
+	}
+	if _, err := unserved(`nats_varz_connections{`, have); err == nil {
+		t.Error("a query that does not parse passed")
+	}
+}
+
+// TestAlertsUseServedSeries parses every alert, scoped to a cluster and
+// for every cluster. Careless variant watched failing: an alert on
+// nats_stream_num_pending (no such series) is refused with its name.
+func TestAlertsUseServedSeries(t *testing.T) {
+	have := served()
+	for _, scope := range [][2]string{{"", ""}, {"team-a", "orders"}} {
+		for _, g := range alerts.Groups(scope[0], scope[1]) {
+			for _, r := range g.Rules {
+				bad, err := unserved(r.Expr.String(), have)
+				if err != nil {
+					t.Errorf("%s: %v", r.Alert, err)
+				}
+				if len(bad) > 0 {
+					t.Errorf("%s uses series nothing serves: %v", r.Alert, bad)
+				}
+			}
+		}
+	}
+}
+
+// TestShippedRulesAreGenerated: config/prometheus/rules.yaml holds the
+// same expressions as internal/alerts (make generate writes it).
+func TestShippedRulesAreGenerated(t *testing.T) {
+	text, err := os.ReadFile("../../config/prometheus/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range alerts.Groups("", "")[0].Rules {
+		if !strings.Contains(string(text), "alert: "+r.Alert) {
+			t.Errorf("rules.yaml has no %s: run make generate", r.Alert)
+		}
+	}
+}
+
+// TestDashboardsUseServedSeries parses every query of every dashboard in
+// config/grafana as Grafana would send it.
+func TestDashboardsUseServedSeries(t *testing.T) {
+	have := served()
+	files, err := filepath.Glob("../../config/grafana/*.json")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("dashboards: %v %v", files, err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			UID    string `json:"uid"`
+			Panels []struct {
+				Title   string `json:"title"`
+				Targets []struct {
+					Expr string `json:"expr"`
+				} `json:"targets"`
+			} `json:"panels"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		if d.UID == "" || len(d.Panels) == 0 {
+			t.Fatalf("%s: no uid or no panels", file)
+		}
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				bad, err := unserved(tg.Expr, have)
+				if err != nil {
+					t.Errorf("%s %q: %v", filepath.Base(file), p.Title, err)
+				}
+				if len(bad) > 0 {
+					sort.Strings(bad)
+					t.Errorf("%s %q uses series nothing serves: %v", filepath.Base(file), p.Title, bad)
+				}
+			}
+		}
+	}
+}
