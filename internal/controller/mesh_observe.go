@@ -11,7 +11,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,40 +24,6 @@ import (
 
 // PeerAuthenticationGroupKind is Istio's policy kind.
 var PeerAuthenticationGroupKind = schema.GroupKind{Group: "security.istio.io", Kind: render.PeerAuthenticationKind}
-
-// istioCheckEvery is how often the operator asks again whether Istio's
-// CRDs are there: a missing API group costs a discovery request per ask.
-const istioCheckEvery = 30 * time.Second
-
-// IstioProbe tells whether the API server serves PeerAuthentication v1,
-// asking at most every istioCheckEvery.
-type IstioProbe struct {
-	Mapper meta.RESTMapper
-
-	mu        sync.Mutex
-	installed bool
-	checked   time.Time
-}
-
-// Installed reports whether Istio's CRDs are installed.
-func (p *IstioProbe) Installed() (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.checked.IsZero() && time.Since(p.checked) < istioCheckEvery {
-		return p.installed, nil
-	}
-	_, err := p.Mapper.RESTMapping(PeerAuthenticationGroupKind, "v1")
-	switch {
-	case meta.IsNoMatchError(err):
-		p.installed = false
-	case err != nil:
-		return false, err
-	default:
-		p.installed = true
-	}
-	p.checked = time.Now()
-	return p.installed, nil
-}
 
 // meshTrouble remembers since when each meshed cluster has been in
 // trouble under STRICT (plan.MeshStep.Unhealthy). It lives in memory: an

@@ -2,11 +2,8 @@ package controller
 
 import (
 	"fmt"
-	"sync"
-	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,44 +17,6 @@ import (
 
 // PodMonitorGroupKind is the Prometheus Operator's PodMonitor.
 var PodMonitorGroupKind = schema.GroupKind{Group: "monitoring.coreos.com", Kind: render.PodMonitorKind}
-
-// PrometheusOperatorProbe tells whether the API server serves PodMonitor
-// v1 (the Prometheus Operator's CRDs), asking the RESTMapper at most every
-// istioCheckEvery: CRDs installed later are noticed within that.
-type PrometheusOperatorProbe struct {
-	Mapper meta.RESTMapper
-
-	mu        sync.Mutex
-	installed bool
-	checked   time.Time
-}
-
-// Installed reports whether the Prometheus Operator's CRDs are installed.
-func (p *PrometheusOperatorProbe) Installed() (bool, error) {
-	if p == nil || p.Mapper == nil {
-		return false, nil
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.checked.IsZero() && time.Since(p.checked) < istioCheckEvery {
-		return p.installed, nil
-	}
-	_, err := p.Mapper.RESTMapping(PodMonitorGroupKind, "v1")
-	switch {
-	case meta.IsNoMatchError(err):
-		p.installed = false
-		// A mapper that cached "no match" keeps saying it until reset.
-		if r, ok := p.Mapper.(meta.ResettableRESTMapper); ok {
-			r.Reset()
-		}
-	case err != nil:
-		return false, err
-	default:
-		p.installed = true
-	}
-	p.checked = time.Now()
-	return p.installed, nil
-}
 
 // monitoringKinds are the optional kinds pruned while the Prometheus
 // Operator's CRDs are installed (a list of a kind the API server does not

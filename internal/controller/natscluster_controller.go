@@ -56,10 +56,10 @@ type NatsClusterReconciler struct {
 	// e2e suite sets the mesh model's client here.
 	Dialer nats.CustomDialer
 	// Istio tells whether Istio's CRDs are installed.
-	Istio *IstioProbe
+	Istio *CRDProbe
 	// PrometheusOperator tells whether the Prometheus Operator's CRDs are
 	// installed; nil: they are taken as missing.
-	PrometheusOperator *PrometheusOperatorProbe
+	PrometheusOperator *CRDProbe
 	// ExporterImage is the image of the servers' metrics containers: the
 	// operator's own (--exporter-image).
 	ExporterImage string

@@ -117,7 +117,7 @@ func (m *meshPass) retry() time.Duration {
 		}
 		return strictWatch
 	case v1alpha1.ReasonIstioNotInstalled:
-		return istioCheckEvery
+		return crdCheckEvery
 	}
 	return 0
 }

@@ -156,8 +156,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Recorder:           mgr.GetEventRecorder("kubenats"),
 		Versions:           controller.NewVersionProbe(2*time.Second, o.Dialer),
 		Dialer:             o.Dialer,
-		Istio:              &controller.IstioProbe{Mapper: mgr.GetRESTMapper()},
-		PrometheusOperator: &controller.PrometheusOperatorProbe{Mapper: mgr.GetRESTMapper()},
+		Istio:              controller.IstioProbe(mgr.GetRESTMapper()),
+		PrometheusOperator: controller.PrometheusOperatorProbe(mgr.GetRESTMapper()),
 		ExporterImage:      o.ExporterImage,
 		// Istio's injector makes the proxy a native sidecar from the
 		// Kubernetes version where they are stable.
