@@ -51,11 +51,18 @@ test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager and 
 	hack/build-istio.sh
 
 .PHONY: test
-test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; NetworkPolicy truth tables; then a short fuzz.
-	go test $(GO_TEST_FLAGS) ./...
-	cd test/netpol && go test $(GO_TEST_FLAGS) ./...
-	cd test/promql && go test $(GO_TEST_FLAGS) ./...
-	$(MAKE) fuzz
+# The main module's tests are long and mostly wait (the end-to-end suite
+# is about 16 minutes of clusters forming and rolling); the NetworkPolicy
+# truth tables, the PromQL check and the short fuzz run beside them, the
+# fuzz with one worker, instead of after them. Every part runs to its end
+# and the target fails if any did.
+test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; beside them the NetworkPolicy truth tables, the PromQL check and a short fuzz.
+	go test $(GO_TEST_FLAGS) ./... & main=$$!; status=0; \
+	(cd test/netpol && go test $(GO_TEST_FLAGS) ./...) || status=1; \
+	(cd test/promql && go test $(GO_TEST_FLAGS) ./...) || status=1; \
+	$(MAKE) fuzz FUZZ_WORKERS=1 || status=1; \
+	wait $$main || status=1; \
+	exit $$status
 
 # Fuzz targets, package:target. Each runs FUZZ_TIME past its checked-in seed
 # corpus (testdata/fuzz), which plain `go test` already runs. A new interesting
@@ -69,13 +76,15 @@ FUZZ_TARGETS := \
 	./internal/jetstream:FuzzTranslate \
 	./internal/jetstream:FuzzGuardAgainstNatsGo
 FUZZ_TIME ?= 8s
+# FUZZ_WORKERS: fuzzing processes per target; empty for one per CPU.
+FUZZ_WORKERS ?=
 
 .PHONY: fuzz
 fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check, the monitor reader, the JetStream translation and the NATS guard against a real nats.go, FUZZ_TIME each.
 	@for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$name ($$pkg, $(FUZZ_TIME))"; \
-		go test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZ_TIME) -fuzzminimizetime=1x $$pkg || exit 1; \
+		go test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZ_TIME) -fuzzminimizetime=1x $(if $(FUZZ_WORKERS),-parallel=$(FUZZ_WORKERS)) $$pkg || exit 1; \
 	done
 
 .PHONY: demo
