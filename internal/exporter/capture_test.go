@@ -39,10 +39,13 @@ const (
 // TestCaptureMonitorJSON starts three clustered servers (c-0, c-1, c-2),
 // gives them an R3 stream with a pull consumer that fetched 4 of 10
 // messages and acked 3, and an R1 mirror of it, and writes every server's
-// /varz, /jsz and /healthz into testdata/.
+// /varz, /jsz and /healthz: into testdata/ with -update, otherwise into a
+// scratch directory, where every answer is decoded as the exporter
+// decodes it, so that the capture the table tests rest on keeps working.
 func TestCaptureMonitorJSON(t *testing.T) {
+	dir := "testdata"
 	if !*update {
-		t.Skip("run with -update to capture")
+		dir = t.TempDir()
 	}
 	names := []string{"c-0", "c-1", "c-2"}
 	cports := []int{testnats.FreePort(t), testnats.FreePort(t), testnats.FreePort(t)}
@@ -112,11 +115,34 @@ func TestCaptureMonitorJSON(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: capturedMirror, Replicas: 1, Mirror: &jetstream.StreamSource{Name: capturedStream}}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second) // replicas catch up, the mirror copies
+	// The mirror has copied every message: the capture shows it settled.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mirror, err := js.Stream(ctx, capturedMirror)
+		if err == nil {
+			if info, err := mirror.Info(ctx); err == nil && info.State.Msgs == capturedPublished {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mirror did not copy %d messages within 30 s", capturedPublished)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	for i, srv := range servers {
 		base := "http://" + srv.MonitorAddr().String()
 		for file, path := range map[string]string{"varz": "/varz", "jsz": JSZPath, "healthz": "/healthz"} {
-			capture(t, base+path, filepath.Join("testdata", names[i]+"-"+file+".json"))
+			name := filepath.Join(dir, names[i]+"-"+file+".json")
+			capture(t, base+path, name)
+			f, err := os.Open(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v any
+			if err := Decode(f, MaxJSZBody, &v); err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+			f.Close()
 		}
 	}
 }

@@ -22,10 +22,11 @@ var writeGuardSeeds = flag.Bool("write-guard-seeds", false, "rewrite testdata/fu
 // sends a client that creates a stream and a consumer, asks for their
 // info, meets no responders and an API error (in verbose mode too, for
 // +OK), and the framings that broke or could break the guard.
+//
+// Without the flag it makes the same seeds and requires each to be in the
+// checked-in corpus by name, so that a seed added here and never written
+// fails.
 func TestWriteGuardFuzzSeeds(t *testing.T) {
-	if !*writeGuardSeeds {
-		t.Skip("-write-guard-seeds not given")
-	}
 	seeds := map[string]string{
 		"real-jetstream":         captureSession(t, false),
 		"real-jetstream-verbose": captureSession(t, true),
@@ -34,6 +35,14 @@ func TestWriteGuardFuzzSeeds(t *testing.T) {
 		seeds[name] = s
 	}
 	dir := filepath.Join("testdata", "fuzz", "FuzzGuardAgainstNatsGo")
+	if !*writeGuardSeeds {
+		for name := range seeds {
+			if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+				t.Errorf("seed %s is not in the corpus (run with -write-guard-seeds): %v", name, err)
+			}
+		}
+		return
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
