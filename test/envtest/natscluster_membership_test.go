@@ -72,12 +72,22 @@ func serverPod(t *testing.T, c *v1alpha1.NatsCluster, name, rev, ip string, owne
 	if owner != nil {
 		pod.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: owner.Name, UID: owner.UID, Controller: ptr.To(true)}}
 	}
+	// The pod is born without the managed-by label, outside the
+	// operator's cache, and joins it only once it is running and ready:
+	// a pod the operator saw between its creation and its status would
+	// be an outdated server that is not ready, which a rollout replaces
+	// at once (a test once lost its pod that way).
+	delete(pod.Labels, render.LabelManagedBy)
 	create(t, pod)
 	pod.Status = corev1.PodStatus{
 		Phase: corev1.PodRunning, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}},
 	}
 	if err := k8s.Status().Update(ctx(t), pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Labels[render.LabelManagedBy] = render.ManagedBy
+	if err := k8s.Update(ctx(t), pod); err != nil {
 		t.Fatal(err)
 	}
 	return pod
