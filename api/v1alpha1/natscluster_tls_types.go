@@ -68,7 +68,7 @@ type ClientTLSSpec struct {
 
 	// IssuerRef has cert-manager issue the certificate for the client
 	// Service's names (short, with namespace, .svc, cluster domain), the
-	// headless Service's wildcard and localhost.
+	// headless Service's wildcard (never localhost).
 	// +optional
 	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
 

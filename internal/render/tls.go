@@ -72,13 +72,15 @@ func RouteDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
 }
 
 // ClientDNSNames are the names clients use: the client Service in every
-// form, each server through the headless Service (the operator connects to
-// servers one by one), and localhost for a client in the pod.
+// form, and each server through the headless Service (the operator connects
+// to servers one by one). Not localhost: nothing in the pod dials the client
+// port, and a certificate for localhost from an issuer other namespaces
+// share (a ClusterIssuer) would let whoever holds it answer as any local
+// service that trusts that issuer.
 func ClientDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
 	svc, ns := ClientServiceName(c), c.Namespace
 	names := []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc." + clusterDomain}
-	names = append(names, wildcards(HeadlessServiceName(c), ns, clusterDomain)...)
-	return append(names, "localhost")
+	return append(names, wildcards(HeadlessServiceName(c), ns, clusterDomain)...)
 }
 
 func wildcards(headless, ns, clusterDomain string) []string {

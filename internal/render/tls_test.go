@@ -81,7 +81,7 @@ func TestCertificatesCarryTheNamesClientsAndRoutesUse(t *testing.T) {
 			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org"}},
 		{client, "demo-client-tls", map[string]any{"name": "client-ca", "kind": "Issuer", "group": "cert-manager.io"}, []string{
 			"demo", "demo.ns", "demo.ns.svc", "demo.ns.svc.example.org",
-			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org", "localhost"}},
+			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org"}},
 	} {
 		spec := tc.cert.Object["spec"].(map[string]any)
 		equal(t, tc.cert.GetName()+" secretName", spec["secretName"], any(tc.secret))
