@@ -56,6 +56,11 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if blocker := r.Images.refusal(c); blocker != nil {
 		return ctrl.Result{}, blocker, nil, nil
 	}
+	// Nor does a Certificate go to a ClusterIssuer the operator keeps
+	// from tenants.
+	if blocker := r.Issuers.refusal(c); blocker != nil {
+		return ctrl.Result{}, blocker, nil, nil
+	}
 	read := map[string]*corev1.Secret{}
 	cred, credHash, blocker, err := r.credentials(ctx, c, read)
 	if err != nil || blocker != nil {
