@@ -185,7 +185,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	apiServer := &publishedAPIServer{reader: mgr.GetAPIReader()}
 	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
 		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg),
-			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs}}
+			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs},
+		ServerPods: controller.ServerPodAddrs(mgr.GetClient())}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}
