@@ -10,12 +10,14 @@ import (
 	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/convert"
 	"github.com/kubenats/kubenats/internal/manifest"
+	"github.com/kubenats/kubenats/internal/metrics"
 )
 
 // nackManifests are what a NACK user applied for the stream and consumer
@@ -110,6 +112,8 @@ func TestMovingFromNACK(t *testing.T) {
 	if len(res.Lost) != 0 || len(res.Objects) != 2 {
 		t.Fatalf("converted %d objects, not carried %v; want 2 and nothing lost", len(res.Objects), res.Lost)
 	}
+	adopted := testutil.ToFloat64(metrics.Writes.WithLabelValues("Stream", "adopted"))
+	corrected := testutil.ToFloat64(metrics.Writes.WithLabelValues("Stream", "drift_corrected"))
 	for _, obj := range res.Objects {
 		create(t, obj)
 	}
@@ -122,7 +126,15 @@ func TestMovingFromNACK(t *testing.T) {
 	}
 
 	// Drift is put back, as for any kubenats resource.
-	if _, err := j.UpdateStream(c, js.StreamConfig{Name: "orders", Subjects: []string{"orders.*"}, Storage: js.FileStorage, MaxAge: 2 * time.Hour, Replicas: 1}); err != nil {
+	// (A change of one field: the operator's ownership mark in the
+	// metadata stays, so this is drift, not an unmarked object to adopt.)
+	live, err := j.Stream(c, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := live.CachedInfo().Config
+	changed.MaxAge = 2 * time.Hour
+	if _, err := j.UpdateStream(c, changed); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, wait, func() error {
@@ -132,6 +144,16 @@ func TestMovingFromNACK(t *testing.T) {
 		}
 		if got := info.CachedInfo().Config.MaxAge; got != time.Hour {
 			return fmt.Errorf("max age %v after drift, want 1h back", got)
+		}
+		return nil
+	})
+	// The operator's counters saw both: the adoption and the drift put back.
+	if got := testutil.ToFloat64(metrics.Writes.WithLabelValues("Stream", "adopted")); got < adopted+1 {
+		t.Errorf("kubenats_jetstream_server_writes_total{action=adopted} went from %v to %v", adopted, got)
+	}
+	eventually(t, wait, func() error {
+		if got := testutil.ToFloat64(metrics.Writes.WithLabelValues("Stream", "drift_corrected")); got < corrected+1 {
+			return fmt.Errorf("kubenats_jetstream_server_writes_total{action=drift_corrected} went from %v to %v", corrected, got)
 		}
 		return nil
 	})
