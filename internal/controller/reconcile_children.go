@@ -67,8 +67,14 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil, err
 	}
 	var renewIn time.Duration
-	if render.GeneratesRoutePKI(c) && render.HasRoutes(c) {
+	switch {
+	case !render.HasRoutes(c):
+	case render.GeneratesRoutePKI(c):
 		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c, read); err != nil || blocker != nil {
+			return ctrl.Result{}, blocker, nil, err
+		}
+	case render.IssuesRouteCA(c):
+		if cred.RoutePKI, renewIn, blocker, err = r.issuedRoutePKI(ctx, c); err != nil || blocker != nil {
 			return ctrl.Result{}, blocker, nil, err
 		}
 	}

@@ -91,7 +91,10 @@ func (w *podWorker) podStatus() corev1.PodStatus {
 		st.Phase = corev1.PodFailed
 	case anyNeverRan:
 		st.Phase = corev1.PodPending
-	case anyRunning:
+	case anyRunning, len(w.pod.Spec.Containers) > 0:
+		// Every container ran; those not running wait for their restart
+		// (restartPolicy Always): the kubelet says Running, also for a pod
+		// in a crash loop between two runs.
 		st.Phase = corev1.PodRunning
 	}
 	st.Conditions = []corev1.PodCondition{
