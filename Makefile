@@ -44,11 +44,12 @@ lint: ## go vet and gofmt.
 	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 .PHONY: test-bins
-test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager and Istio injector binaries for the tests (first time ~22 min).
+test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector and Prometheus binaries for the tests (first time ~25 min).
 	hack/build-k8s-bins.sh
 	hack/build-nats-servers.sh
 	hack/build-cert-manager.sh
 	hack/build-istio.sh
+	hack/build-prometheus.sh
 
 .PHONY: test
 # The main module's tests are long and mostly wait (the end-to-end suite
