@@ -104,6 +104,19 @@ bench: test-bins ## Run the benchmarks (BENCH_COUNT runs each), print the summar
 	KUBENATS_BENCH_TIMELINE=$(BENCH_OUT) go test -run='^$$' -bench=. -benchtime=1x -count=$(BENCH_COUNT) -timeout=120m ./test/bench/ | tee $(BENCH_OUT)/bench.txt
 	cd hack/benchplot && go run . -in "$$(ls -t $(BENCH_OUT)/jetstream-*.csv | head -1)" -out $(BENCH_OUT)/jetstream-ready.png
 
+# The dashboard pictures of docs/monitoring.md and the README: the e2e test
+# with a real Prometheus writes what the dashboards' queries answered over
+# its run, and hack/benchplot's dashboard command draws them.
+DASHBOARD_OUT := $(BIN)/dashboard
+
+.PHONY: dashboard-images
+dashboard-images: test-bins ## Run the e2e test with a real Prometheus and draw two dashboards from its answers into docs/images.
+	rm -rf $(DASHBOARD_OUT)
+	KUBENATS_DASHBOARD_OUT=$(DASHBOARD_OUT) go test -count=1 -timeout=20m -run '^TestMetricsWithARealPrometheus$$' ./test/e2e/
+	cd hack/benchplot && for d in servers streams; do \
+		go run ./dashboard -in $(DASHBOARD_OUT)/kubenats-$$d.json -out $(CURDIR)/docs/images/dashboard-$$d.png || exit 1; \
+	done
+
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 	mv $(BIN)/tmp/controller-gen $@

@@ -17,8 +17,10 @@ func TestScrapeBudget(t *testing.T) {
 		want   time.Duration
 	}{
 		{"10", 8 * time.Second},
-		{"2", 1600 * time.Millisecond},
-		{"2.5", 2 * time.Second},
+		{"5", 4 * time.Second},
+		{"3", 2 * time.Second},
+		{"2", time.Second},
+		{"1", 500 * time.Millisecond},
 		{"60", max},
 		{"", max},
 		{"0", max},
