@@ -135,6 +135,9 @@ func (w *podWorker) containerStatus(c *corev1.Container) corev1.ContainerStatus 
 	if c.Name == istioProxyContainer && w.proxy.has {
 		return w.proxyStatus(c)
 	}
+	if w.runsKubenats(c) {
+		return w.kubenatsStatus(c)
+	}
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: "loopback://" + c.Image}
 	if c.Name != natsContainerName {
 		switch {
