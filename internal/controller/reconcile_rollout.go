@@ -57,6 +57,12 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 	if c.Spec.JetStreamEnabled() && len(pods) > 1 {
 		views := r.jetStreamViews(ctx, c, pods)
 		obs.Unsettled, obs.MetaLeader = natsmon.Unsettled(views), natsmon.MetaLeader(views)
+		// Every server's own word that it is current. Not while one hangs:
+		// that holds the rollout first (plan.Rollout), and asking the hung
+		// server again would only wait out answerBound.
+		if len(hung) == 0 {
+			r.askOwnViews(ctx, c, pods, obs.Servers)
+		}
 	}
 	step := plan.Rollout(obs)
 	waiting := func(msg string) (*status.Blocker, time.Duration, error) {
@@ -87,6 +93,22 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 	}
 	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "RollingUpdate", "Replace", "%s", what)
 	return waiting(what)
+}
+
+// askOwnViews sets each server's Behind from its own view; without access
+// to the servers none can say it is current.
+func (r *NatsClusterReconciler) askOwnViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, servers []plan.Server) {
+	behind := map[string]string{}
+	if a, err := r.access(ctx, c); err == nil {
+		behind = r.ownViews(ctx, pods, a)
+	} else {
+		for i := range pods {
+			behind[pods[i].Name] = "its own view could not be asked"
+		}
+	}
+	for i := range servers {
+		servers[i].Behind = behind[servers[i].Name]
+	}
 }
 
 // jetStreamViews is every server's JetStream view, keyed by server (pod)
