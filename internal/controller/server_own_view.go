@@ -17,7 +17,7 @@ import (
 // follower applied. A server that is not ready or is going is left out:
 // the rollout waits for it, or replaces it, on its pod's word.
 func (r *NatsClusterReconciler) ownViews(ctx context.Context, pods []corev1.Pod, a serverAccess) map[string]string {
-	plain := natsmon.NewClient(answerBound, r.Versions.HTTP.Transport)
+	plain := natsmon.NewClient(r.answerBound(), r.Versions.HTTP.Transport)
 	var (
 		mu     sync.Mutex
 		behind = map[string]string{}

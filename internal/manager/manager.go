@@ -51,6 +51,15 @@ type Options struct {
 	// holder stops renewing it: how long a replacement waits after the
 	// leader dies. Zero keeps controller-runtime's 15 s.
 	LeaderElectionLeaseDuration time.Duration
+	// NatsClusterWorkers is how many NatsClusters are reconciled in
+	// parallel: a pass that waits on a hung cluster's servers holds one
+	// worker, not the others' (controller.DefaultNatsClusterWorkers when
+	// zero).
+	NatsClusterWorkers int
+	// ServerAnswerBound is how long a ready server has to answer the
+	// operator on its monitor port before it counts as hung
+	// (controller.DefaultAnswerBound when zero).
+	ServerAnswerBound time.Duration
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
@@ -164,6 +173,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		NativeSidecars:    nativeSidecars(cfg),
 		MeshRollbackAfter: o.MeshRollbackAfter,
 		Images:            images,
+		Workers:           o.NatsClusterWorkers,
+		AnswerBound:       o.ServerAnswerBound,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
