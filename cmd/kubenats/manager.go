@@ -25,6 +25,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.IntVar(&o.JetStreamWorkers, "jetstream-workers", 16, "JetStream resources of each kind reconciled in parallel")
 	fs.IntVar(&o.NatsClusterWorkers, "natscluster-workers", controller.DefaultNatsClusterWorkers, "NatsClusters reconciled in parallel: a hung cluster's pass holds one of them")
+	fs.DurationVar(&o.RouteCertificateRenewBefore, "route-certificate-renew-before", 0, "how long before its end the route certificate from the operator's own CA is renewed; 0: once two thirds of its 90 days have passed")
 	fs.DurationVar(&o.ServerAnswerBound, "server-answer-timeout", controller.DefaultAnswerBound, "how long a ready server has to answer on its monitor port before it counts as hung")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
 	fs.StringVar(&o.ExporterImage, "exporter-image", os.Getenv("KUBENATS_IMAGE"), "image of the servers' metrics containers: this operator's own (KUBENATS_IMAGE)")

@@ -76,6 +76,10 @@ type NatsClusterReconciler struct {
 	// Workers is how many NatsClusters are reconciled at once;
 	// DefaultNatsClusterWorkers when zero.
 	Workers int
+	// RouteCertRenewBefore is how long before its end the operator's own
+	// route certificate is renewed; zero: once two thirds of its life
+	// have passed (pki.Due).
+	RouteCertRenewBefore time.Duration
 	// AnswerBound is how long a ready server has to answer on its monitor
 	// port before it counts as hung; DefaultAnswerBound when zero.
 	AnswerBound time.Duration

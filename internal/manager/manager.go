@@ -30,6 +30,7 @@ import (
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/metrics"
+	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -60,6 +61,10 @@ type Options struct {
 	// operator on its monitor port before it counts as hung
 	// (controller.DefaultAnswerBound when zero).
 	ServerAnswerBound time.Duration
+	// RouteCertificateRenewBefore is how long before its end the route
+	// certificate the operator issues from its own CA is renewed; zero:
+	// once two thirds of its 90 days have passed.
+	RouteCertificateRenewBefore time.Duration
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
@@ -118,6 +123,9 @@ func Scheme() *runtime.Scheme {
 
 // New builds the manager with every controller registered.
 func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	if err := pki.CheckRenewBefore(o.RouteCertificateRenewBefore); err != nil {
+		return nil, err
+	}
 	scheme := Scheme()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -175,6 +183,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Images:            images,
 		Workers:           o.NatsClusterWorkers,
 		AnswerBound:       o.ServerAnswerBound,
+
+		RouteCertRenewBefore: o.RouteCertificateRenewBefore,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -1,9 +1,10 @@
-// Package envtesthung_test runs operators of its tests' own making against
+// Package envtestown_test runs operators of its tests' own making against
 // a real kube-apiserver and etcd: each test starts the operator it needs
-// (one worker or the shipped count, confined to its namespaces), which the
-// envtest suite's one shared operator cannot give. The suite's own
-// operator is confined to a namespace no test uses.
-package envtesthung_test
+// (one worker or the shipped count, a route certificate due seconds after
+// it is issued), confined to its namespaces, which the envtest suite's
+// one shared operator cannot give. The suite's own operator is confined to
+// a namespace no test uses.
+package envtestown_test
 
 import (
 	"os"
@@ -26,7 +27,7 @@ var (
 
 // idleNamespace is where the suite's own operator looks: nowhere a test
 // creates anything.
-const idleNamespace = "kubenats-envtesthung-idle"
+const idleNamespace = "kubenats-envtestown-idle"
 
 func TestMain(m *testing.M) {
 	os.Exit(inprocess.RunEnvtest(m.Run, inprocess.EnvtestOptions{

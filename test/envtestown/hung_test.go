@@ -1,4 +1,4 @@
-package envtesthung_test
+package envtestown_test
 
 import (
 	"context"
@@ -48,7 +48,7 @@ const heldBack = 3 * time.Second
 func TestAHungClusterHoldsNoOtherBack(t *testing.T) {
 	t.Run("shipped workers", func(t *testing.T) {
 		hung, other := namespace(t, "hung"), namespace(t, "other")
-		startOperator(t, 0, hung, other)
+		startOperator(t, manager.Options{}, hung, other)
 		mon := hungCluster(t, hung)
 		mon.awaitHeld(t)
 		c := oneServerCluster(t, other)
@@ -68,7 +68,7 @@ func TestAHungClusterHoldsNoOtherBack(t *testing.T) {
 	})
 	t.Run("one worker is held back", func(t *testing.T) {
 		hung, other := namespace(t, "hung"), namespace(t, "other")
-		startOperator(t, 1, hung, other)
+		startOperator(t, manager.Options{NatsClusterWorkers: 1}, hung, other)
 		mon := hungCluster(t, hung)
 		mon.awaitHeld(t)
 		c := oneServerCluster(t, other)
@@ -91,16 +91,17 @@ func TestAHungClusterHoldsNoOtherBack(t *testing.T) {
 	})
 }
 
-// startOperator runs an operator confined to namespaces, with workers
-// NatsCluster workers (the shipped count for 0), until the test ends.
-func startOperator(t *testing.T, workers int, namespaces ...string) {
+// startOperator runs an operator with o, confined to namespaces, until
+// the test ends. Its answer bound is longer than any wait here unless o
+// says otherwise, so that only a test ends a held request.
+func startOperator(t *testing.T, o manager.Options, namespaces ...string) {
 	t.Helper()
+	o.WatchNamespaces = namespaces
+	if o.ServerAnswerBound == 0 {
+		o.ServerAnswerBound = 10 * time.Minute
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	stop, err := inprocess.OperatorWith(ctx, operatorCfg, manager.Options{
-		WatchNamespaces:    namespaces,
-		NatsClusterWorkers: workers,
-		ServerAnswerBound:  10 * time.Minute,
-	})
+	stop, err := inprocess.OperatorWith(ctx, operatorCfg, o)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
