@@ -32,11 +32,11 @@ import (
 // acknowledged message stored. The same scene through a cert-manager
 // issuer runs in TestTLSEverywhereThroughCertManager, on its cluster.
 //
-// Careless operators it catches: one that restarts the servers to take a
-// new certificate (new UIDs or starts), one that writes the Secret and
-// never reloads (6222 keeps the old serial), one that makes a new CA (the
-// new certificate does not verify against the CA the servers trusted, and
-// the routes drop).
+// Careless operators it catches: one that writes the Secret and never
+// reloads (run as a temporary change of sendReloads: 6222 kept the old
+// serial for the 2 minutes allowed), one that restarts the servers to take
+// a new certificate (new UIDs or starts), one that makes a new CA (the new
+// certificate does not verify against the CA the test read first).
 func TestRouteCertificateRenewsUnderPublishing(t *testing.T) {
 	f := formCluster(t)
 	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.CASecretName(f.cluster)}}
