@@ -8,14 +8,15 @@ import "time"
 // dial has its own, shorter deadline (the NATS guard's 5s), and the
 // NatsCluster pass's monitor requests theirs (2s).
 const (
-	// natsClusterWorkers is how many NatsClusters are reconciled at once
-	// (one cluster never twice at once): a pass that waits on servers that
+	// DefaultNatsClusterWorkers is how many NatsClusters are reconciled at
+	// once (one cluster never twice at once), unless
+	// NatsClusterReconciler.Workers says otherwise: a pass that waits on servers that
 	// do not answer (a tenant's hung or cut-off cluster, each request
-	// bounded by answerBound) holds no other tenant's cluster back, unless
+	// bounded by the answer bound) holds no other tenant's cluster back, unless
 	// that many are hung at once. A pass mostly waits; the API server's
 	// client-side rate limit is shared whatever the count. The passes share
 	// only memories kept under their own locks.
-	natsClusterWorkers = 16
+	DefaultNatsClusterWorkers = 16
 	// natsClusterReconcileTimeout leaves room for a pass that reads every
 	// server's /jsz and steps a rollout.
 	natsClusterReconcileTimeout = 2 * time.Minute

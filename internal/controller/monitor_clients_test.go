@@ -36,7 +36,7 @@ func TestMonitorClientsFollowNoRedirect(t *testing.T) {
 	host, port, _ := net.SplitHostPort(first.Listener.Addr().String())
 	// The pod's monitor port is the first server: the dialer maps it there.
 	dial := podPortDialer{port: port}
-	probe := NewVersionProbe(answerBound, dial)
+	probe := NewVersionProbe(DefaultAnswerBound, dial)
 	pod := &corev1.Pod{}
 	pod.Name, pod.Status.PodIP = "nats-0", host
 	a := serverAccess{cluster: &v1alpha1.NatsCluster{}}
@@ -45,9 +45,9 @@ func TestMonitorClientsFollowNoRedirect(t *testing.T) {
 	if v, err := natsmon.FetchVersion(context.Background(), hc, url); err == nil || v != "" {
 		t.Errorf("version probe: %q, %v", v, err)
 	}
-	hang := natsmon.NewClient(answerBound, probe.HTTP.Transport)
+	hang := natsmon.NewClient(DefaultAnswerBound, probe.HTTP.Transport)
 	url, hc = a.monitorURL(hang, pod, "/healthz")
-	if silent(context.Background(), hc, url) {
+	if silent(context.Background(), hc, url, DefaultAnswerBound) {
 		t.Error("the redirect counted as a hang")
 	}
 	if n := hits.Load(); n != 0 {

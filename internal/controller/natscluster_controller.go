@@ -76,6 +76,16 @@ type NatsClusterReconciler struct {
 	// going back to PERMISSIVE (rollback: Automatic) or reporting it
 	// (Report); DefaultMeshRollbackAfter when zero.
 	MeshRollbackAfter time.Duration
+	// Workers is how many NatsClusters are reconciled at once;
+	// DefaultNatsClusterWorkers when zero.
+	Workers int
+	// RouteCertRenewBefore is how long before its end the operator's own
+	// route certificate is renewed; zero: once two thirds of its life
+	// have passed (pki.Due).
+	RouteCertRenewBefore time.Duration
+	// AnswerBound is how long a ready server has to answer on its monitor
+	// port before it counts as hung; DefaultAnswerBound when zero.
+	AnswerBound time.Duration
 
 	meshTrouble meshTrouble
 
@@ -236,6 +246,13 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A user Secret that changes (rotated, opted in, removed) reaches
 		// the servers at once, not at the next retry.
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.NatsClusterList{} })).
-		WithOptions(controller.Options{MaxConcurrentReconciles: natsClusterWorkers, ReconciliationTimeout: natsClusterReconcileTimeout}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers(), ReconciliationTimeout: natsClusterReconcileTimeout}).
 		Complete(r)
+}
+
+func (r *NatsClusterReconciler) workers() int {
+	if r.Workers > 0 {
+		return r.Workers
+	}
+	return DefaultNatsClusterWorkers
 }

@@ -21,11 +21,7 @@ import (
 func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) (pods []corev1.Pod, hung []string, _ error) {
 	// Objects of these names that c does not control (a conflict the
 	// applier reports) tell nothing about c.
-	var sts appsv1.StatefulSet
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
-	case err == nil && metav1.IsControlledBy(&sts, c):
-		obs.StatefulSet = &sts
-	case err != nil && !apierrors.IsNotFound(err):
+	if err := r.observeStatefulSet(ctx, c, obs); err != nil {
 		return nil, nil, err
 	}
 	var svc corev1.Service
@@ -43,11 +39,36 @@ func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsClu
 	// version is then the configured one.
 	if a, err := r.access(ctx, c); err == nil {
 		hung = r.hungServers(ctx, pods, a)
-		obs.Hung = hungMessage(hung)
+		obs.Hung = hungMessage(hung, r.answerBound())
 		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)
 		if c.Spec.JetStreamEnabled() {
 			obs.Stores = r.observeStores(ctx, pods, a)
 		}
 	}
+	// A pass that met a hang waited seconds on it: the StatefulSet it
+	// applied at its start has been seen by the StatefulSet controller
+	// meanwhile. Read again, a new revision is a rolling update the
+	// rollout names as waiting for the hung server, this pass rather than
+	// the next (which waits as long again).
+	if len(hung) > 0 {
+		if err := r.observeStatefulSet(ctx, c, obs); err != nil {
+			return nil, nil, err
+		}
+	}
 	return pods, hung, nil
+}
+
+// observeStatefulSet reads c's StatefulSet into obs, nil when there is
+// none c controls.
+func (r *NatsClusterReconciler) observeStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) error {
+	var sts appsv1.StatefulSet
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	case err == nil && metav1.IsControlledBy(&sts, c):
+		obs.StatefulSet = &sts
+	case err != nil && !apierrors.IsNotFound(err):
+		return err
+	default:
+		obs.StatefulSet = nil
+	}
+	return nil
 }

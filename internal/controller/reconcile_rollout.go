@@ -46,7 +46,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 			Trouble:     podTrouble(p, now),
 		}
 		if slices.Contains(hung, p.Name) {
-			s.Hung = hungReason()
+			s.Hung = hungReason(r.answerBound())
 		}
 		anyOutdated = anyOutdated || s.Outdated
 		obs.Servers = append(obs.Servers, s)
@@ -54,9 +54,14 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 	if !anyOutdated {
 		return nil, 0, nil
 	}
-	if c.Spec.JetStreamEnabled() && len(pods) > 1 {
+	// Not while a server hangs: that holds the rollout first
+	// (plan.Rollout), and asking the hung server again would only wait
+	// out the ping and the answer bound, delaying the status that says so.
+	if c.Spec.JetStreamEnabled() && len(pods) > 1 && len(hung) == 0 {
 		views := r.jetStreamViews(ctx, c, pods)
 		obs.Unsettled, obs.MetaLeader = natsmon.Unsettled(views), natsmon.MetaLeader(views)
+		// Every server's own word that it is current.
+		r.askOwnViews(ctx, c, pods, obs.Servers)
 	}
 	step := plan.Rollout(obs)
 	waiting := func(msg string) (*status.Blocker, time.Duration, error) {
@@ -87,6 +92,22 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 	}
 	r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "RollingUpdate", "Replace", "%s", what)
 	return waiting(what)
+}
+
+// askOwnViews sets each server's Behind from its own view; without access
+// to the servers none can say it is current.
+func (r *NatsClusterReconciler) askOwnViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, servers []plan.Server) {
+	behind := map[string]string{}
+	if a, err := r.access(ctx, c); err == nil {
+		behind = r.ownViews(ctx, pods, a)
+	} else {
+		for i := range pods {
+			behind[pods[i].Name] = "its own view could not be asked"
+		}
+	}
+	for i := range servers {
+		servers[i].Behind = behind[servers[i].Name]
+	}
 }
 
 // jetStreamViews is every server's JetStream view, keyed by server (pod)

@@ -49,7 +49,7 @@ func (r *NatsClusterReconciler) issuedRoutePKI(ctx context.Context, c *v1alpha1.
 	}
 	now := time.Now()
 	names := render.RouteDNSNames(c, r.clusterDomain())
-	decision, ok := pki.DueFromIssuedCA(cert, ca, names, now)
+	decision, ok := pki.DueFromIssuedCA(cert, ca, names, now, r.RouteCertRenewBefore)
 	if !ok {
 		return nil, 0, &status.Blocker{Reason: v1alpha1.ReasonCertificateInvalid,
 			Message: "the route CA in Secret " + caSecret.Name + " is not a readable CA certificate with its key: the issuer must be able to issue CA certificates (isCA), as a CA or Vault issuer does"}, nil
@@ -62,7 +62,7 @@ func (r *NatsClusterReconciler) issuedRoutePKI(ctx context.Context, c *v1alpha1.
 			"issued the route certificate with the cluster's route CA from cert-manager: %s", decision.Why)
 	}
 	out := &render.RoutePKI{CACert: ca.Cert, Cert: cert.Cert, Key: cert.Key}
-	at, ok := pki.RenewAt(cert.Cert)
+	at, ok := pki.RenewAt(cert.Cert, r.RouteCertRenewBefore)
 	if !ok {
 		return out, 0, nil, nil
 	}

@@ -51,7 +51,7 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 	}
 	now := time.Now()
 	names := render.RouteDNSNames(c, r.clusterDomain())
-	decision := pki.Due(cert, ca, names, now)
+	decision := pki.Due(cert, ca, names, now, r.RouteCertRenewBefore)
 	switch decision.Action {
 	case pki.ReplaceCA:
 		if ca, err = pki.NewCA(c.Namespace+"/"+c.Name+" route CA", now, pki.CAValidity); err != nil {
@@ -66,7 +66,7 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 			"issued the route certificate: %s", decision.Why)
 	}
 	out := &render.RoutePKI{CACert: ca.Cert, CAKey: ca.Key, Cert: cert.Cert, Key: cert.Key}
-	at, ok := pki.RenewAt(cert.Cert)
+	at, ok := pki.RenewAt(cert.Cert, r.RouteCertRenewBefore)
 	if !ok {
 		return out, 0, nil, nil
 	}

@@ -24,11 +24,20 @@ import (
 // server answers again no server is replaced or removed, and the status
 // names it.
 
-// answerBound is how long a ready server has to answer a request on its
-// monitor port: far above what an idle server takes (milliseconds), even
-// on a loaded machine, and short enough that a pass that meets a hang
-// still reports it within seconds.
-const answerBound = 3 * time.Second
+// DefaultAnswerBound is how long a ready server has to answer a request
+// on its monitor port, unless NatsClusterReconciler.AnswerBound says
+// otherwise: far above what an idle server takes (milliseconds), even on
+// a loaded machine, and short enough that a pass that meets a hang still
+// reports it within seconds.
+const DefaultAnswerBound = 3 * time.Second
+
+// answerBound is the reconciler's bound on a server's answer.
+func (r *NatsClusterReconciler) answerBound() time.Duration {
+	if r.AnswerBound > 0 {
+		return r.AnswerBound
+	}
+	return DefaultAnswerBound
+}
 
 // idleRecheck is how often a cluster that is otherwise idle is looked at
 // again, so that a hang or a full store is reported without waiting for an
@@ -37,11 +46,12 @@ const idleRecheck = 30 * time.Second
 
 // hungServers asks every ready, running server's /healthz at once and
 // returns, sorted, the servers whose request got no answer within
-// answerBound. An answer of any kind counts, an error status too; so does
+// r.answerBound(). An answer of any kind counts, an error status too; so does
 // a refused connection (nothing listens: the server is down, which its
 // pod's status will show), since only a silent server is a hang.
 func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.Pod, a serverAccess) []string {
-	plain := natsmon.NewClient(answerBound, r.Versions.HTTP.Transport)
+	bound := r.answerBound()
+	plain := natsmon.NewClient(bound, r.Versions.HTTP.Transport)
 	var (
 		mu   sync.Mutex
 		hung []string
@@ -56,7 +66,7 @@ func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.P
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if silent(ctx, hc, url) {
+			if silent(ctx, hc, url, bound) {
 				mu.Lock()
 				hung = append(hung, pod.Name)
 				mu.Unlock()
@@ -70,8 +80,8 @@ func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.P
 
 // silent says whether a GET of url timed out. A pass whose own context
 // ended meanwhile learnt nothing about the server.
-func silent(ctx context.Context, hc *http.Client, url string) bool {
-	ctx, cancel := context.WithTimeout(ctx, answerBound)
+func silent(ctx context.Context, hc *http.Client, url string, bound time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	req, err := natsmon.NewRequest(ctx, url)
 	if err != nil {
@@ -87,17 +97,17 @@ func silent(ctx context.Context, hc *http.Client, url string) bool {
 }
 
 // hungReason is what a rollout and the status say of a hung server.
-func hungReason() string {
-	return fmt.Sprintf("does not answer its monitor port within %s (stopped, or cut off from the operator)", answerBound)
+func hungReason(bound time.Duration) string {
+	return fmt.Sprintf("does not answer its monitor port within %s (stopped, or cut off from the operator)", bound)
 }
 
 // hungMessage names the hung servers for the status.
-func hungMessage(hung []string) string {
+func hungMessage(hung []string, bound time.Duration) string {
 	switch len(hung) {
 	case 0:
 		return ""
 	case 1:
-		return fmt.Sprintf("server %s %s", hung[0], hungReason())
+		return fmt.Sprintf("server %s %s", hung[0], hungReason(bound))
 	}
-	return fmt.Sprintf("servers %s do not answer their monitor port within %s (stopped, or cut off from the operator)", strings.Join(hung, ", "), answerBound)
+	return fmt.Sprintf("servers %s do not answer their monitor port within %s (stopped, or cut off from the operator)", strings.Join(hung, ", "), bound)
 }

@@ -37,13 +37,13 @@ func TestSilentOnlyForNoAnswer(t *testing.T) {
 		refusedURL:                 false,
 		"http://" + mute.Addr().String() + "/healthz": true,
 	} {
-		if got := silent(ctx, hc, url); got != want {
+		if got := silent(ctx, hc, url, DefaultAnswerBound); got != want {
 			t.Errorf("silent(%s) = %v, want %v", url, got, want)
 		}
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if silent(cancelled, hc, "http://"+mute.Addr().String()+"/healthz") {
+	if silent(cancelled, hc, "http://"+mute.Addr().String()+"/healthz", DefaultAnswerBound) {
 		t.Error("a pass whose context ended called the server silent")
 	}
 }
@@ -58,7 +58,7 @@ func TestHungMessage(t *testing.T) {
 		if in != "" {
 			names = strings.Split(in, ",")
 		}
-		if got := hungMessage(names); got != want {
+		if got := hungMessage(names, DefaultAnswerBound); got != want {
 			t.Errorf("hungMessage(%q) = %q, want %q", in, got, want)
 		}
 	}

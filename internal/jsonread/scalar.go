@@ -242,3 +242,19 @@ func (d *Reader) Float() (float64, error) {
 	}
 	return f, nil
 }
+
+// Cut reads a string (or null, as "") and keeps its first max bytes: a
+// server's wording is shown cut, not refused for its length.
+func (d *Reader) Cut(max int) (string, error) {
+	if isNull, err := d.Null(); isNull || err != nil {
+		return "", err
+	}
+	var b []byte
+	err := d.str(func(c byte) error {
+		if len(b) < max {
+			b = append(b, c)
+		}
+		return nil
+	})
+	return string(b), err
+}

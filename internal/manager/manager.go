@@ -30,6 +30,7 @@ import (
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/metrics"
+	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -51,6 +52,19 @@ type Options struct {
 	// holder stops renewing it: how long a replacement waits after the
 	// leader dies. Zero keeps controller-runtime's 15 s.
 	LeaderElectionLeaseDuration time.Duration
+	// NatsClusterWorkers is how many NatsClusters are reconciled in
+	// parallel: a pass that waits on a hung cluster's servers holds one
+	// worker, not the others' (controller.DefaultNatsClusterWorkers when
+	// zero).
+	NatsClusterWorkers int
+	// ServerAnswerBound is how long a ready server has to answer the
+	// operator on its monitor port before it counts as hung
+	// (controller.DefaultAnswerBound when zero).
+	ServerAnswerBound time.Duration
+	// RouteCertificateRenewBefore is how long before its end the route
+	// certificate the operator issues from its own CA is renewed; zero:
+	// once two thirds of its 90 days have passed.
+	RouteCertificateRenewBefore time.Duration
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
@@ -114,6 +128,9 @@ func Scheme() *runtime.Scheme {
 
 // New builds the manager with every controller registered.
 func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
+	if err := pki.CheckRenewBefore(o.RouteCertificateRenewBefore); err != nil {
+		return nil, err
+	}
 	scheme := Scheme()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
@@ -176,6 +193,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		MeshRollbackAfter: o.MeshRollbackAfter,
 		Images:            images,
 		Issuers:           issuers,
+		Workers:           o.NatsClusterWorkers,
+		AnswerBound:       o.ServerAnswerBound,
+
+		RouteCertRenewBefore: o.RouteCertificateRenewBefore,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package pki
 
 import (
 	"crypto/x509"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -26,11 +27,12 @@ type Decision struct {
 
 // Due decides what the route PKI needs, from the CA and certificate found
 // (PEM, empty when absent), the names the certificate must carry, and now.
-// A certificate is renewed when two thirds of its life have passed, when
-// its names differ, when it no longer chains to the CA, or when it cannot
-// be read; the CA is replaced only when it is missing, unreadable or
-// expires before a fresh certificate would.
-func Due(found KeyPair, foundCA KeyPair, names []string, now time.Time) Decision {
+// A certificate is renewed when less than renewBefore of its life is left
+// (two thirds of its life have passed when renewBefore is zero), when its
+// names differ, when it no longer chains to the CA, or when it cannot be
+// read; the CA is replaced only when it is missing, unreadable or expires
+// before a fresh certificate would.
+func Due(found KeyPair, foundCA KeyPair, names []string, now time.Time, renewBefore time.Duration) Decision {
 	ca, err := ParseCert(foundCA.Cert)
 	switch {
 	case foundCA.Cert == "" || foundCA.Key == "":
@@ -40,22 +42,22 @@ func Due(found KeyPair, foundCA KeyPair, names []string, now time.Time) Decision
 	case ca.NotAfter.Before(now.Add(CertValidity)):
 		return Decision{ReplaceCA, "the route CA expires within a certificate's lifetime"}
 	}
-	return dueLeaf(found, ca, names, now)
+	return dueLeaf(found, ca, names, now, renewBefore)
 }
 
 // DueFromIssuedCA decides the same of a certificate the operator signs
 // with a CA cert-manager issued and renews (keeping its key): the CA is
 // never replaced here, only the certificate renewed. foundCA must hold a
 // readable CA; ok is false when it does not.
-func DueFromIssuedCA(found KeyPair, foundCA KeyPair, names []string, now time.Time) (_ Decision, ok bool) {
+func DueFromIssuedCA(found KeyPair, foundCA KeyPair, names []string, now time.Time, renewBefore time.Duration) (_ Decision, ok bool) {
 	ca, err := ParseCert(foundCA.Cert)
 	if foundCA.Key == "" || err != nil || !ca.IsCA {
 		return Decision{}, false
 	}
-	return dueLeaf(found, ca, names, now), true
+	return dueLeaf(found, ca, names, now, renewBefore), true
 }
 
-func dueLeaf(found KeyPair, ca *x509.Certificate, names []string, now time.Time) Decision {
+func dueLeaf(found KeyPair, ca *x509.Certificate, names []string, now time.Time, renewBefore time.Duration) Decision {
 	cert, err := ParseCert(found.Cert)
 	switch {
 	case found.Cert == "" || found.Key == "":
@@ -66,25 +68,39 @@ func dueLeaf(found KeyPair, ca *x509.Certificate, names []string, now time.Time)
 		return Decision{Renew, "the route certificate is not signed by the route CA"}
 	case !sameNames(cert.DNSNames, names):
 		return Decision{Renew, "the route certificate's names changed"}
-	case !now.Before(renewAt(cert)):
+	case !now.Before(renewAt(cert, renewBefore)):
 		return Decision{Renew, "the route certificate is due for renewal"}
 	}
 	return Decision{Keep, ""}
 }
 
-// renewAt is two thirds into the certificate's life.
-func renewAt(cert *x509.Certificate) time.Time {
+// renewAt is renewBefore ahead of the certificate's end, or two thirds
+// into its life when renewBefore is zero.
+func renewAt(cert *x509.Certificate, renewBefore time.Duration) time.Time {
+	if renewBefore > 0 {
+		return cert.NotAfter.Add(-renewBefore)
+	}
 	life := cert.NotAfter.Sub(cert.NotBefore)
 	return cert.NotBefore.Add(life * 2 / 3)
 }
 
 // RenewAt is when Due will ask for a new certificate, for the requeue.
-func RenewAt(certPEM string) (time.Time, bool) {
+func RenewAt(certPEM string, renewBefore time.Duration) (time.Time, bool) {
 	cert, err := ParseCert(certPEM)
 	if err != nil {
 		return time.Time{}, false
 	}
-	return renewAt(cert), true
+	return renewAt(cert, renewBefore), true
+}
+
+// CheckRenewBefore refuses a renewBefore that would renew a fresh
+// certificate at once, pass after pass: it must be shorter than a
+// certificate's life.
+func CheckRenewBefore(renewBefore time.Duration) error {
+	if renewBefore < 0 || renewBefore >= CertValidity {
+		return fmt.Errorf("the route certificate's renew-before %s must be at least 0 and below its lifetime, %s", renewBefore, CertValidity)
+	}
+	return nil
 }
 
 func sameNames(a, b []string) bool {

@@ -20,23 +20,30 @@ func TestDue(t *testing.T) {
 		at     time.Time
 		want   Action
 		reason string
+		// renewBefore is the operator's option; zero for the default.
+		renewBefore time.Duration
 	}{
-		{"nothing yet: a CA first", KeyPair{}, KeyPair{}, now, ReplaceCA, "no route CA"},
-		{"a CA without its key is no CA", fresh, KeyPair{Cert: ca.Cert}, now, ReplaceCA, "no route CA"},
-		{"garbage CA", fresh, KeyPair{Cert: "junk", Key: "junk"}, now, ReplaceCA, "cannot be read"},
-		{"a leaf is no CA", fresh, fresh, now, ReplaceCA, "cannot be read"},
-		{"CA about to expire", fresh, mustCA(t, now, CertValidity/2), now, ReplaceCA, "expires"},
-		{"CA but no certificate", KeyPair{}, ca, now, Renew, "no route certificate"},
-		{"fresh certificate is kept", fresh, ca, now, Keep, ""},
-		{"kept until two thirds of its life", fresh, ca, now.Add(CertValidity * 2 / 3).Add(-2 * time.Minute), Keep, ""},
-		{"renewed after two thirds of its life", fresh, ca, now.Add(CertValidity * 2 / 3), Renew, "due for renewal"},
-		{"signed by another CA", mustIssue(t, otherCA, names, now, CertValidity), ca, now, Renew, "not signed"},
-		{"names changed", mustIssue(t, ca, names[:1], now, CertValidity), ca, now, Renew, "names changed"},
-		{"names in another order are the same", mustIssue(t, ca, []string{names[1], names[0]}, now, CertValidity), ca, now, Keep, ""},
-		{"unreadable certificate", KeyPair{Cert: "junk", Key: "junk"}, ca, now, Renew, "cannot be read"},
+		{"nothing yet: a CA first", KeyPair{}, KeyPair{}, now, ReplaceCA, "no route CA", 0},
+		{"a CA without its key is no CA", fresh, KeyPair{Cert: ca.Cert}, now, ReplaceCA, "no route CA", 0},
+		{"garbage CA", fresh, KeyPair{Cert: "junk", Key: "junk"}, now, ReplaceCA, "cannot be read", 0},
+		{"a leaf is no CA", fresh, fresh, now, ReplaceCA, "cannot be read", 0},
+		{"CA about to expire", fresh, mustCA(t, now, CertValidity/2), now, ReplaceCA, "expires", 0},
+		{"CA but no certificate", KeyPair{}, ca, now, Renew, "no route certificate", 0},
+		{"fresh certificate is kept", fresh, ca, now, Keep, "", 0},
+		{"kept until two thirds of its life", fresh, ca, now.Add(CertValidity * 2 / 3).Add(-2 * time.Minute), Keep, "", 0},
+		{"renewed after two thirds of its life", fresh, ca, now.Add(CertValidity * 2 / 3), Renew, "due for renewal", 0},
+		{"signed by another CA", mustIssue(t, otherCA, names, now, CertValidity), ca, now, Renew, "not signed", 0},
+		{"names changed", mustIssue(t, ca, names[:1], now, CertValidity), ca, now, Renew, "names changed", 0},
+		{"names in another order are the same", mustIssue(t, ca, []string{names[1], names[0]}, now, CertValidity), ca, now, Keep, "", 0},
+		{"unreadable certificate", KeyPair{Cert: "junk", Key: "junk"}, ca, now, Renew, "cannot be read", 0},
+		// A renew-before of all but 5 s: due 5 s after issuance, not before.
+		{"with renew-before, kept until then", fresh, ca, now.Add(4 * time.Second), Keep, "", CertValidity - 5*time.Second},
+		{"with renew-before, renewed then", fresh, ca, now.Add(5 * time.Second), Renew, "due for renewal", CertValidity - 5*time.Second},
+		{"with a short renew-before, kept past two thirds", fresh, ca, now.Add(CertValidity * 2 / 3), Keep, "", time.Hour},
+		{"with a short renew-before, renewed within it", fresh, ca, now.Add(CertValidity - time.Hour), Renew, "due for renewal", time.Hour},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Due(tc.cert, tc.ca, names, tc.at)
+			got := Due(tc.cert, tc.ca, names, tc.at, tc.renewBefore)
 			if got.Action != tc.want {
 				t.Fatalf("Due = %+v, want action %d", got, tc.want)
 			}
@@ -90,3 +97,11 @@ func mustIssue(t *testing.T, ca KeyPair, names []string, now time.Time, validity
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+func TestCheckRenewBefore(t *testing.T) {
+	for d, ok := range map[time.Duration]bool{0: true, time.Hour: true, CertValidity - time.Second: true, CertValidity: false, -time.Second: false} {
+		if err := CheckRenewBefore(d); (err == nil) != ok {
+			t.Errorf("CheckRenewBefore(%s) = %v, want ok %v", d, err, ok)
+		}
+	}
+}

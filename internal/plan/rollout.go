@@ -24,6 +24,15 @@ type Server struct {
 	// did not answer the operator within a bound: stopped, or cut off);
 	// "" when it answers.
 	Hung string
+	// Behind is why the server's own Raft view says it is not current
+	// (what its /healthz names: a stream catching up, the meta group not
+	// reached); "" when it says it is. The leader's view of a follower
+	// (RolloutObservation.Unsettled) counts the entries the follower
+	// stored, within a margin for those in flight; only the follower knows
+	// whether it applied them, and whether it is still catching up from a
+	// snapshot. Replacing another server while one is behind leaves its
+	// groups one current replica short of quorum.
+	Behind string
 }
 
 // RolloutObservation is what one rollout decision is made from.
@@ -95,6 +104,10 @@ func (s Step) Done() bool { return s.Action == Wait && s.Waiting == "" }
 //   - otherwise one server at a time, only when every server exists and is
 //     ready and every Raft group is settled, highest ordinal first, the meta
 //     leader last, so that leadership moves once;
+//   - and only once every server says, in its own Raft view, that it is
+//     current: a follower that was stopped or cut off catches up after it
+//     answers again, and its leader counts it current before it has
+//     applied what it missed;
 //   - and before all of that: nothing while a server hangs. Its pod looks
 //     ready, so the cluster has one server less than its pods say, and a
 //     replacement would take away a second; it may resume any moment (the
@@ -123,6 +136,9 @@ func Rollout(o RolloutObservation) Step {
 	if why := o.notAllUp(); why != "" {
 		return Step{Waiting: why}
 	}
+	if s, ok := o.behind(); ok {
+		return Step{Waiting: behindMessage(s)}
+	}
 	if o.Unsettled != "" {
 		return Step{Waiting: "waiting for JetStream to settle: " + o.Unsettled}
 	}
@@ -146,6 +162,9 @@ func (o RolloutObservation) transition(outdated []Server) Step {
 	if !split {
 		if why := o.notAllUp(); why != "" {
 			return Step{Waiting: "route TLS change: " + why}
+		}
+		if s, ok := o.behind(); ok {
+			return Step{Waiting: "route TLS change: " + behindMessage(s)}
 		}
 		if o.Unsettled != "" {
 			return Step{Waiting: "route TLS change: waiting for JetStream to settle: " + o.Unsettled}
@@ -201,6 +220,20 @@ func (o RolloutObservation) hung() (Server, bool) {
 		}
 	}
 	return Server{}, false
+}
+
+// behind is the first server whose own view says it is not current.
+func (o RolloutObservation) behind() (Server, bool) {
+	for _, s := range o.Servers {
+		if s.Behind != "" && !s.Terminating {
+			return s, true
+		}
+	}
+	return Server{}, false
+}
+
+func behindMessage(s Server) string {
+	return fmt.Sprintf("waiting for server %s to be current in its own Raft view: %s", s.Name, s.Behind)
 }
 
 // notAllUp names the first server that is missing, going or not ready.

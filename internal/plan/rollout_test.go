@@ -29,6 +29,7 @@ func notReady(s *Server)    { s.Ready = false }
 func terminating(s *Server) { s.Terminating = true }
 func routeTLS(s *Server)    { s.RouteTLS = true }
 func hangs(s *Server)       { s.Hung = "does not answer its monitor port within 3s" }
+func behind(s *Server)      { s.Behind = "stream UPGRADE is not current (stream catching up)" }
 
 func allOutdated(ss []Server) []Server {
 	out := slices.Clone(ss)
@@ -57,6 +58,19 @@ func TestRollout(t *testing.T) {
 			RolloutObservation{Servers: allOutdated(three), Want: 3, Unsettled: "stream ORDERS: replica nats-1 is not current"}, Wait, nil, "ORDERS"},
 		{"never while a server is not ready",
 			RolloutObservation{Servers: with(allOutdated(three), "nats-0", func(s *Server) { s.Outdated = false; s.Ready = false }), Want: 3}, Wait, nil, "nats-0"},
+		// The leader's view is settled (Unsettled ""), the follower says it
+		// is catching up: its word counts.
+		{"never while a follower's own view says it is behind",
+			RolloutObservation{Servers: with(allOutdated(three), "nats-0", behind), Want: 3, MetaLeader: "nats-1"}, Wait, nil,
+			"waiting for server nats-0 to be current in its own Raft view: stream UPGRADE is not current (stream catching up)"},
+		{"never while an updated server is behind",
+			RolloutObservation{Servers: with(with(three, "nats-1", outdated), "nats-2", behind), Want: 3}, Wait, nil, "server nats-2 to be current"},
+		{"a server that is going is not waited for as behind",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-0", behind), "nats-0", terminating), Want: 3}, Wait, nil, "nats-0 to be ready"},
+		{"an outdated server that is not ready is replaced at once, behind or not",
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-1", notReady), "nats-2", behind), Want: 3}, Replace, []string{"nats-1"}, ""},
+		{"no route TLS change while a server is behind",
+			RolloutObservation{Servers: with(allOutdated(three), "nats-2", behind), Want: 3, RouteTLS: true}, Wait, nil, "route TLS change: waiting for server nats-2 to be current"},
 		{"never while a follower hangs",
 			RolloutObservation{Servers: with(allOutdated(three), "nats-0", hangs), Want: 3, MetaLeader: "nats-1"}, Wait, nil, "server nats-0, which does not answer"},
 		{"never while an updated server hangs",

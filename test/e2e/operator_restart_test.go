@@ -101,13 +101,18 @@ func TestOperatorDiesAtEachStepOfAScaleDown(t *testing.T) {
 // server it replaces. It resumes from what it observes: each server is
 // replaced exactly once, never two are down at once, the meta leader goes
 // last, the cluster is Ready on the new version, and every acknowledged
-// message is stored.
+// message is stored. The meta and stream leaders are moved to the middle
+// ordinal first, so that an operator that forgets, after a restart, which
+// server leads and falls back to a fixed order (ascending or descending)
+// replaces the leader second and fails.
 func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
 	h := recordPods(t, f.ns)
 	h.seen(t, f.pods)
 	pub, js, stream := startPublishing(t, f)
 	defer pub.halt()
+	leaderAt := f.pods[1]
+	moveLeaders(t, f, systemConn(t, f, f.pods), js.Conn(), leaderAt)
 	leaders := watchMetaLeader(t, f, f.pods)
 	eventually(t, wait, func() error {
 		if n := pub.count(); n < 100 {
@@ -133,6 +138,9 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	order := make([]string, len(dels))
 	for i, d := range dels {
 		order[i] = d.name
+	}
+	if leader := leaders.before(dels[0].at); leader != leaderAt {
+		t.Fatalf("the meta leader was %q at the first replacement, not %s: the test cannot tell the leader-last order from a fixed one (order %v)", leader, leaderAt, order)
 	}
 	for i, d := range dels {
 		if slices.Contains(order[:i], d.name) {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/pki"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -33,6 +34,11 @@ import (
 // connects, publishes and consumes; a client without TLS is refused. Then
 // the client certificate is renewed: the same server processes serve the
 // new serial after a reload, and a connection open all along never drops.
+// Last the route certificate is renewed through its issuer under
+// publishing, as TestRouteCertificateRenewsUnderPublishing renews the
+// operator's own (renewRouteCertificateUnderPublishing: same processes,
+// the new serial on 6222, the same routes and meta group, every
+// acknowledged message kept).
 func TestTLSEverywhereThroughCertManager(t *testing.T) {
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
@@ -99,6 +105,19 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 	}
 	roundTripJetStream(t, steady)
 	checkCertificatesReady(t, f)
+
+	// The route certificate, signed by the operator with the cluster's
+	// own route CA from the issuer (<name>-routes-ca), falls due.
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteCASecretName(f.cluster)}}
+	get(t, caSecret)
+	routeCA := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
+	routeRoots := x509.NewCertPool()
+	if !routeRoots.AppendCertsFromPEM([]byte(routeCA.Cert)) {
+		t.Fatal("the route CA Secret holds no certificate")
+	}
+	renewRouteCertificateUnderPublishing(t, f, routeRoots, tlsMonitor{roots}, []nats.Option{nats.Secure(&tls.Config{RootCAs: roots})}, func() {
+		putDueRouteCertificate(t, f, routeCA)
+	})
 }
 
 // dialer resolves cluster DNS names through the loopback cluster.
