@@ -80,6 +80,10 @@ func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) {
 	case v1alpha1.AuthToken:
 		conf.Authorization = &natsconf.Authorization{Token: natsconf.Env(EnvToken)}
 	case v1alpha1.AuthNone:
+	case v1alpha1.AuthJWT:
+		// Until the decentralized mode is served, a cluster asking for it
+		// gets nothing rather than a cluster in another mode.
+		return nil, fmt.Errorf("auth.mode jwt is not served by this operator yet")
 	default: // users
 		// The application account carries JetStream; the system account is the
 		// operator's, for health and JetStream peer management.

@@ -39,7 +39,8 @@ func ClientSecretRef(c *v1alpha1.NatsCluster) (ref v1alpha1.SecretKeyRef, ok boo
 
 // GeneratesClientSecret reports whether the operator makes <name>-auth.
 func GeneratesClientSecret(c *v1alpha1.NatsCluster) bool {
-	return c.Spec.Auth.Mode != v1alpha1.AuthNone && c.Spec.Auth.SecretRef == nil
+	m := c.Spec.Auth.Mode
+	return m != v1alpha1.AuthNone && m != v1alpha1.AuthJWT && c.Spec.Auth.SecretRef == nil
 }
 
 // HasSystemUser reports whether the operator has a system account user of
