@@ -81,6 +81,18 @@ func TestJWTModeKeepsItsKeysInTheTrustSecret(t *testing.T) {
 		t.Fatal("the operator's key changed on another pass")
 	}
 
+	// Deleted under the servers, the keys are not made anew: every
+	// account JWT on the servers is signed by the old operator key.
+	// Careless variant: the trust Secret counted as unused because no pod
+	// mounts it, and silently regenerated.
+	if err := k8s.Delete(ctx(t), trust); err != nil {
+		t.Fatal(err)
+	}
+	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonGeneratedSecretMissing)
+	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(trust), &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the trust Secret was made anew under running servers (%v)", err)
+	}
+
 	get(t, c)
 	var cms corev1.ConfigMapList
 	var events eventsv1.EventList
