@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -10,19 +11,20 @@ import (
 	"github.com/nats-io/nkeys"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
-// TestJWTModeServesPushedAccounts: a one-server NatsCluster in auth mode
-// jwt becomes Ready on the loopback cluster; its server refuses a client
-// without credentials, takes the operator's system user from the trust
-// Secret, and takes an account JWT pushed through the system account
-// while it runs: a user of that account then connects and carries a
-// message, with the server never restarted (one pod UID throughout).
+// TestJWTModeServesPushedAccounts: a three-server NatsCluster in auth mode
+// jwt becomes Ready on the loopback cluster; its servers refuse a client
+// without credentials, take the operator's system user from the trust
+// Secret, and take an account JWT pushed once through the system account
+// while they run: every server answers the push, and a user of that
+// account then connects to each and carries a message, with no server
+// restarted (the pod UIDs unchanged).
 // Careless variants: nats.conf without the resolver (the push gets no
 // answer), users-mode accounts left beside the operator (the client
 // without credentials would get in as no one's user of APP).
@@ -31,12 +33,9 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
 	f := formNamed(t, ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
-		s.Replicas = ptr.To[int32](1)
 		s.Auth.Mode = v1alpha1.AuthJWT
 	})
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.pods[0]}}
-	get(t, pod)
-	uid := pod.UID
+	uids := podUIDs(t, ns, f.pods)
 	url := "nats://" + f.ip(f.pods[0]) + ":4222"
 
 	// NATS speaks first: the refusal is the server's -ERR, not a hang.
@@ -64,7 +63,7 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
 	defer cancel()
-	if took, err := accounts.Push(ctx, sys, accountJWT, 1); err != nil || took != 1 {
+	if took, err := accounts.Push(ctx, sys, accountJWT, len(f.pods)); err != nil || took != len(f.pods) {
 		t.Fatalf("push: %d servers took it: %v", took, err)
 	}
 
@@ -75,22 +74,35 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := connect(t, url, nats.UserJWTAndSeed(userJWT, string(userSeed)))
-	if err != nil {
-		t.Fatalf("a user of the pushed account: %v", err)
+	for _, p := range f.pods {
+		app, err := connect(t, "nats://"+f.ip(p)+":4222", nats.UserJWTAndSeed(userJWT, string(userSeed)))
+		if err != nil {
+			t.Fatalf("a user of the pushed account on %s: %v", p, err)
+		}
+		sub, err := app.SubscribeSync("hello")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := app.Publish("hello", []byte("world")); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := sub.NextMsg(5 * time.Second); err != nil || string(m.Data) != "world" {
+			t.Fatalf("round trip on %s: %v", p, err)
+		}
 	}
-	sub, err := app.SubscribeSync("hello")
-	if err != nil {
-		t.Fatal(err)
+	if got := podUIDs(t, ns, f.pods); !maps.Equal(got, uids) {
+		t.Fatalf("servers replaced: pod UIDs %v, were %v", got, uids)
 	}
-	if err := app.Publish("hello", []byte("world")); err != nil {
-		t.Fatal(err)
+}
+
+// podUIDs are the UIDs of the named pods: a replaced pod has a new one.
+func podUIDs(t *testing.T, ns string, pods []string) map[string]types.UID {
+	t.Helper()
+	out := map[string]types.UID{}
+	for _, name := range pods {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		get(t, p)
+		out[name] = p.UID
 	}
-	if m, err := sub.NextMsg(5 * time.Second); err != nil || string(m.Data) != "world" {
-		t.Fatalf("round trip: %v", err)
-	}
-	get(t, pod)
-	if pod.UID != uid {
-		t.Fatalf("the server's pod was replaced (uid %s, was %s)", pod.UID, uid)
-	}
+	return out
 }
