@@ -12,6 +12,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.from) || (has(self.networkPolicy) && has(self.networkPolicy.enabled) && self.networkPolicy.enabled)",message="monitoring.from admits scrapers through the NetworkPolicy: it needs networkPolicy.enabled"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 2 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="2 replicas cannot form a JetStream quorum: use 1 or 3 or more, or disable JetStream"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 1 || !has(self.replicas) || self.replicas != 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a JetStream cluster cannot shrink to a single server: its clustered streams would lose their quorum"
+// +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.mode) || self.auth.mode != 'jwt' || !has(self.jetstream) || !has(self.jetstream.enabled) || self.jetstream.enabled",message="auth.mode jwt keeps the account JWTs on the JetStream volume: it needs JetStream enabled"
 type NatsClusterSpec struct {
 	// Replicas is the number of NATS servers. JetStream needs 1, or 3 or more.
 	// +kubebuilder:default=3
@@ -138,7 +139,7 @@ type ServiceSpec struct {
 }
 
 // AuthMode is how clients authenticate.
-// +kubebuilder:validation:Enum=users;token;none
+// +kubebuilder:validation:Enum=users;token;none;jwt
 type AuthMode string
 
 const (
@@ -150,14 +151,24 @@ const (
 	AuthToken AuthMode = "token"
 	// AuthNone lets anyone connect. Only when asked for explicitly.
 	AuthNone AuthMode = "none"
+	// AuthJWT is NATS's decentralized authentication: the operator keeps the
+	// NATS operator's keys, every NatsAccount is an account JWT the servers'
+	// full resolver stores, and every NatsUser a creds file
+	// (docs/accounts.md).
+	AuthJWT AuthMode = "jwt"
 )
 
 // AuthSpec selects how clients authenticate.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || !has(self.mode) || self.mode != 'none'",message="secretRef makes no sense with mode none"
 // +kubebuilder:validation:XValidation:rule="!has(self.user) || !has(self.mode) || self.mode == 'users'",message="user applies to mode users only"
+// +kubebuilder:validation:XValidation:rule="!has(self.secretRef) || !has(self.mode) || self.mode != 'jwt'",message="secretRef makes no sense with mode jwt: NatsUsers carry the credentials"
+// +kubebuilder:validation:XValidation:rule="!has(self.accounts) || (has(self.mode) && self.mode == 'jwt')",message="accounts applies to mode jwt only"
+// +kubebuilder:validation:XValidation:rule="(has(self.mode) && self.mode == 'jwt') == (has(oldSelf.mode) && oldSelf.mode == 'jwt')",message="auth.mode cannot change to or from jwt on an existing cluster: create a new NatsCluster in the other mode, mirror or source its streams from the old one, move the clients to the new credentials, then delete the old cluster (docs/accounts.md, Migrating)"
 type AuthSpec struct {
-	// Mode is users (the default), token or none.
+	// Mode is users (the default), token, none or jwt. A change to or from
+	// jwt is refused: the servers' identities and every client's
+	// credentials change with it (docs/accounts.md, Migrating).
 	// +kubebuilder:default=users
 	// +optional
 	Mode AuthMode `json:"mode,omitempty"`
@@ -172,6 +183,27 @@ type AuthSpec struct {
 	// <name>-auth and never rotates it silently.
 	// +optional
 	SecretRef *SecretKeyRef `json:"secretRef,omitempty"`
+
+	// Accounts says which namespaces may attach NatsAccounts to this
+	// cluster (mode jwt). Unset: only the cluster's own namespace.
+	// +optional
+	Accounts *AccountsFrom `json:"accounts,omitempty"`
+}
+
+// AccountsFrom names the namespaces whose NatsAccounts a cluster in mode
+// jwt admits: those listed, and those the selector matches. The cluster's
+// own namespace is always admitted.
+type AccountsFrom struct {
+	// Namespaces are admitted by name.
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +listType=set
+	// +optional
+	Namespaces []string `json:"namespaces,omitempty"`
+	// NamespaceSelector admits the namespaces whose labels it matches.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 }
 
 // SecretKeyRef names one key of a Secret in the same namespace.

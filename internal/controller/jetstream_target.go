@@ -67,6 +67,14 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 	if problem := clusterRefProblem(ns, ref, found); problem != nil {
 		return jetstream.ConnSpec{}, problem, nil
 	}
+	if render.HasTrust(&c) {
+		// There is no cluster-wide user in mode jwt: a JetStream resource
+		// would have to name its account, which this version does not
+		// serve yet. Refused rather than run with the system account's
+		// rights.
+		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, message: fmt.Sprintf(
+			"NatsCluster %s/%s runs auth mode jwt: JetStream resources on it are not served yet", ref.Namespace, ref.Name)}, nil
+	}
 	if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable) || c.Status.CredentialsSecretRef == nil {
 		return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
 			"NatsCluster %s/%s is not available yet", ref.Namespace, ref.Name)}, nil

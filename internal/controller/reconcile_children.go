@@ -91,7 +91,7 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	}
 	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain(),
 		Mesh: mesh, NativeSidecars: r.NativeSidecars, ExporterImage: r.ExporterImage,
-		NoPrometheusOperator: !r.prometheusOperator()})
+		NoPrometheusOperator: !r.prometheusOperator(), Trust: cred.Trust})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}
@@ -126,7 +126,7 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 
 // wantedMarks are the marks of the files just applied.
 func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render.Credentials, certs []status.Certificate) plan.Marks {
-	conf, err := render.Conf(c)
+	conf, err := render.ConfTrusting(c, cred.Trust)
 	if err != nil {
 		return nil
 	}

@@ -61,7 +61,14 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 		}
 		cred.Client = value
 	}
-	if render.HasSystemUser(c) {
+	if render.HasTrust(c) {
+		trust, blocker, err := r.trust(ctx, c, used, read)
+		if blocker != nil || err != nil {
+			return cred, "", blocker, err
+		}
+		cred.Trust = trust
+	}
+	if render.HasUsersFile(c) {
 		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey}, used, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err

@@ -55,7 +55,17 @@ func (r *NatsClusterReconciler) serversUse(ctx context.Context, c *v1alpha1.Nats
 	case !metav1.IsControlledBy(&sts, c):
 		return nil, nil
 	}
-	return readSecrets(&sts.Spec.Template.Spec), nil
+	used := readSecrets(&sts.Spec.Template.Spec)
+	if render.HasTrust(c) {
+		// No pod mounts the trust Secret, but the nats.conf they read
+		// trusts its operator key, and every account JWT on the servers
+		// is signed by it: new keys would lock every account out.
+		if used == nil {
+			used = map[string]bool{}
+		}
+		used[render.TrustSecretName(c)] = true
+	}
+	return used, nil
 }
 
 // readSecrets are the Secrets a pod spec reads, by name.

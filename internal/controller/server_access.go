@@ -29,6 +29,8 @@ import (
 type serverAccess struct {
 	cluster  *v1alpha1.NatsCluster
 	password string
+	// userJWT and seed are the system user's in mode jwt.
+	userJWT, seed string
 	// tls is nil for plaintext; otherwise it trusts the client CA and, when
 	// clients must present a certificate, presents the servers' own.
 	tls *tls.Config
@@ -41,7 +43,14 @@ type serverAccess struct {
 // access reads what the operator needs to reach c's servers.
 func (r *NatsClusterReconciler) access(ctx context.Context, c *v1alpha1.NatsCluster) (serverAccess, error) {
 	a := serverAccess{cluster: c, monitorTLS: c.Spec.MonitorTLSEnabled(), dial: r.Dialer}
-	if render.HasSystemUser(c) {
+	switch {
+	case render.HasTrust(c):
+		jwt, seed, err := r.systemUserJWT(ctx, c)
+		if err != nil {
+			return a, err
+		}
+		a.userJWT, a.seed = jwt, seed
+	case render.HasSystemUser(c):
 		password, err := r.systemPassword(ctx, c)
 		if err != nil {
 			return a, err
@@ -105,7 +114,7 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 		cfg = a.tls.Clone()
 	}
 	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
-	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), nats.UserInfo(render.SystemUser, a.password),
+	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), a.credentials(),
 		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second),
 		// Without a handler nats.go writes every asynchronous error (each
 		// -ERR the server sends) to standard error, unbounded.
@@ -115,6 +124,15 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 		return nil, fmt.Errorf("connecting as the system user: %w", err)
 	}
 	return nc, nil
+}
+
+// credentials are the system user's: its JWT and seed in mode jwt, its
+// password otherwise.
+func (a serverAccess) credentials() nats.Option {
+	if a.userJWT != "" {
+		return nats.UserJWTAndSeed(a.userJWT, a.seed)
+	}
+	return nats.UserInfo(render.SystemUser, a.password)
 }
 
 func (a serverAccess) scheme() string {

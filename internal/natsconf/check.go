@@ -44,7 +44,9 @@ func (c *Config) Check() error {
 // becomes a plain one, which needs no certificate.
 func (c *Config) forCheck() *Config {
 	out := *c
-	out.TLS, out.Include = nil, ""
+	// The trust block is the operator's own (validated by Trust.validate)
+	// and names the resolver's directory, which exists only in the pod.
+	out.TLS, out.Include, out.Trust = nil, "", nil
 	if out.HTTPSPort != 0 {
 		out.HTTPPort, out.HTTPSPort = out.HTTPSPort, 0
 	}

@@ -37,6 +37,9 @@ type Config struct {
 	Accounts []Account
 	// SystemAccount names the system account, usually one of Accounts.
 	SystemAccount string
+	// Trust is decentralized authentication; it excludes Authorization,
+	// Accounts and SystemAccount (its own system account is a public key).
+	Trust *Trust
 	// Include is a file nats.conf includes first, relative to its own
 	// directory: the operator's users.conf, which defines the passwords as
 	// variables, so that a rotated password reaches a running server by

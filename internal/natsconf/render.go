@@ -31,6 +31,7 @@ func (c *Config) Render() ([]byte, error) {
 		c.writeJetStream,
 		c.writeAuthorization,
 		c.writeAccounts,
+		c.writeTrust,
 		c.writeMetadata,
 		c.writeExtra,
 	}

@@ -28,6 +28,7 @@ func (c *Config) validate() error {
 		c.validateUsersUnique,
 		c.validateEnvNotShadowed,
 		c.validateExtraKeys,
+		c.validateTrustAlone,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {
@@ -138,6 +139,15 @@ func (c *Config) validateExtraKeys() error {
 func validatePort(name string, port int) error {
 	if port < 0 || port > 65535 {
 		return fmt.Errorf("%s %d is out of range", name, port)
+	}
+	return nil
+}
+
+// validateTrustAlone: with an operator, nats-server ignores (or refuses)
+// accounts and users of the file; the model never writes both.
+func (c *Config) validateTrustAlone() error {
+	if c.Trust != nil && (c.Authorization != nil || len(c.Accounts) > 0 || c.SystemAccount != "") {
+		return errors.New("trust (auth mode jwt) excludes authorization, accounts and system_account")
 	}
 	return nil
 }

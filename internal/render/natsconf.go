@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -52,7 +53,10 @@ const (
 )
 
 // NatsConf is the nats.conf model of c.
-func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) {
+func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) { return natsConfTrusting(c, nil) }
+
+// natsConfTrusting is NatsConf with the trust Secret's values (mode jwt).
+func natsConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf.Config, error) {
 	extra, err := decodeExtra(c.Spec.Config)
 	if err != nil {
 		return nil, err
@@ -80,6 +84,15 @@ func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) {
 	case v1alpha1.AuthToken:
 		conf.Authorization = &natsconf.Authorization{Token: natsconf.Env(EnvToken)}
 	case v1alpha1.AuthNone:
+	case v1alpha1.AuthJWT:
+		// No accounts block: every account is a JWT the servers' resolver
+		// holds, the system account too.
+		if conf.Trust = trustConf(trust); conf.Trust == nil {
+			return nil, errNoTrust
+		}
+		if conf.JetStream == nil {
+			return nil, errors.New("auth.mode jwt keeps the account JWTs on the JetStream volume: it needs JetStream enabled")
+		}
 	default: // users
 		// The application account carries JetStream; the system account is the
 		// operator's, for health and JetStream peer management.
@@ -185,13 +198,22 @@ type RenderedConf struct {
 }
 
 // Conf is c's nats.conf, as the ConfigMap carries it.
-func Conf(c *v1alpha1.NatsCluster) (RenderedConf, error) { return renderConf(c.WithDefaults()) }
+func Conf(c *v1alpha1.NatsCluster) (RenderedConf, error) { return renderConf(c.WithDefaults(), nil) }
+
+// ConfTrusting is Conf in mode jwt, with the trust Secret's values.
+func ConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf, error) {
+	return renderConf(c.WithDefaults(), trust)
+}
 
 // MarkedNatsConf is the model of nats.conf exactly as the ConfigMap carries
 // it: NatsConf with the reload marks in its server metadata, and the
 // revision it marks. Its Render is Conf's Text.
 func MarkedNatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, string, error) {
-	conf, err := NatsConf(c)
+	return markedNatsConf(c, nil)
+}
+
+func markedNatsConf(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf.Config, string, error) {
+	conf, err := natsConfTrusting(c, trust)
 	if err != nil {
 		return nil, "", err
 	}
@@ -217,8 +239,8 @@ func MarkedNatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, string, error) {
 //
 // The text carries its own revision in the server metadata, a hash of the
 // text without it; the users.conf revision comes from that file.
-func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
-	conf, revision, err := MarkedNatsConf(c)
+func renderConf(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf, error) {
+	conf, revision, err := markedNatsConf(c, trust)
 	if err != nil {
 		return RenderedConf{}, err
 	}
@@ -232,6 +254,8 @@ func renderConf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
 		return RenderedConf{}, err
 	}
 	restart := *conf
+	// The trust block stays in: nats-server cannot reload a change of
+	// operator.
 	restart.Authorization, restart.Accounts, restart.SystemAccount, restart.Metadata = nil, nil, "", nil
 	restart.Extra = map[string]any{}
 	for k, v := range conf.Extra {

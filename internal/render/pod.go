@@ -56,6 +56,9 @@ type Inputs struct {
 	// Operator's CRDs missing, so no PodMonitor or PrometheusRule is
 	// rendered. The zero value (kubenats render) renders them.
 	NoPrometheusOperator bool
+	// Trust are the trust Secret's values in mode jwt, read or made by the
+	// controller; nats.conf carries their public part.
+	Trust map[string]string
 }
 
 func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {

@@ -22,11 +22,12 @@ const (
 )
 
 // ClientSecretRef is where the client password (mode users) or token (mode
-// token) lives: the user's Secret, or <name>-auth. ok is false in mode none.
+// token) lives: the user's Secret, or <name>-auth. ok is false in modes none
+// and jwt.
 func ClientSecretRef(c *v1alpha1.NatsCluster) (ref v1alpha1.SecretKeyRef, ok bool) {
 	key := PasswordKey
 	switch c.Spec.Auth.Mode {
-	case v1alpha1.AuthNone:
+	case v1alpha1.AuthNone, v1alpha1.AuthJWT: // clients' creds come from NatsUsers
 		return v1alpha1.SecretKeyRef{}, false
 	case v1alpha1.AuthToken:
 		key = TokenKey
@@ -39,15 +40,14 @@ func ClientSecretRef(c *v1alpha1.NatsCluster) (ref v1alpha1.SecretKeyRef, ok boo
 
 // GeneratesClientSecret reports whether the operator makes <name>-auth.
 func GeneratesClientSecret(c *v1alpha1.NatsCluster) bool {
-	return c.Spec.Auth.Mode != v1alpha1.AuthNone && c.Spec.Auth.SecretRef == nil
+	_, ok := ClientSecretRef(c)
+	return ok && c.Spec.Auth.SecretRef == nil
 }
 
 // HasSystemUser reports whether the operator has a system account user of
-// its own. Only mode users has one: nats-server refuses a token beside
-// accounts, and mode none has no accounts either.
-func HasSystemUser(c *v1alpha1.NatsCluster) bool {
-	return c.Spec.Auth.Mode == v1alpha1.AuthUsers || c.Spec.Auth.Mode == ""
-}
+// its own: a password in mode users, a user JWT in mode jwt. nats-server
+// refuses a token beside accounts, and mode none has no accounts either.
+func HasSystemUser(c *v1alpha1.NatsCluster) bool { return HasUsersFile(c) || HasTrust(c) }
 
 // Secret is a Secret the operator writes, with its values.
 func Secret(c *v1alpha1.NatsCluster, name string, data map[string]string) *corev1.Secret {
@@ -76,6 +76,8 @@ type Credentials struct {
 	// ClientCA is ca.crt of the client certificate, handed to clients in
 	// the credentials Secret; empty without client TLS.
 	ClientCA string
+	// Trust are the trust Secret's values (mode jwt).
+	Trust map[string]string
 }
 
 // RoutePKI is a generated CA and the route certificate it signed, PEM.
@@ -102,8 +104,11 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 		ref, _ := ClientSecretRef(c)
 		out = append(out, Secret(c, ref.Name, map[string]string{ref.Key: cred.Client}))
 	}
-	if HasSystemUser(c) {
+	if HasUsersFile(c) {
 		out = append(out, Secret(c, SystemSecretName(c), map[string]string{PasswordKey: cred.System}))
+	}
+	if HasTrust(c) && len(cred.Trust) > 0 {
+		out = append(out, Secret(c, TrustSecretName(c), cred.Trust))
 	}
 	if HasUsersFile(c) {
 		// A value UsersConf cannot write never gets here: the controller
@@ -135,7 +140,7 @@ func clientCredentials(c *v1alpha1.NatsCluster, cred Credentials) map[string]str
 		data[TLSCAKey] = cred.ClientCA
 	}
 	switch c.Spec.Auth.Mode {
-	case v1alpha1.AuthNone:
+	case v1alpha1.AuthNone, v1alpha1.AuthJWT: // a NatsUser's Secret carries its creds
 	case v1alpha1.AuthToken:
 		data[CredentialsTokenKey] = cred.Client
 		data[CredentialsURLKey] = urlWithUserinfo(c, cred.Client, "")

@@ -1,6 +1,8 @@
 package e2e_test
 
 import (
+	"github.com/kubenats/kubenats/internal/render"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,8 +48,11 @@ type leakScanner struct {
 
 type seenText struct{ where, text string }
 
-// publicKeys of Secrets hold nothing secret.
-var publicKeys = map[string]bool{"tls.crt": true, "ca.crt": true, "servers": true, "user": true}
+// publicKeys of Secrets hold nothing secret: certificates, addresses, and
+// in mode jwt the operator's and the system account's JWTs and public key,
+// which nats.conf carries (their seeds are scanned for).
+var publicKeys = map[string]bool{"tls.crt": true, "ca.crt": true, "servers": true, "user": true,
+	render.TrustOperatorJWTKey: true, render.TrustSystemJWTKey: true, render.TrustSystemPublicKey: true}
 
 // minSecretLen: shorter values (a test's "a") would match by chance.
 const minSecretLen = 8
@@ -130,7 +135,8 @@ func (s *leakScanner) learnSecret(obj any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, v := range sec.Data {
-		if publicKeys[k] {
+		// A url without credentials (modes none and jwt) is the servers'.
+		if publicKeys[k] || (k == "url" && string(v) == string(sec.Data["servers"])) {
 			continue
 		}
 		for _, value := range secretParts(string(v)) {

@@ -1,0 +1,117 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// NatsUserSpec is a user of a NatsAccount: its permissions, and a creds
+// file in a Secret of this namespace. In nsc terms it is `nsc add user`
+// signed with the account's signing key (docs/accounts.md).
+//
+// +kubebuilder:validation:XValidation:rule="self.account == oldSelf.account",message="account is immutable: delete the user and make one in the other account"
+type NatsUserSpec struct {
+	// Account is the NatsAccount, in this namespace, the user belongs to.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	Account string `json:"account"`
+
+	// Permissions of the user. Unset: every subject of its account.
+	// +optional
+	Permissions *UserPermissions `json:"permissions,omitempty"`
+
+	// ConnectionTypes the user may connect with. Unset: all.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	// +optional
+	ConnectionTypes []ConnectionType `json:"connectionTypes,omitempty"`
+
+	// ExpiresAt is when the servers stop accepting the user's credentials.
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+
+	// SecretName is the Secret that gets the creds file, the URL and the CA.
+	// Unset: <name>-nats-creds.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	SecretName string `json:"secretName,omitempty"`
+}
+
+// UserPermissions are what a user may publish and subscribe to.
+type UserPermissions struct {
+	// +optional
+	Publish *SubjectPermission `json:"publish,omitempty"`
+	// +optional
+	Subscribe *SubjectPermission `json:"subscribe,omitempty"`
+	// AllowResponses lets the user publish replies to the requests it
+	// receives, whatever Publish allows.
+	// +optional
+	AllowResponses *ResponsePermission `json:"allowResponses,omitempty"`
+}
+
+// ResponsePermission bounds the replies a user may send to one request.
+type ResponsePermission struct {
+	// MaxMsgs is how many replies per request; -1 is unlimited.
+	// +kubebuilder:validation:Minimum=-1
+	// +kubebuilder:validation:Maximum=1000000
+	// +kubebuilder:default=1
+	// +optional
+	MaxMsgs int `json:"maxMsgs,omitempty"`
+	// Expires is how long after the request a reply may be sent.
+	// +optional
+	Expires Duration `json:"expires,omitempty"`
+}
+
+// ConnectionType is how a user's client connects.
+// +kubebuilder:validation:Enum=STANDARD;WEBSOCKET;LEAFNODE;LEAFNODE_WS;MQTT;MQTT_WS;IN_PROCESS
+type ConnectionType string
+
+// NatsUserStatus is the observed state of a NatsUser.
+type NatsUserStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions, Ready first.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// PublicKey is the user's NATS identity (a U... key, public).
+	// +optional
+	PublicKey string `json:"publicKey,omitempty"`
+	// ExpiresAt is when the issued credentials expire.
+	// +optional
+	ExpiresAt *metav1.Time `json:"expiresAt,omitempty"`
+	// CredentialsSecretRef names the Secret with the creds file.
+	// +optional
+	CredentialsSecretRef *LocalRef `json:"credentialsSecretRef,omitempty"`
+}
+
+// NatsUser is a user of a NatsAccount, with its credentials in a Secret.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=nuser,categories=nats
+// +kubebuilder:printcolumn:name="Account",type=string,JSONPath=`.spec.account`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.status.expiresAt`
+// +kubebuilder:printcolumn:name="Secret",type=string,JSONPath=`.status.credentialsSecretRef.name`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type NatsUser struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   NatsUserSpec   `json:"spec"`
+	Status NatsUserStatus `json:"status,omitempty"`
+}
+
+// NatsUserList is a list of NatsUsers.
+//
+// +kubebuilder:object:root=true
+type NatsUserList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []NatsUser `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&NatsUser{}, &NatsUserList{})
+}

@@ -1,0 +1,77 @@
+package accounts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kubenats/kubenats/internal/natsmon"
+)
+
+// ClaimsUpdateSubject takes an account JWT on every server of the
+// operator, through the system account. The full resolver stores it and
+// applies it at once: no restart, no reload.
+const ClaimsUpdateSubject = "$SYS.REQ.CLAIMS.UPDATE"
+
+// maxReply bounds one server's answer; a real one is under 200 bytes.
+const maxReply = 4 << 10
+
+// Push sends accountJWT through nc, a connection of the system account,
+// and waits until servers servers took it (each answers for itself) or ctx
+// ends. It returns how many took it. A server's refusal is an error, its
+// text bounded and made printable; a JWT carries nothing secret, so the
+// error may name the account.
+func Push(ctx context.Context, nc *nats.Conn, accountJWT string, servers int) (int, error) {
+	inbox := nc.NewRespInbox()
+	replies := make(chan *nats.Msg, servers)
+	sub, err := nc.ChanSubscribe(inbox, replies)
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := nc.PublishRequest(ClaimsUpdateSubject, inbox, []byte(accountJWT)); err != nil {
+		return 0, err
+	}
+	took := 0
+	for took < servers {
+		select {
+		case <-ctx.Done():
+			return took, fmt.Errorf("%d of %d servers took the account JWT: %w", took, servers, ctx.Err())
+		case m := <-replies:
+			if err := claimsReply(m.Data); err != nil {
+				return took, err
+			}
+			took++
+		}
+	}
+	return took, nil
+}
+
+// claimsReply reads one server's answer to a claims update.
+func claimsReply(data []byte) error {
+	if len(data) > maxReply {
+		return errors.New("a server answered the claims update with more than 4KiB")
+	}
+	var r struct {
+		Data *struct {
+			Code int `json:"code"`
+		} `json:"data"`
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		return fmt.Errorf("a server's answer to the claims update: %w", err)
+	}
+	if r.Error != nil {
+		return fmt.Errorf("a server refused the account JWT: %s (code %d)", natsmon.Shown(r.Error.Description), r.Error.Code)
+	}
+	if r.Data == nil || r.Data.Code != 200 {
+		return errors.New("a server answered the claims update without taking it")
+	}
+	return nil
+}

@@ -1,0 +1,57 @@
+package render
+
+import (
+	"errors"
+	"path"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsconf"
+)
+
+// In mode jwt the servers trust a NATS operator whose keys the operator
+// keeps in the trust Secret, <name>-operator, which no pod mounts: the
+// seeds never leave it. nats.conf carries only the public part (the
+// operator's and the system account's JWTs and public key), and every
+// account JWT is pushed to the servers' full resolver, which keeps them on
+// the JetStream volume beside the streams.
+
+// Keys of the trust Secret: the seeds, which only the operator reads, and
+// the JWTs and public key that nats.conf carries.
+const (
+	TrustOperatorSeedKey      = "operator.seed"
+	TrustSystemSeedKey        = "system-account.seed"
+	TrustSystemSigningSeedKey = "system-signing.seed"
+	TrustSystemUserSeedKey    = "system-user.seed"
+	TrustOperatorJWTKey       = "operator.jwt"
+	TrustSystemPublicKey      = "system-account.pub"
+	TrustSystemJWTKey         = "system-account.jwt"
+	TrustSystemUserJWTKey     = "system-user.jwt"
+)
+
+// TrustSecretName holds the NATS operator's keys and JWTs (mode jwt).
+func TrustSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-operator" }
+
+// ResolverDir is where the full resolver keeps the account JWTs: on the
+// JetStream claim, so that they outlive a pod.
+var ResolverDir = path.Join(StoreDir, "jwt")
+
+// HasTrust reports whether c runs decentralized authentication.
+func HasTrust(c *v1alpha1.NatsCluster) bool { return c.Spec.Auth.Mode == v1alpha1.AuthJWT }
+
+// errNoTrust: mode jwt without the trust Secret's values (`kubenats
+// render` has none to give).
+var errNoTrust = errors.New("auth.mode jwt: the NATS operator's keys are made by the running operator; kubenats render cannot write nats.conf without them")
+
+// trustConf is the public part of the trust Secret's values, as nats.conf
+// writes it; nil without values.
+func trustConf(values map[string]string) *natsconf.Trust {
+	if len(values) == 0 {
+		return nil
+	}
+	return &natsconf.Trust{
+		OperatorJWT:      values[TrustOperatorJWTKey],
+		SystemAccount:    values[TrustSystemPublicKey],
+		SystemAccountJWT: values[TrustSystemJWTKey],
+		ResolverDir:      ResolverDir,
+	}
+}
