@@ -107,8 +107,9 @@ func (m *Mesh) Meshed(pod types.NamespacedName) bool {
 
 // hostsView is the address each record has in src's hosts file. A pod
 // without a sidecar, or a destination src's sidecar was not told of (a
-// new pod before the push) or whose address is excluded from capture,
-// keeps its own address: the connection leaves as dialed. Every other
+// new pod before the push), has no stand-in for (standsIn) or whose
+// address is excluded from capture, keeps its own address: the
+// connection leaves as dialed. Every other
 // destination is an address of src's sidecar, which decides per
 // connection (outbound in mesh_view.go).
 func (m *Mesh) hostsView(src types.NamespacedName, _ []dnsRecord) func(dnsRecord) string {
@@ -122,7 +123,7 @@ func (m *Mesh) hostsView(src types.NamespacedName, _ []dnsRecord) func(dnsRecord
 	return func(r dnsRecord) string {
 		dst := types.NamespacedName{Namespace: r.ns, Name: r.pod}
 		e, ok := v.endpoint(dst)
-		if !ok || e.IP != r.ip || s.w.Capture.excludesAddress(r.ip) {
+		if !ok || e.IP != r.ip || !v.standsIn(src, e) || s.w.Capture.excludesAddress(r.ip) {
 			return r.ip
 		}
 		ip, err := m.outboundIP(src, dst)

@@ -116,12 +116,15 @@ func (s *sidecar) listenInbound(bypass bool) error {
 }
 
 // openOutbound opens the listeners that stand for each destination of
-// the view in this pod's hosts file: on the destination's ports and the
-// ports of the Services that select it. Destinations the view no longer
-// has lose theirs.
+// the view in this pod's hosts file (standsIn): on the destination's
+// ports and the ports of the Services that select it. Destinations the
+// view no longer has lose theirs.
 func (s *sidecar) openOutbound(v *meshView) {
 	known := map[types.NamespacedName]bool{}
 	for _, dst := range v.endpoints {
+		if !v.standsIn(s.w.Pod, dst) {
+			continue
+		}
 		known[dst.Pod] = true
 		ports := append([]int32(nil), dst.Ports...)
 		for _, svc := range v.services {

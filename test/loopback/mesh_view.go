@@ -92,6 +92,25 @@ func (v *meshView) endpoint(pod types.NamespacedName) (meshEndpoint, bool) {
 	return meshEndpoint{}, false
 }
 
+// standsIn: src's hosts file names dst at an address of src's sidecar,
+// which then decides each connection (outbound): dst is a pod of src's
+// namespace that a headless Service selects. A pod of another namespace
+// gets no such address (each would hold one of the harness's 254
+// addresses for good): a meshed pod reaches it as dialed, in plaintext,
+// which Istio would send in mTLS to a fully meshed Service; stricter,
+// never kinder.
+func (v *meshView) standsIn(src types.NamespacedName, dst meshEndpoint) bool {
+	if dst.Pod.Namespace != src.Namespace {
+		return false
+	}
+	for _, s := range v.services {
+		if s.Headless && s.selects(dst) {
+			return true
+		}
+	}
+	return false
+}
+
 // outboundRoute is how a client's sidecar sends one connection.
 type outboundRoute int
 
