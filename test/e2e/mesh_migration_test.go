@@ -51,7 +51,7 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 		})
 	}
 	ackedAtLeast(100)
-	guard := guardMesh(t, f)
+	guard := guardMeshInForce(t, f)
 	// The platform is STRICT mesh-wide, and istiod slow: the servers, the
 	// publishing client and the operator learn of each new sidecar, and
 	// of each policy change, seconds after the fact, each in its own time.
