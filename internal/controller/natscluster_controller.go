@@ -73,8 +73,14 @@ type NatsClusterReconciler struct {
 	// going back to PERMISSIVE (rollback: Automatic) or reporting it
 	// (Report); DefaultMeshRollbackAfter when zero.
 	MeshRollbackAfter time.Duration
+	// MeshPushAllowance is how long istiod is given to push a policy change
+	// to every sidecar before a stage that needs it in force;
+	// DefaultMeshPushAllowance when zero.
+	MeshPushAllowance time.Duration
 
 	meshTrouble meshTrouble
+	// meshModes: since when each cluster's policy has had its mode.
+	meshModes meshModes
 
 	reloads reloads
 }

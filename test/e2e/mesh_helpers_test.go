@@ -127,6 +127,7 @@ type meshGuard struct {
 	done      chan struct{}
 	inForce   bool
 	mu        sync.Mutex
+	checked   bool
 	samples   int
 	strictAt  int
 	violation []string
@@ -182,7 +183,17 @@ func startGuard(t *testing.T, ns, name string, inForce bool) *meshGuard {
 			g.mu.Unlock()
 		}
 	}()
-	t.Cleanup(g.halt)
+	// A test that fails before its check still says what the guard saw.
+	t.Cleanup(func() {
+		g.halt()
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.checked {
+			for _, v := range g.violation {
+				t.Error(v)
+			}
+		}
+	})
 	return g
 }
 
@@ -229,6 +240,7 @@ func (g *meshGuard) check(t *testing.T) {
 	g.halt()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.checked = true
 	if g.samples == 0 {
 		t.Fatal("the mesh guard took no sample")
 	}
