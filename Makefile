@@ -44,20 +44,22 @@ lint: ## go vet and gofmt.
 	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 .PHONY: test-bins
-test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager and Istio injector binaries for the tests (first time ~22 min).
+test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector and Prometheus binaries for the tests (first time ~25 min).
 	hack/build-k8s-bins.sh
 	hack/build-nats-servers.sh
 	hack/build-cert-manager.sh
 	hack/build-istio.sh
+	hack/build-prometheus.sh
 
 .PHONY: test
 # The main module's tests are long and mostly wait (the end-to-end suite
 # is about 16 minutes of clusters forming and rolling); the NetworkPolicy
 # truth tables, the PromQL check and the short fuzz run beside them, the
 # fuzz with one worker, instead of after them. Every part runs to its end
-# and the target fails if any did.
+# and the target fails if any did. The main run prints through
+# hack/testsummary: what plain go test prints, then the slowest tests.
 test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; beside them the NetworkPolicy truth tables, the PromQL check and a short fuzz.
-	go test $(GO_TEST_FLAGS) ./... & main=$$!; status=0; \
+	go test -json $(GO_TEST_FLAGS) ./... 2>&1 | go run ./hack/testsummary & main=$$!; status=0; \
 	(cd test/netpol && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	(cd test/promql && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	$(MAKE) fuzz FUZZ_WORKERS=1 || status=1; \
@@ -102,6 +104,19 @@ bench: test-bins ## Run the benchmarks (BENCH_COUNT runs each), print the summar
 	mkdir -p $(BENCH_OUT)
 	KUBENATS_BENCH_TIMELINE=$(BENCH_OUT) go test -run='^$$' -bench=. -benchtime=1x -count=$(BENCH_COUNT) -timeout=120m ./test/bench/ | tee $(BENCH_OUT)/bench.txt
 	cd hack/benchplot && go run . -in "$$(ls -t $(BENCH_OUT)/jetstream-*.csv | head -1)" -out $(BENCH_OUT)/jetstream-ready.png
+
+# The dashboard pictures of docs/monitoring.md and the README: the e2e test
+# with a real Prometheus writes what the dashboards' queries answered over
+# its run, and hack/benchplot's dashboard command draws them.
+DASHBOARD_OUT := $(BIN)/dashboard
+
+.PHONY: dashboard-images
+dashboard-images: test-bins ## Run the e2e test with a real Prometheus and draw two dashboards from its answers into docs/images.
+	rm -rf $(DASHBOARD_OUT)
+	KUBENATS_DASHBOARD_OUT=$(DASHBOARD_OUT) go test -count=1 -timeout=20m -run '^TestMetricsWithARealPrometheus$$' ./test/e2e/
+	cd hack/benchplot && for d in servers streams; do \
+		go run ./dashboard -in $(DASHBOARD_OUT)/kubenats-$$d.json -out $(CURDIR)/docs/images/dashboard-$$d.png || exit 1; \
+	done
 
 $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0

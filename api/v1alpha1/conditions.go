@@ -96,12 +96,13 @@ const (
 	ReasonMeshPermissive = "Permissive"
 	// ReasonMeshStrict: every sidecar ready, STRICT as asked.
 	ReasonMeshStrict = "Strict"
-	// ReasonMeshRolledBack: STRICT broke the cluster (routes down, JetStream
-	// unsettled, a server without its sidecar) and the operator went back
-	// to PERMISSIVE, as spec.mesh.istio.rollback: Automatic allows; it
-	// tries STRICT again after the next spec change.
+	// ReasonMeshRolledBack: STRICT met a fault of the mesh (a sidecar
+	// missing or not ready, routes down between ready servers) and the
+	// operator went back to PERMISSIVE, as spec.mesh.istio.rollback:
+	// Automatic allows; it tries STRICT again once a sidecar fault is gone,
+	// after the next spec change for a route fault.
 	ReasonMeshRolledBack = "RolledBack"
-	// ReasonMeshStrictUnhealthy: the same trouble under STRICT, with
+	// ReasonMeshStrictUnhealthy: the same fault under STRICT, with
 	// rollback Report (the default): the policy stays STRICT, and the
 	// condition and a Warning event say what is wrong.
 	ReasonMeshStrictUnhealthy = "StrictUnhealthy"

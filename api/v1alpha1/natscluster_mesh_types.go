@@ -48,16 +48,17 @@ type IstioMeshSpec struct {
 	// instead, or turn this on knowing who else then reaches the port.
 	// +optional
 	MonitorPermissive bool `json:"monitorPermissive,omitempty"`
-	// Rollback is what the operator does when the cluster is in trouble
-	// under STRICT (a server without its sidecar, or routes down,
-	// JetStream unsettled or a sidecar not ready for a minute, outside a
-	// rollout). Report (the default): it stays STRICT and says so, with
-	// MeshReady=False reason StrictUnhealthy and a Warning event; the
-	// platform's policy is never loosened by the operator on its own, and
-	// anyone who can make the servers look unhealthy (a client lagging a
-	// follower) cannot turn mTLS off that way. Automatic: it goes back to
-	// PERMISSIVE, reason RolledBack, and tries STRICT again after the next
-	// change of the spec.
+	// Rollback is what the operator does when STRICT meets a fault of the
+	// mesh (a server without its sidecar, or a sidecar not ready, or a
+	// route missing between ready servers, for a minute, outside a
+	// rollout); a server's own trouble (not ready while its sidecar is,
+	// JetStream unsettled) is reported and never loosens mTLS. Report (the
+	// default): it stays STRICT and says so, with MeshReady=False reason
+	// StrictUnhealthy and a Warning event; the platform's policy is never
+	// loosened by the operator on its own. Automatic: it goes back to
+	// PERMISSIVE, reason RolledBack; after a sidecar fault it tries STRICT
+	// again once every server has a ready sidecar, after a route fault
+	// (which only STRICT shows) after the next change of the spec.
 	// +kubebuilder:default=Report
 	// +optional
 	Rollback MeshRollbackPolicy `json:"rollback,omitempty"`

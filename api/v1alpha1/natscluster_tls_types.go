@@ -50,7 +50,11 @@ type RouteTLSSpec struct {
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
 
-	// IssuerRef has cert-manager issue the route certificate.
+	// IssuerRef has cert-manager issue the cluster's own route CA
+	// (<name>-routes-ca), with which the operator signs the route
+	// certificate: the servers then trust this cluster's CA alone, not the
+	// issuer's, which other clusters share. The issuer must be able to
+	// issue CA certificates (a CA or Vault issuer).
 	// +optional
 	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
 }
@@ -68,7 +72,7 @@ type ClientTLSSpec struct {
 
 	// IssuerRef has cert-manager issue the certificate for the client
 	// Service's names (short, with namespace, .svc, cluster domain), the
-	// headless Service's wildcard and localhost.
+	// headless Service's wildcard (never localhost).
 	// +optional
 	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
 

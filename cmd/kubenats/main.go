@@ -1,5 +1,5 @@
 // Command kubenats is the kubenats operator (`manager`), its offline
-// renderer (`render`), the metrics container of server pods (`exporter`)
+// renderer (`render`), NACK's converter (`convert`), the metrics container of server pods (`exporter`)
 // and `version`, in one binary.
 package main
 
@@ -17,6 +17,7 @@ const usage = `kubenats runs NATS with JetStream on Kubernetes.
 Usage:
   kubenats manager [flags]      run the operator
   kubenats render -f FILE       print the manifests of the NatsClusters in FILE
+  kubenats convert -f FILE      print NACK's JetStream resources in FILE as kubenats'
   kubenats exporter [flags]     serve one server's metrics (the metrics container)
   kubenats version              print the version
 
@@ -37,6 +38,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runManager(args[1:], stderr)
 	case "render":
 		return runRender(args[1:], stdout, stderr)
+	case "convert":
+		return runConvert(args[1:], stdout, stderr)
 	case "exporter":
 		return runExporter(args[1:], stderr)
 	case "version":

@@ -49,6 +49,12 @@ func runManager(args []string, stderr io.Writer) int {
 		_, err := controller.ParseImagePolicy(o.AllowedImageRegistries)
 		return err
 	})
+	fs.Func("allowed-cluster-issuers", "comma-separated ClusterIssuers (name, or group/name for an external issuer) that a NatsCluster's TLS may name; given empty: none; not given: any (Issuers of the cluster's namespace are always allowed)", func(v string) error {
+		issuers := splitNamespaces(v)
+		o.AllowedClusterIssuers = &issuers
+		_, err := controller.ParseIssuerPolicy(issuers)
+		return err
+	})
 	config.RegisterFlags(fs) // --kubeconfig
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...

@@ -88,6 +88,7 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 	ctx, cancel := context.WithTimeout(ctx, serverCallsTimeout)
 	defer cancel()
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
+	countCall(r.Kind.Name(), "observe", err)
 	switch {
 	case errors.Is(err, jetstream.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
 		return "", nil
@@ -97,7 +98,9 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 	if c, _ := claimOf(observed.Owner, r.owner(obj)); c != claimMine {
 		return "", nil // someone else's: never deleted
 	}
-	if err := r.Kind.Delete(ctx, conn.JS, obj); err != nil {
+	err = r.Kind.Delete(ctx, conn.JS, obj)
+	countCall(r.Kind.Name(), "delete", err)
+	if err != nil {
 		return "cannot delete the server object: " + err.Error(), nil
 	}
 	return "", nil

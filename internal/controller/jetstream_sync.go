@@ -11,6 +11,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/metrics"
 )
 
 // connectionFailedMessage is the condition message of every failed dial.
@@ -71,6 +72,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	lc := obj.GetLifecycle()
 	st := obj.GetJetStreamStatus()
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
+	countCall(r.Kind.Name(), "observe", err)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return outcome{reason: reasonStreamNotFound, message: fmt.Sprintf("stream %q does not exist yet", r.Kind.Address(obj).Stream), retry: true}
@@ -79,6 +81,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	case errors.Is(err, jetstream.ErrNotFound):
 		r.Pool.ExpectOwnWrite(user)
 		created, err := r.Kind.Create(ctx, conn.JS, obj, desired)
+		countCall(r.Kind.Name(), "create", err)
 		if err != nil {
 			r.Pool.OwnWriteFailed(user)
 			return serverFailure(err)
@@ -110,6 +113,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 		r.Pool.ExpectOwnWrite(user)
 	}
 	updated, err := r.Kind.Update(ctx, conn.JS, obj, desired)
+	countCall(r.Kind.Name(), "update", err)
 	if err != nil {
 		r.Pool.OwnWriteFailed(user)
 		return serverFailure(err)
@@ -121,6 +125,19 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 		}
 	}
 	return synced(updated, event)
+}
+
+// countCall counts one server call; an object that is not there is an
+// answer, not a failure.
+func countCall(kind, call string, err error) {
+	failed := err != nil && !errors.Is(err, jetstream.ErrNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound)
+	metrics.CountCall(kind, call, failed)
+}
+
+// writeActions name each write event in the writes counter.
+var writeActions = map[string]string{
+	reasonCreated: "created", reasonUpdated: "updated", reasonRecreated: "recreated",
+	reasonDriftCorrected: "drift_corrected", reasonAdopted: "adopted",
 }
 
 func synced(o jetstream.Observed, event string) outcome {
@@ -146,6 +163,9 @@ func serverFailure(err error) outcome {
 // updating what the spec says is the normal course, told by the Ready
 // condition; an event for each would be one more API write per object.
 func (r *JetStreamReconciler[T, C]) announceJetStream(obj T, out outcome) {
+	if action, ok := writeActions[out.event]; ok {
+		metrics.Writes.WithLabelValues(r.Kind.Name(), action).Inc()
+	}
 	if out.event == "" || out.event == reasonCreated || out.event == reasonUpdated {
 		return
 	}

@@ -79,6 +79,7 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 	spec := jetstream.ConnSpec{
 		System:   "natscluster/" + ref.Namespace + "/" + ref.Name,
 		Servers:  []string{c.Status.Endpoint.Internal},
+		Pinned:   ref.Namespace + "/" + ref.Name,
 		Domain:   c.Spec.JetStream.Domain,
 		User:     string(s.Data[render.CredentialsUserKey]),
 		Password: string(s.Data[render.CredentialsPasswordKey]),

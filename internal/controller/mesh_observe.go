@@ -106,6 +106,9 @@ func (r *NatsClusterReconciler) observeMesh(ctx context.Context, c *v1alpha1.Nat
 		}
 		o.Policy, o.RolledBackGeneration = policyMode(live.policy)
 		o.PolicyUnchangedFor = r.meshModes.unchangedFor(c.UID, o.Policy, time.Now())
+		if live.policy != nil {
+			o.RolledBackFor = plan.MeshFault(live.policy.Annotations[render.AnnotationMeshRolledBackFor])
+		}
 	}
 	if r.nearStrict(o) {
 		r.observeHealth(ctx, c, live.pods, o)
@@ -231,6 +234,11 @@ func (r *NatsClusterReconciler) observeHealth(ctx context.Context, c *v1alpha1.N
 			}
 		}
 		o.MissingRoute = natsmon.MissingRoute(peers)
+		for i := range pods {
+			if peers[pods[i].Name] == nil && o.Silent == "" {
+				o.Silent = pods[i].Name
+			}
+		}
 	}
 	if c.Spec.JetStreamEnabled() && len(pods) > 1 {
 		o.Unsettled = natsmon.Unsettled(r.jetStreamViews(ctx, c, pods))

@@ -69,6 +69,9 @@ type NatsClusterReconciler struct {
 	// Images limits spec.image (--allowed-image-registries); the zero
 	// value allows any image.
 	Images ImagePolicy
+	// Issuers limits the ClusterIssuers TLS may name
+	// (--allowed-cluster-issuers); the zero value allows any.
+	Issuers IssuerPolicy
 	// MeshRollbackAfter is how long trouble under STRICT is borne before
 	// going back to PERMISSIVE (rollback: Automatic) or reporting it
 	// (Report); DefaultMeshRollbackAfter when zero.

@@ -26,7 +26,8 @@ var troubleReasons = map[string]bool{
 
 // podTrouble says why pod cannot become ready, as its status tells: the
 // scheduler found no node, a container waits for a reason that does not
-// clear by itself, or it has been not ready for longer than notReadyBound.
+// clear by itself or is running again after a failed run without being
+// ready, or it has been not ready for longer than notReadyBound.
 // "" when nothing is known to be wrong (it may just be starting).
 func podTrouble(pod *corev1.Pod, now time.Time) string {
 	if podReady(pod) {
@@ -45,6 +46,14 @@ func podTrouble(pod *corev1.Pod, now time.Time) string {
 		for _, cs := range statuses {
 			if w := cs.State.Waiting; w != nil && troubleReasons[w.Reason] {
 				return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
+			}
+			// Between two back-offs a crash-looping container runs for a
+			// moment, and its state says Running: its last run failing
+			// tells the same story, so that the halt does not flicker
+			// into a wait at every restart.
+			if last := cs.LastTerminationState.Terminated; last != nil && last.ExitCode != 0 && cs.State.Running != nil && !cs.Ready {
+				return fmt.Sprintf("container %s: CrashLoopBackOff: restarted %d times, the last run ended with exit code %d (%s)",
+					cs.Name, cs.RestartCount, last.ExitCode, last.Reason)
 			}
 		}
 	}

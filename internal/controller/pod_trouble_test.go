@@ -42,6 +42,16 @@ func TestPodTrouble(t *testing.T) {
 		{"image not found", pod(waiting("nats", "ErrImagePull", "manifest unknown")), "container nats: ErrImagePull: manifest unknown"},
 		{"image back-off", pod(waiting("nats", "ImagePullBackOff", "Back-off pulling image")), "ImagePullBackOff"},
 		{"a sidecar in a crash loop", pod(waiting("sidecar", "CrashLoopBackOff", "back-off 10s")), "container sidecar: CrashLoopBackOff"},
+		{"crash-looping, running again for a moment between back-offs", pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "nats", RestartCount: 3,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}
+		}), "container nats: CrashLoopBackOff: restarted 3 times, the last run ended with exit code 1 (Error)"},
+		{"restarted after a clean exit, starting: not trouble", pod(func(p *corev1.Pod) {
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "nats", RestartCount: 1,
+				State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+				LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}}
+		}), ""},
 		{"a missing Secret key", pod(waiting("nats", "CreateContainerConfigError", "couldn't find key")), "CreateContainerConfigError"},
 		{"not ready for a while: still starting", pod(notReadySince(now.Add(-time.Minute))), ""},
 		{"not ready past the bound", pod(notReadySince(now.Add(-notReadyBound - time.Minute))), "not ready for 6m0s"},

@@ -56,14 +56,25 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if blocker := r.Images.refusal(c); blocker != nil {
 		return ctrl.Result{}, blocker, nil, nil
 	}
+	// Nor does a Certificate go to a ClusterIssuer the operator keeps
+	// from tenants.
+	if blocker := r.Issuers.refusal(c); blocker != nil {
+		return ctrl.Result{}, blocker, nil, nil
+	}
 	read := map[string]*corev1.Secret{}
 	cred, credHash, blocker, err := r.credentials(ctx, c, read)
 	if err != nil || blocker != nil {
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil, err
 	}
 	var renewIn time.Duration
-	if render.GeneratesRoutePKI(c) && render.HasRoutes(c) {
+	switch {
+	case !render.HasRoutes(c):
+	case render.GeneratesRoutePKI(c):
 		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c, read); err != nil || blocker != nil {
+			return ctrl.Result{}, blocker, nil, err
+		}
+	case render.IssuesRouteCA(c):
+		if cred.RoutePKI, renewIn, blocker, err = r.issuedRoutePKI(ctx, c); err != nil || blocker != nil {
 			return ctrl.Result{}, blocker, nil, err
 		}
 	}

@@ -37,7 +37,8 @@ func (r *NatsClusterReconciler) planMesh(ctx context.Context, c *v1alpha1.NatsCl
 
 // stage is what render gives the objects.
 func (m *meshPass) stage() *render.MeshStage {
-	return &render.MeshStage{Sidecars: m.step.Sidecars, Policy: string(m.step.Policy), RolledBackGeneration: m.step.RolledBackGeneration}
+	return &render.MeshStage{Sidecars: m.step.Sidecars, Policy: string(m.step.Policy),
+		RolledBackGeneration: m.step.RolledBackGeneration, RolledBackFor: string(m.step.RolledBackFor)}
 }
 
 // finishMesh runs once the objects are applied: it removes a policy the
@@ -116,6 +117,12 @@ func (m *meshPass) retry() time.Duration {
 			return 2 * time.Second
 		}
 		return strictWatch
+	case v1alpha1.ReasonMeshRolledBack:
+		// A rollback for a sidecar fault clears once the fault is gone,
+		// and JetStream settling raises no Kubernetes event.
+		if m.step.RolledBackFor == plan.FaultSidecar {
+			return strictWatch
+		}
 	case v1alpha1.ReasonIstioNotInstalled:
 		return crdCheckEvery
 	}

@@ -41,6 +41,9 @@ func clusterMetrics(c *v1alpha1.NatsCluster, obs *status.ClusterObservation, nex
 	if loaded := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionConfigLoaded); loaded != nil {
 		m.ReloadPending = loaded.Status == metav1.ConditionFalse
 	}
+	if ready := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionReady); ready != nil && ready.Status != metav1.ConditionTrue {
+		m.Waiting = ready.Reason
+	}
 	if next.CertificatesExpiry != nil {
 		m.CertExpiry = *next.CertificatesExpiry
 	}

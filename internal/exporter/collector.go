@@ -41,12 +41,19 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector, reading the server for at most
+// the collector's own timeout. Handler reads it within the scraper's
+// budget instead (scrapeWithin).
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	c.collect(ctx, ch)
+}
+
+// collect reads the server until ctx ends and sends what it read.
+func (c *Collector) collect(ctx context.Context, ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, s := range c.scrape(ctx) {
 		c.emit(ch, prometheus.GaugeValue, s)
 	}

@@ -7,10 +7,12 @@ import (
 )
 
 // TestNoServerPackageInTheExporter: the metrics container decodes the
-// monitor JSON into types of its own. nats-server's package would bring
-// the whole server into the binary and its types' unbounded fields into
-// the decoder. Careless variant watched failing: importing
-// internal/natsmon (whose JSZ is nats-server's JSInfo) for its decoder.
+// monitor JSON into types of its own, with the bounded reader it shares
+// with the operator (internal/jsonread, which imports nothing of the
+// server's). nats-server's package would bring the whole server into the
+// binary and its types' unbounded fields into the decoder. Careless
+// variant watched failing: importing internal/natsmon (whose JSZ is
+// nats-server's JSInfo) for its decoder.
 func TestNoServerPackageInTheExporter(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {

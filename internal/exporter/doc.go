@@ -9,9 +9,10 @@
 //
 // The work is split so that the part worth testing is pure:
 //
-//   - decode.go: the monitor JSON into small types of our own, read from a
-//     body capped in bytes (the server runs the tenant's image: its answers
-//     are untrusted);
+//   - decode.go, read.go: the monitor JSON into small types of our own,
+//     read from a body capped in bytes by the bounded streaming reader the
+//     operator uses too (internal/jsonread), which counts what it keeps
+//     (the server runs the tenant's image: its answers are untrusted);
 //   - varz.go, jsz.go: those types into samples, pure functions;
 //   - bound.go: the cardinality bound;
 //   - families.go: every family served, the one list the collector

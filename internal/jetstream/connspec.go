@@ -27,6 +27,13 @@ type ConnSpec struct {
 	// its addresses are checked against the pool's TargetPolicy. (The
 	// servers any system tells of are ignored, External or not.)
 	External bool
+	// Pinned names the NatsCluster ("namespace/name") whose own server pods
+	// are all the connection may reach, whatever its URL resolves to: the
+	// URL's name (the client Service) is only what TLS verifies. A Service
+	// leads wherever its endpoints say, and a tenant who may write
+	// EndpointSlices in the cluster's namespace could point the operator,
+	// which every NetworkPolicy admits, at another tenant's servers.
+	Pinned string
 
 	User, Password, Token string
 	Creds                 []byte // a creds file (JWT and nkey seed)
@@ -41,7 +48,7 @@ type ConnSpec struct {
 func (s ConnSpec) Key() string {
 	h := sha256.New()
 	for _, part := range [][]byte{
-		[]byte(s.System), []byte(strings.Join(s.Servers, "\n")), []byte(s.Domain), []byte(strconv.FormatBool(s.External)),
+		[]byte(s.System), []byte(strings.Join(s.Servers, "\n")), []byte(s.Domain), []byte(strconv.FormatBool(s.External)), []byte(s.Pinned),
 		[]byte(s.User), []byte(s.Password), []byte(s.Token), s.Creds, s.NKeySeed, s.CA, s.Cert, s.PrivateKey,
 		[]byte(fmt.Sprint(s.TLSHandshakeFirst)),
 	} {

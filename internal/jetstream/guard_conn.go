@@ -20,9 +20,10 @@ import (
 const dialTimeout = 5 * time.Second
 
 var (
-	errNoInfo     = errors.New("the server did not start with INFO")
-	errNoTLS      = errors.New("TLS is wanted and the server does not offer it")
-	errEarlyBytes = errors.New("the server sent data before the TLS handshake")
+	errNoInfo      = errors.New("the server did not start with INFO")
+	errNoTLS       = errors.New("TLS is wanted and the server does not offer it")
+	errEarlyBytes  = errors.New("the server sent data before the TLS handshake")
+	errNoServerPod = errors.New("no server pod of the cluster has an address yet")
 )
 
 // guardDialer dials NATS servers for nats.go and stands between the two:
@@ -46,6 +47,9 @@ type guardDialer struct {
 	tlsFirst bool
 	// targets is checked for systems kubenats does not run, nil otherwise.
 	targets *TargetPolicy
+	// pinned, for a cluster kubenats runs, lists the addresses of its own
+	// server pods: all that is dialled, the URL's host aside (ConnSpec.Pinned).
+	pinned func() ([]netip.Addr, error)
 	// maxMsg is the largest message taken (maxAPIReply when 0).
 	maxMsg int
 	// onBreak, when set, is called (once per connection, from nats.go's
@@ -86,19 +90,33 @@ func (d *guardDialer) connect(network, address string, deadline time.Time) (net.
 	if transport == nil {
 		transport = &net.Dialer{Deadline: deadline}
 	}
-	if d.targets == nil {
-		return transport.Dial(network, address)
-	}
 	host, port, _ := net.SplitHostPort(address)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	addrs, err := resolve(ctx, host)
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range addrs {
-		if err := d.targets.Allows(a); err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", host, a, err)
+	var addrs []netip.Addr
+	switch {
+	case d.pinned != nil:
+		// The name is not resolved at all: where it leads is not ours
+		// to trust.
+		pods, err := d.pinned()
+		if err != nil {
+			return nil, err
+		}
+		if len(pods) == 0 {
+			return nil, fmt.Errorf("%s: %w", host, errNoServerPod)
+		}
+		addrs = pods
+	case d.targets == nil:
+		return transport.Dial(network, address)
+	default:
+		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		defer cancel()
+		var err error
+		if addrs, err = resolve(ctx, host); err != nil {
+			return nil, err
+		}
+		for _, a := range addrs {
+			if err := d.targets.Allows(a); err != nil {
+				return nil, fmt.Errorf("%s (%s): %w", host, a, err)
+			}
 		}
 	}
 	var last error

@@ -2,6 +2,8 @@ package jetstream
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -20,6 +22,10 @@ type Pool struct {
 	// Targets says which addresses of systems kubenats does not run may be
 	// dialled.
 	Targets TargetPolicy
+	// ServerPods lists the addresses of the server pods of the NatsCluster
+	// namespace/name, ready ones first: all a pinned connection dials
+	// (ConnSpec.Pinned). A pinned spec without it is not dialled.
+	ServerPods func(namespace, name string) ([]netip.Addr, error)
 	// OnChange is called with the user of every resource whose server
 	// object an advisory says changed. It must not block.
 	OnChange func(user User)
@@ -307,6 +313,13 @@ func (p *Pool) guard(spec ConnSpec) (*guardDialer, error) {
 	g := &guardDialer{transport: p.Dialer}
 	if spec.External {
 		g.targets = &p.Targets
+	}
+	if spec.Pinned != "" {
+		ns, name, ok := strings.Cut(spec.Pinned, "/")
+		if !ok || p.ServerPods == nil {
+			return nil, fmt.Errorf("connection pinned to %q, which names no cluster this pool can list", spec.Pinned)
+		}
+		g.pinned = func() ([]netip.Addr, error) { return p.ServerPods(ns, name) }
 	}
 	if len(spec.CA) > 0 || len(spec.Cert) > 0 {
 		cfg, err := spec.tlsConfig()

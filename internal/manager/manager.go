@@ -88,6 +88,11 @@ type Options struct {
 	// registries or repositories (controller.ParseImagePolicy); empty:
 	// any image.
 	AllowedImageRegistries []string
+	// AllowedClusterIssuers, when not nil, are the only ClusterIssuers a
+	// NatsCluster's TLS may name (controller.ParseIssuerPolicy); empty but
+	// not nil: none. Issuers of the cluster's own namespace are always
+	// allowed.
+	AllowedClusterIssuers *[]string
 	// RepeatedInProcess lets a test process build the operator more than
 	// once, one after another (a benchmark run with -count): controller
 	// names are checked to be unique per process, for their metrics, and a
@@ -151,6 +156,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	var issuers controller.IssuerPolicy
+	if o.AllowedClusterIssuers != nil {
+		if issuers, err = controller.ParseIssuerPolicy(*o.AllowedClusterIssuers); err != nil {
+			return nil, err
+		}
+	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
 	clusters := &controller.NatsClusterReconciler{
 		Client:             mgr.GetClient(),
@@ -169,6 +180,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		MeshRollbackAfter: o.MeshRollbackAfter,
 		MeshPushAllowance: o.MeshPushAllowance,
 		Images:            images,
+		Issuers:           issuers,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -178,7 +190,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	apiServer := &publishedAPIServer{reader: mgr.GetAPIReader()}
 	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
 		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg),
-			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs}}
+			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs},
+		ServerPods: controller.ServerPodAddrs(mgr.GetClient())}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}

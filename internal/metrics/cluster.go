@@ -24,6 +24,10 @@ type Cluster struct {
 	// MeshStage is "", "Permissive" or "Strict", with Sidecars telling
 	// whether the pods carry theirs yet.
 	MeshStage string
+	// Waiting is the reason of the Ready condition while it is not True:
+	// what a rollout, scale-down or reload waits for (RollingUpdate,
+	// ServerHung, ScalingDown, ...); "" when Ready.
+	Waiting string
 }
 
 type key struct{ namespace, name string }
@@ -33,7 +37,7 @@ type Clusters struct {
 	mu  sync.Mutex
 	all map[key]Cluster
 
-	condition, servers, ready, pending, reload, expiry, mesh *prometheus.Desc
+	condition, servers, ready, pending, reload, expiry, mesh, waiting *prometheus.Desc
 }
 
 // NewClusters makes an empty set.
@@ -48,6 +52,7 @@ func NewClusters() *Clusters {
 		reload:    prometheus.NewDesc(ClusterReload, "1 while some server has not confirmed it loaded the current configuration.", l, nil),
 		expiry:    prometheus.NewDesc(ClusterCertExpiry, "When the first of the servers' certificates expires, Unix seconds.", l, nil),
 		mesh:      prometheus.NewDesc(ClusterMeshStage, "1 for the mesh stage the cluster is in (None, Permissive, Strict).", append(l, "stage"), nil),
+		waiting:   prometheus.NewDesc(ClusterWaiting, "1 while the NatsCluster is not Ready, labelled with what it waits for (the Ready condition's reason); no series when Ready.", append(l, "reason"), nil),
 	}
 }
 
@@ -67,7 +72,7 @@ func (s *Clusters) Delete(namespace, name string) {
 
 // Describe implements prometheus.Collector.
 func (s *Clusters) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.condition, s.servers, s.ready, s.pending, s.reload, s.expiry, s.mesh} {
+	for _, d := range []*prometheus.Desc{s.condition, s.servers, s.ready, s.pending, s.reload, s.expiry, s.mesh, s.waiting} {
 		ch <- d
 	}
 }
@@ -112,6 +117,9 @@ func (s *Clusters) Collect(ch chan<- prometheus.Metric) {
 		}
 		for _, m := range meshStages {
 			gauge(s.mesh, b(m == stage), k.namespace, k.name, m)
+		}
+		if c.Waiting != "" {
+			gauge(s.waiting, 1, k.namespace, k.name, c.Waiting)
 		}
 	}
 }

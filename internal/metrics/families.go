@@ -11,8 +11,14 @@ const (
 	ClusterReload       = "kubenats_natscluster_reload_pending"
 	ClusterCertExpiry   = "kubenats_natscluster_certificate_expiry_timestamp_seconds"
 	ClusterMeshStage    = "kubenats_natscluster_mesh_stage"
+	ClusterWaiting      = "kubenats_natscluster_waiting"
 	JetStreamResources  = "kubenats_jetstream_resources"
-	PoolConnections     = "kubenats_jetstream_pool_connections"
+	// JetStreamServerCalls and the two after it are counters
+	// (jetstream_calls.go).
+	JetStreamServerCalls      = "kubenats_jetstream_server_calls_total"
+	JetStreamServerCallErrors = "kubenats_jetstream_server_call_errors_total"
+	JetStreamWrites           = "kubenats_jetstream_server_writes_total"
+	PoolConnections           = "kubenats_jetstream_pool_connections"
 )
 
 // ControllerRuntime are the controller-runtime families the alerts and
@@ -28,6 +34,7 @@ var ControllerRuntime = []string{
 func Families() []string {
 	return append([]string{
 		ClusterCondition, ClusterServers, ClusterServersReady, ClusterPending, ClusterReload,
-		ClusterCertExpiry, ClusterMeshStage, JetStreamResources, PoolConnections,
+		ClusterCertExpiry, ClusterMeshStage, ClusterWaiting, JetStreamResources, PoolConnections,
+		JetStreamServerCalls, JetStreamServerCallErrors, JetStreamWrites,
 	}, ControllerRuntime...)
 }

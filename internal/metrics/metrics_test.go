@@ -36,7 +36,7 @@ func TestClusterGauges(t *testing.T) {
 	s := NewClusters()
 	s.Set("team-a", "orders", Cluster{
 		Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse}},
-		Servers:    3, Ready: 2, Pending: 1, MeshStage: "Strict",
+		Servers:    3, Ready: 2, Pending: 1, MeshStage: "Strict", Waiting: "RollingUpdate",
 	})
 	want := `
 # HELP kubenats_natscluster_condition 1 for the status a condition of the NatsCluster has (True, False or Unknown), 0 for the others.
@@ -47,9 +47,16 @@ kubenats_natscluster_condition{namespace="team-a",natscluster="orders",status="U
 # HELP kubenats_natscluster_servers_pending Servers a rollout or scale-down has yet to bring to the current revision.
 # TYPE kubenats_natscluster_servers_pending gauge
 kubenats_natscluster_servers_pending{namespace="team-a",natscluster="orders"} 1
+# HELP kubenats_natscluster_waiting 1 while the NatsCluster is not Ready, labelled with what it waits for (the Ready condition's reason); no series when Ready.
+# TYPE kubenats_natscluster_waiting gauge
+kubenats_natscluster_waiting{namespace="team-a",natscluster="orders",reason="RollingUpdate"} 1
 `
-	if err := testutil.CollectAndCompare(s, strings.NewReader(want), ClusterCondition, ClusterPending); err != nil {
+	if err := testutil.CollectAndCompare(s, strings.NewReader(want), ClusterCondition, ClusterPending, ClusterWaiting); err != nil {
 		t.Fatal(err)
+	}
+	s.Set("team-a", "orders", Cluster{Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue}}})
+	if n := testutil.CollectAndCount(s, ClusterWaiting); n != 0 {
+		t.Fatalf("%d waiting series for a Ready cluster", n)
 	}
 	s.Delete("team-a", "orders")
 	if n := testutil.CollectAndCount(s); n != 0 {

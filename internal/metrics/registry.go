@@ -17,5 +17,7 @@ var (
 
 // Register adds the sets to controller-runtime's registry, once.
 func Register() {
-	register.Do(func() { metrics.Registry.MustRegister(ClustersSet, ResourcesSet) })
+	register.Do(func() {
+		metrics.Registry.MustRegister(ClustersSet, ResourcesSet, ServerCalls, ServerCallErrors, Writes)
+	})
 }

@@ -18,7 +18,11 @@ func openedAFile(err error) bool {
 // FuzzRender renders arbitrary passthrough values (spec.config decoded as
 // the operator decodes it) and holds the writer to its promises: no panic;
 // and whatever it writes is a file nats-server's parser reads back, with
-// no include directive in it and exactly the top-level keys it was given.
+// no include directive in it and exactly the top-level keys it was given,
+// each with the value it was given (sameValue). The careless writer that
+// this catches, and a check of keys alone let through: one that writes a
+// key with any parseable value, or turns a number into a string, a list
+// into its first element, drops a nested key.
 func FuzzRender(f *testing.F) {
 	for _, seed := range []string{
 		`{"max_payload": 1048576}`,
@@ -50,9 +54,13 @@ func FuzzRender(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Render wrote what the parser refuses: %v\n%s", err, out)
 		}
-		for k := range extra {
-			if _, ok := parsed[k]; !ok {
+		for k, want := range extra {
+			got, ok := parsed[k]
+			if !ok {
 				t.Fatalf("key %q did not come back:\n%s", k, out)
+			}
+			if why := sameValue(want, got); why != "" {
+				t.Fatalf("key %q: %s:\n%s", k, why, out)
 			}
 		}
 		if len(parsed) != len(extra)+1 { // + port

@@ -13,7 +13,7 @@ import (
 // forever. The caps sit far above what real servers send: /varz is a few
 // KiB; /jsz with streams, consumers, config and Raft groups is about 3 KiB
 // per stream with its consumers, so 16 MiB carries some 5000 streams. The
-// bytes are never held: bodies are decoded as they arrive (jsonread.go),
+// bytes are never held: bodies are decoded as they arrive (internal/jsonread),
 // and what bounds memory is what a decode keeps (jsz_decode.go's limits)
 // and how many decodes run at once (inflight.go).
 const (

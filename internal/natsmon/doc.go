@@ -7,7 +7,7 @@
 // What a server sends is untrusted, and bounded in memory, not only in
 // length: bodies are capped (body.go), read by a streaming reader that
 // keeps only the fields the operator uses, in its own small types, with
-// limits on counts, nesting and names (jsonread.go, jsz_decode.go), and
+// limits on counts, nesting and names (internal/jsonread, jsz_decode.go), and
 // the bytes in flight over the whole process are budgeted (inflight.go).
 // nats-server's own types are not used: the operator does not link the
 // server.

@@ -44,7 +44,7 @@ type jszBudget struct {
 func (d *jsonReader) take(count *int, limit int, what string) error {
 	*count++
 	if *count > limit {
-		return d.errorf("lists more than %d %s", limit, what)
+		return d.Errorf("lists more than %d %s", limit, what)
 	}
 	return nil
 }
@@ -65,7 +65,7 @@ func (d *jsonReader) jsInfo(b *jszBudget) (*JSInfo, error) {
 	err := d.Object(func(key []byte) error {
 		switch string(key) {
 		case "meta_cluster":
-			if isNull, err := d.null(); isNull || err != nil {
+			if isNull, err := d.Null(); isNull || err != nil {
 				return err
 			}
 			info.Meta = &MetaGroup{}
@@ -180,7 +180,7 @@ func (d *jsonReader) replicasOf() (int, error) {
 		}
 		n, err := d.Int()
 		if err == nil && (n < 0 || n > maxGroupReplicas) {
-			err = d.errorf("states %d replicas", n)
+			err = d.Errorf("states %d replicas", n)
 		}
 		replicas = int(n)
 		return err
@@ -190,7 +190,7 @@ func (d *jsonReader) replicasOf() (int, error) {
 
 // group reads a Raft group; null is nil.
 func (d *jsonReader) group(b *jszBudget) (*Group, error) {
-	if isNull, err := d.null(); isNull || err != nil {
+	if isNull, err := d.Null(); isNull || err != nil {
 		return nil, err
 	}
 	g := &Group{}
@@ -203,7 +203,7 @@ func (d *jsonReader) group(b *jszBudget) (*Group, error) {
 			g.Replicas, err = d.peers(b)
 		case "desired":
 			var isNull bool
-			if isNull, err = d.null(); err == nil && !isNull {
+			if isNull, err = d.Null(); err == nil && !isNull {
 				g.Moving = true
 				err = d.Skip()
 			}

@@ -88,7 +88,7 @@ func DecodeSystemJSZ(data []byte) (server string, view *JSInfo, err error) {
 				return err
 			})
 		case "data":
-			if isNull, err := d.null(); isNull || err != nil {
+			if isNull, err := d.Null(); isNull || err != nil {
 				return err
 			}
 			var err error

@@ -78,7 +78,7 @@ func TestDecodingAdversarialBodies(t *testing.T) {
 			decode: decodeJSZ,
 			careless: func(in []byte) error {
 				d := newJSONReader(bytes.NewReader(in), "/jsz")
-				d.maxDepth = math.MaxInt
+				d.MaxDepth = math.MaxInt
 				_, err := d.jsInfo(&jszBudget{})
 				return err
 			},

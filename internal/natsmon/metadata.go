@@ -12,10 +12,10 @@ const maxMetadata = 256
 func (d *jsonReader) metadata(into map[string]string) error {
 	return d.Object(func(key []byte) error {
 		if len(into) == maxMetadata {
-			return d.errorf("lists more than %d metadata entries", maxMetadata)
+			return d.Errorf("lists more than %d metadata entries", maxMetadata)
 		}
 		if len(key) == 0 {
-			return d.errorf("has a metadata key that is empty or longer than %d bytes", maxKeyLen)
+			return d.Errorf("has a metadata key that is empty or longer than %d bytes", maxKeyLen)
 		}
 		k := string(key)
 		v, err := d.String("metadata value")
@@ -48,7 +48,7 @@ func DecodeReloadAnswer(data []byte) (ReloadAnswer, error) {
 				return d.metadata(a.Metadata)
 			})
 		case "error":
-			if isNull, err := d.null(); isNull || err != nil {
+			if isNull, err := d.Null(); isNull || err != nil {
 				return err
 			}
 			a.Refused = true

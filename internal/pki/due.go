@@ -40,6 +40,22 @@ func Due(found KeyPair, foundCA KeyPair, names []string, now time.Time) Decision
 	case ca.NotAfter.Before(now.Add(CertValidity)):
 		return Decision{ReplaceCA, "the route CA expires within a certificate's lifetime"}
 	}
+	return dueLeaf(found, ca, names, now)
+}
+
+// DueFromIssuedCA decides the same of a certificate the operator signs
+// with a CA cert-manager issued and renews (keeping its key): the CA is
+// never replaced here, only the certificate renewed. foundCA must hold a
+// readable CA; ok is false when it does not.
+func DueFromIssuedCA(found KeyPair, foundCA KeyPair, names []string, now time.Time) (_ Decision, ok bool) {
+	ca, err := ParseCert(foundCA.Cert)
+	if foundCA.Key == "" || err != nil || !ca.IsCA {
+		return Decision{}, false
+	}
+	return dueLeaf(found, ca, names, now), true
+}
+
+func dueLeaf(found KeyPair, ca *x509.Certificate, names []string, now time.Time) Decision {
 	cert, err := ParseCert(found.Cert)
 	switch {
 	case found.Cert == "" || found.Key == "":

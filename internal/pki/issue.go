@@ -104,6 +104,16 @@ func encode(der []byte, key *ecdsa.PrivateKey) (KeyPair, error) {
 	}, nil
 }
 
+// FirstCertPEM is the first certificate of a PEM chain, PEM, or "": the
+// certificate itself without the issuers cert-manager appends to tls.crt.
+func FirstCertPEM(chain string) string {
+	block, _ := pem.Decode([]byte(chain))
+	if block == nil || block.Type != "CERTIFICATE" {
+		return ""
+	}
+	return string(pem.EncodeToMemory(block))
+}
+
 // ParseCert reads the first certificate of a PEM bundle.
 func ParseCert(pemText string) (*x509.Certificate, error) {
 	block, _ := pem.Decode([]byte(pemText))

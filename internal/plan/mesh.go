@@ -41,10 +41,12 @@ type MeshObservation struct {
 	// Generation of the NatsCluster's spec.
 	Generation int64
 	// Policy is the live PeerAuthentication's mode, and
-	// RolledBackGeneration the generation STRICT was rolled back for, as
-	// recorded on it.
+	// RolledBackGeneration the generation STRICT was rolled back for and
+	// RolledBackFor the kind of fault it was rolled back for, as recorded
+	// on it.
 	Policy               MeshPolicy
 	RolledBackGeneration int64
+	RolledBackFor        MeshFault
 	// StatefulSetExists and TemplateSidecars: the live StatefulSet, and
 	// whether its pod template asks for sidecars.
 	StatefulSetExists bool
@@ -57,6 +59,9 @@ type MeshObservation struct {
 	// well (or when there is nothing to check).
 	MissingRoute string
 	Unsettled    string
+	// Silent names a server that did not answer when asked for its routes
+	// (hung, or too busy), "" when all did.
+	Silent string
 	// UnhealthyFor is how long the cluster has been in trouble under
 	// STRICT (MeshStep.Unhealthy of the earlier passes); RollbackAfter is
 	// how long the operator bears it before going back to PERMISSIVE.
@@ -80,8 +85,9 @@ type MeshStep struct {
 	Policy MeshPolicy
 	// Sidecars: the pod template asks for sidecars.
 	Sidecars bool
-	// RolledBackGeneration is recorded on the policy.
+	// RolledBackGeneration and RolledBackFor are recorded on the policy.
 	RolledBackGeneration int64
+	RolledBackFor        MeshFault
 	// Condition is MeshReady; Reason "" means no condition at all (a
 	// cluster outside the mesh, with nothing of it left).
 	Ready   bool
@@ -91,6 +97,20 @@ type MeshStep struct {
 	// controller times it for UnhealthyFor.
 	Unhealthy string
 }
+
+// MeshFault is the kind of trouble under STRICT that the mesh itself
+// causes, and PERMISSIVE relieves; "" is trouble of any other kind.
+type MeshFault string
+
+const (
+	// FaultSidecar: a server has no sidecar, or its sidecar is not ready
+	// while its pod stays. PERMISSIVE shows it too: once every server has
+	// a ready sidecar again, the fault is gone.
+	FaultSidecar MeshFault = "sidecar"
+	// FaultRoutes: two servers, both ready with ready sidecars, have no
+	// route between them. Only STRICT shows whether it holds again.
+	FaultRoutes MeshFault = "routes"
+)
 
 // MeshReady reasons (the API's names).
 const (
@@ -110,16 +130,25 @@ const (
 //     the servers one at a time; STRICT only once every server has a ready
 //     sidecar, every route is up and JetStream is settled. Never straight
 //     from no policy to STRICT;
-//   - under STRICT: a server without a sidecar cannot route (its peers
-//     refuse its plaintext); routes down or JetStream unsettled for
-//     RollbackAfter, outside a rollout, are trouble too. Only a spec that
-//     opts in (AutomaticRollback) lets either send the policy back to
-//     PERMISSIVE, recorded for the spec's generation so that STRICT is
-//     tried again only after the spec changes. Otherwise the policy stays
-//     STRICT and the step reports the trouble (StrictUnhealthy): loosening
-//     mTLS is the platform's call, and servers can be made to look
-//     unhealthy by anyone with a client (lagging a follower keeps
-//     JetStream unsettled);
+//   - under STRICT: only a fault of the mesh (MeshFault) counts towards a
+//     rollback: a server without a sidecar cannot route (its peers refuse
+//     its plaintext), at once; a sidecar not ready, or a route missing
+//     between two ready servers, for RollbackAfter outside a rollout.
+//     Trouble of the servers' own (one not ready while its sidecar is,
+//     JetStream unsettled) is reported and never loosens mTLS: PERMISSIVE
+//     would not cure it, and servers can be made to look unhealthy by
+//     anyone with a client (lagging a follower keeps JetStream
+//     unsettled). Only a spec that opts in (AutomaticRollback) lets a
+//     mesh fault send the policy back to PERMISSIVE, recorded with the
+//     spec's generation and the fault's kind; otherwise the policy stays
+//     STRICT and the step reports the fault (StrictUnhealthy): loosening
+//     mTLS is the platform's call;
+//   - after a rollback: PERMISSIVE while the fault is there. A sidecar
+//     fault shows under PERMISSIVE too: once every server has a ready
+//     sidecar, every route is up and JetStream is settled, the rollback
+//     clears and STRICT follows, with no change of the spec. A route fault
+//     shows only under STRICT, so trying again would only break the routes
+//     again: that rollback holds until the spec changes;
 //   - out: PERMISSIVE first, then, once istiod has had PushAllowance to
 //     push it to every sidecar, the template without sidecars, rolled
 //     out; the policy goes once no server has a sidecar left.
@@ -134,15 +163,15 @@ func Mesh(o MeshObservation) MeshStep {
 	step := MeshStep{Policy: Permissive, Sidecars: o.TemplateSidecars || o.Policy != NoPolicy || !o.StatefulSetExists}
 	if o.Policy == Strict {
 		if s := o.serverWithoutSidecar(); s != "" {
-			return o.rollback(step, "server "+s+" has no sidecar, and its peers refuse its plaintext under STRICT")
+			return o.rollback(step, FaultSidecar, "server "+s+" has no sidecar, and its peers refuse its plaintext under STRICT")
 		}
 	}
-	if o.RolledBackGeneration != 0 && o.RolledBackGeneration == o.Generation {
-		step.RolledBackGeneration, step.Reason = o.RolledBackGeneration, reasonRolledBack
-		step.Message = "STRICT was rolled back to PERMISSIVE for this spec; it is tried again after the next change of the spec"
-		return step
-	}
 	missing := o.missingSidecar(step.Sidecars)
+	if o.RolledBackGeneration != 0 && o.RolledBackGeneration == o.Generation && o.Policy != Strict {
+		if held, ok := o.rolledBack(step, missing); ok {
+			return held
+		}
+	}
 	if o.Target == Permissive {
 		if missing != "" {
 			return waitingForSidecars(step, missing)
@@ -180,10 +209,16 @@ func (o MeshObservation) strict(step MeshStep, missing string) MeshStep {
 	if o.disrupted() {
 		return step // a rollout or a scale: its own gate waits for the cluster
 	}
-	step.Unhealthy = trouble
-	if o.UnhealthyFor >= o.RollbackAfter {
-		return o.rollback(step, fmt.Sprintf("%s for %s", trouble, o.UnhealthyFor.Round(time.Second)))
+	fault, why := o.meshFault()
+	if fault == "" {
+		step.Message += "; not a fault of the mesh (every server that runs has a ready sidecar): the policy stays STRICT"
+		return step
 	}
+	step.Unhealthy = why
+	if o.UnhealthyFor >= o.RollbackAfter {
+		return o.rollback(step, fault, fmt.Sprintf("%s for %s", why, o.UnhealthyFor.Round(time.Second)))
+	}
+	step.Message = "under STRICT, " + why
 	next := "back to PERMISSIVE"
 	if !o.AutomaticRollback {
 		next = "reported"
@@ -192,18 +227,63 @@ func (o MeshObservation) strict(step MeshStep, missing string) MeshStep {
 	return step
 }
 
-// rollback goes back to PERMISSIVE for trouble why, when the spec allows
+// rollback goes back to PERMISSIVE for a mesh fault, when the spec allows
 // it; otherwise it keeps STRICT and reports.
-func (o MeshObservation) rollback(step MeshStep, why string) MeshStep {
+func (o MeshObservation) rollback(step MeshStep, fault MeshFault, why string) MeshStep {
 	if !o.AutomaticRollback {
 		step.Policy, step.Ready, step.Reason = Strict, false, reasonStrictUnhealthy
 		step.Message = "under STRICT, " + why + "; the policy stays STRICT (spec.mesh.istio.rollback: Report): fix the cause, or set rollback: Automatic to let the operator go back to PERMISSIVE"
 		return step
 	}
 	step.Policy, step.Ready, step.Unhealthy = Permissive, false, ""
-	step.RolledBackGeneration, step.Reason = o.Generation, reasonRolledBack
-	step.Message = "back to PERMISSIVE: " + why + "; STRICT is tried again after the next change of the spec"
+	step.RolledBackGeneration, step.RolledBackFor, step.Reason = o.Generation, fault, reasonRolledBack
+	step.Message = "back to PERMISSIVE: " + why + "; " + retryWhen(fault)
 	return step
+}
+
+// rolledBack holds a rollback while its fault may still be there, and
+// says so (ok); once a sidecar fault is gone it lets go (not ok), and the
+// way to STRICT continues as for a cluster that was never rolled back.
+func (o MeshObservation) rolledBack(step MeshStep, missing string) (MeshStep, bool) {
+	step.RolledBackGeneration, step.RolledBackFor, step.Reason = o.RolledBackGeneration, o.RolledBackFor, reasonRolledBack
+	if o.RolledBackFor == FaultSidecar {
+		why := o.notYetStrict(missing)
+		if why == "" {
+			return MeshStep{}, false
+		}
+		step.Message = "STRICT was rolled back to PERMISSIVE for a sidecar fault; " + retryWhen(FaultSidecar) + ": " + why
+		return step, true
+	}
+	// A route fault, or a rollback recorded before faults had kinds.
+	step.Message = "STRICT was rolled back to PERMISSIVE for this spec; " + retryWhen(FaultRoutes)
+	return step, true
+}
+
+// retryWhen says when STRICT is tried again after a rollback for fault.
+func retryWhen(fault MeshFault) string {
+	if fault == FaultSidecar {
+		return "STRICT is tried again once every server has a ready sidecar, every route is up and JetStream is settled"
+	}
+	return "only STRICT shows whether the routes would hold, so it is tried again after the next change of the spec"
+}
+
+// meshFault is the trouble under STRICT that is the mesh's, and its kind;
+// "" when the trouble is the servers' own. A sidecar that is not ready
+// takes its server's ports with it; a route can be missing only between
+// servers that were all ready with ready sidecars (the routes are looked
+// at only then, nearStrict), so nothing but the mesh stands between them,
+// unless one of them did not even answer (a server that hangs: its own
+// trouble, which its readiness probe soon tells).
+func (o MeshObservation) meshFault() (MeshFault, string) {
+	for _, p := range o.Pods {
+		if !p.Terminating && p.Injected && !p.ProxyReady {
+			return FaultSidecar, "the sidecar of server " + p.Name + " is not ready"
+		}
+	}
+	if o.MissingRoute != "" && o.Silent == "" {
+		return FaultRoutes, "waiting for the routes: " + o.MissingRoute
+	}
+	return "", ""
 }
 
 func waitingForSidecars(step MeshStep, why string) MeshStep {

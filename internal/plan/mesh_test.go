@@ -48,6 +48,14 @@ func on(live MeshPolicy, pods []MeshPod) MeshObservation {
 		StatefulSetExists: true, TemplateSidecars: true, Want: 3, Pods: pods, RollbackAfter: time.Minute}
 }
 
+// rolledBackFor is a cluster rolled back to PERMISSIVE for fault, for
+// this generation.
+func rolledBackFor(fault MeshFault, pods []MeshPod) MeshObservation {
+	o := automatic(on(Permissive, pods))
+	o.RolledBackGeneration, o.RolledBackFor = o.Generation, fault
+	return o
+}
+
 // automatic is o with rollback: Automatic.
 func automatic(o MeshObservation) MeshObservation { o.AutomaticRollback = true; return o }
 
@@ -154,13 +162,37 @@ func TestMesh(t *testing.T) {
 		{"a dead proxy under STRICT counts as trouble",
 			on(Strict, editPod(meshed(), "nats-0", func(p *MeshPod) { p.ProxyReady, p.Ready = false, false })),
 			Strict, true, false, "Strict", "sidecar of server nats-0", true, 0},
-		{"unsettled under STRICT for the bound, Automatic: back to PERMISSIVE",
+		{"a dead proxy under STRICT for the bound, Automatic: back to PERMISSIVE",
 			func() MeshObservation {
-				o := automatic(on(Strict, meshed()))
-				o.Unsettled, o.UnhealthyFor = "the JetStream meta group has no leader", 2*time.Minute
+				o := automatic(on(Strict, editPod(meshed(), "nats-0", func(p *MeshPod) { p.ProxyReady, p.Ready = false, false })))
+				o.UnhealthyFor = time.Minute
 				return o
 			}(),
-			Permissive, true, false, "RolledBack", "meta group", false, 3},
+			Permissive, true, false, "RolledBack", "once every server has a ready sidecar", false, 3},
+		// Trouble of the servers' own, not the mesh's: PERMISSIVE would
+		// not cure it. These catch the careless variant that loosened
+		// mTLS for any trouble (issue 18).
+		{"unsettled under STRICT for an hour, Automatic: not the mesh's, stays STRICT",
+			func() MeshObservation {
+				o := automatic(on(Strict, meshed()))
+				o.Unsettled, o.UnhealthyFor = "the JetStream meta group has no leader", time.Hour
+				return o
+			}(),
+			Strict, true, false, "Strict", "not a fault of the mesh", false, 0},
+		{"a server that does not answer for its routes, Automatic: not the mesh's, stays STRICT",
+			func() MeshObservation {
+				o := automatic(on(Strict, meshed()))
+				o.MissingRoute, o.Silent, o.UnhealthyFor = "server nats-1 did not tell its routes", "nats-1", time.Hour
+				return o
+			}(),
+			Strict, true, false, "Strict", "not a fault of the mesh", false, 0},
+		{"a server not ready while its sidecar is, Automatic: not the mesh's, stays STRICT",
+			func() MeshObservation {
+				o := automatic(on(Strict, editPod(meshed(), "nats-2", func(p *MeshPod) { p.Ready = false })))
+				o.UnhealthyFor = time.Hour
+				return o
+			}(),
+			Strict, true, false, "Strict", "server nats-2 is not ready; not a fault of the mesh", false, 0},
 
 		// Under STRICT, rollback: Report (the default): the same trouble
 		// is reported and the policy stays STRICT. These catch the
@@ -183,13 +215,13 @@ func TestMesh(t *testing.T) {
 				return o
 			}(),
 			Strict, true, false, "StrictUnhealthy", "rollback: Automatic", true, 0},
-		{"a lagging follower keeps JetStream unsettled for an hour, Report: stays STRICT",
+		{"a lagging follower keeps JetStream unsettled for an hour, Report: stays STRICT, not the mesh's",
 			func() MeshObservation {
 				o := on(Strict, meshed())
 				o.Unsettled, o.UnhealthyFor = "stream ORDERS: replica nats-2 is not current", time.Hour
 				return o
 			}(),
-			Strict, true, false, "StrictUnhealthy", "ORDERS", true, 0},
+			Strict, true, false, "Strict", "ORDERS", false, 0},
 		{"a rollout under STRICT is not the mesh's trouble",
 			func() MeshObservation {
 				o := on(Strict, editPod(meshed(), "nats-2", func(p *MeshPod) { p.Terminating, p.Ready = true, false }))
@@ -197,9 +229,27 @@ func TestMesh(t *testing.T) {
 				return o
 			}(),
 			Strict, true, false, "Strict", "being replaced", false, 0},
-		{"rolled back for this generation: stays PERMISSIVE",
+		{"rolled back for this generation, fault of no recorded kind: stays PERMISSIVE",
 			func() MeshObservation { o := on(Permissive, meshed()); o.RolledBackGeneration = 3; return o }(),
 			Permissive, true, false, "RolledBack", "next change of the spec", false, 3},
+		{"rolled back for a route fault: only STRICT would show it gone, stays PERMISSIVE",
+			rolledBackFor(FaultRoutes, meshed()),
+			Permissive, true, false, "RolledBack", "next change of the spec", false, 3},
+		{"rolled back for a sidecar fault still there: stays PERMISSIVE, names it",
+			rolledBackFor(FaultSidecar, editPod(meshed(), "nats-1", func(p *MeshPod) { p.ProxyReady, p.Ready = false, false })),
+			Permissive, true, false, "RolledBack", "the sidecar of server nats-1 is not ready", false, 3},
+		{"rolled back for a sidecar fault gone, JetStream not settled yet: stays PERMISSIVE",
+			func() MeshObservation {
+				o := rolledBackFor(FaultSidecar, meshed())
+				o.Unsettled = "stream ORDERS: replica nats-1 is not current"
+				return o
+			}(),
+			Permissive, true, false, "RolledBack", "ORDERS", false, 3},
+		// The careless variant that held a rollback until the spec
+		// changed fails here (issue 18).
+		{"rolled back for a sidecar fault gone: cleared, STRICT again with no spec change",
+			rolledBackFor(FaultSidecar, meshed()),
+			Strict, true, true, "Strict", "", false, 0},
 		{"rolled back for an older generation: STRICT again once the gate holds",
 			func() MeshObservation { o := on(Permissive, meshed()); o.RolledBackGeneration = 2; return o }(),
 			Strict, true, true, "Strict", "", false, 0},
@@ -295,35 +345,50 @@ func TestMeshNeverStrictWithoutEverySidecar(t *testing.T) {
 // spec opted in to rollback: Automatic. A client with credentials can make
 // a cluster look unhealthy (lag a follower: JetStream unsettled); on main
 // before issue 17 that turned mTLS down to PERMISSIVE after a minute.
+//
+// With the opt-in, only a fault of the mesh loosens it, and records its
+// kind: a server's own trouble (not ready while its sidecar is, JetStream
+// unsettled) never does, however long it lasts. Before issue 18 any
+// trouble did: the "unsettled" and "server unready" rows fail there.
 func TestMeshNeverLoosensWithoutOptIn(t *testing.T) {
-	troubles := map[string]func(*MeshObservation){
-		"route missing": func(o *MeshObservation) { o.MissingRoute = "servers nats-0 and nats-1 have no route between them" },
-		"unsettled":     func(o *MeshObservation) { o.Unsettled = "stream ORDERS: replica nats-2 is not current" },
-		"no sidecar": func(o *MeshObservation) {
+	troubles := map[string]struct {
+		edit  func(*MeshObservation)
+		fault MeshFault
+	}{
+		"route missing": {func(o *MeshObservation) { o.MissingRoute = "servers nats-0 and nats-1 have no route between them" }, FaultRoutes},
+		"unsettled":     {func(o *MeshObservation) { o.Unsettled = "stream ORDERS: replica nats-2 is not current" }, ""},
+		"no sidecar": {func(o *MeshObservation) {
 			o.Pods = editPod(o.Pods, "nats-0", func(p *MeshPod) { p.Injected, p.ProxyReady = false, false })
-		},
-		"proxy unready": func(o *MeshObservation) {
+		}, FaultSidecar},
+		"proxy unready": {func(o *MeshObservation) {
 			o.Pods = editPod(o.Pods, "nats-1", func(p *MeshPod) { p.ProxyReady = false })
-		},
-		"server unready": func(o *MeshObservation) {
+		}, FaultSidecar},
+		"server unready": {func(o *MeshObservation) {
 			o.Pods = editPod(o.Pods, "nats-2", func(p *MeshPod) { p.Ready = false })
-		},
+		}, ""},
 	}
-	for what, edit := range troubles {
+	for what, tr := range troubles {
 		for _, lasted := range []time.Duration{0, time.Minute, 24 * time.Hour} {
 			o := on(Strict, meshed())
-			edit(&o)
+			tr.edit(&o)
 			o.UnhealthyFor = lasted
 			got := Mesh(o)
 			if got.Policy != Strict || got.RolledBackGeneration != 0 {
 				t.Errorf("%s for %s, Report: Mesh = %+v, want STRICT kept", what, lasted, got)
 			}
-			if lasted >= o.RollbackAfter && got.Reason != reasonStrictUnhealthy {
+			if tr.fault != "" && lasted >= o.RollbackAfter && got.Reason != reasonStrictUnhealthy {
 				t.Errorf("%s for %s, Report: reason %q, want %s", what, lasted, got.Reason, reasonStrictUnhealthy)
 			}
+			if tr.fault == "" && (got.Reason != reasonStrict || got.Unhealthy != "") {
+				t.Errorf("%s for %s, Report: reason %q, unhealthy %q; want Strict and no mesh trouble timed", what, lasted, got.Reason, got.Unhealthy)
+			}
 			o.AutomaticRollback = true
-			if got := Mesh(o); lasted >= o.RollbackAfter && got.Policy != Permissive {
-				t.Errorf("%s for %s, Automatic: Mesh = %+v, want PERMISSIVE", what, lasted, got)
+			got = Mesh(o)
+			switch {
+			case tr.fault == "" && got.Policy != Strict:
+				t.Errorf("%s for %s, Automatic: Mesh = %+v, want STRICT kept: not a fault of the mesh", what, lasted, got)
+			case tr.fault != "" && lasted >= o.RollbackAfter && (got.Policy != Permissive || got.RolledBackFor != tr.fault):
+				t.Errorf("%s for %s, Automatic: Mesh = %+v, want PERMISSIVE rolled back for %q", what, lasted, got, tr.fault)
 			}
 		}
 	}

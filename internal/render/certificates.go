@@ -18,22 +18,27 @@ const (
 // DefaultClusterDomain is the DNS suffix of a cluster's Services.
 const DefaultClusterDomain = "cluster.local"
 
-// RouteCertificateName and ClientCertificateName are the Certificates the
-// operator asks cert-manager for.
-func RouteCertificateName(c *v1alpha1.NatsCluster) string  { return c.Name + "-routes" }
-func ClientCertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-client" }
+// RouteCACertificateName and ClientCertificateName are the Certificates
+// the operator asks cert-manager for.
+func RouteCACertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes-ca" }
+func ClientCertificateName(c *v1alpha1.NatsCluster) string  { return c.Name + "-client" }
 
-// Certificates are the cert-manager Certificates c asks for: one per
-// listener whose TLS names an issuer.
+// LegacyRouteCertificateName is the route Certificate kubenats asked an
+// issuer for before it asked for a route CA (SignsRouteCertificate); the
+// controller deletes it, or cert-manager would keep rewriting the Secret
+// the operator now writes.
+func LegacyRouteCertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes" }
+
+// Certificates are the cert-manager Certificates c asks for: the route CA
+// when the routes name an issuer, and the client certificate when the
+// client listener does.
 func Certificates(c *v1alpha1.NatsCluster, clusterDomain string) []client.Object {
 	if clusterDomain == "" {
 		clusterDomain = DefaultClusterDomain
 	}
 	var out []client.Object
-	if r := c.Spec.TLS.Routes; c.Spec.RouteTLSEnabled() && r.IssuerRef != nil && HasRoutes(c) {
-		// Routes dial and accept: the certificate serves both ends.
-		out = append(out, certificate(c, RouteCertificateName(c), RouteTLSSecretName(c), r.IssuerRef,
-			RouteDNSNames(c, clusterDomain), "server auth", "client auth"))
+	if IssuesRouteCA(c) && HasRoutes(c) {
+		out = append(out, routeCACertificate(c))
 	}
 	if ct := c.Spec.TLS.Client; ct != nil && ct.IssuerRef != nil {
 		// client auth too: the operator presents it when clients must
@@ -42,6 +47,23 @@ func Certificates(c *v1alpha1.NatsCluster, clusterDomain string) []client.Object
 			ClientDNSNames(c, clusterDomain), "server auth", "client auth"))
 	}
 	return out
+}
+
+// routeCACertificate is the cluster's own route CA, from the issuer the
+// routes name. Its key is kept across renewals (rotationPolicy Never):
+// a renewed CA then still verifies the route certificates signed before,
+// and the servers, which reload at different moments, never stop
+// trusting each other.
+func routeCACertificate(c *v1alpha1.NatsCluster) *unstructured.Unstructured {
+	u := certificate(c, RouteCACertificateName(c), RouteCASecretName(c), c.Spec.TLS.Routes.IssuerRef, nil, "cert sign", "crl sign")
+	spec := u.Object["spec"].(map[string]any)
+	delete(spec, "dnsNames")
+	spec["isCA"] = true
+	spec["commonName"] = c.Namespace + "/" + c.Name + " route CA"
+	key := spec["privateKey"].(map[string]any)
+	// PKCS8: the form the operator reads a CA key in (pki).
+	key["rotationPolicy"], key["encoding"] = "Never", "PKCS8"
+	return u
 }
 
 func certificate(c *v1alpha1.NatsCluster, name, secret string, issuer *v1alpha1.IssuerRef, dnsNames []string, usages ...string) *unstructured.Unstructured {

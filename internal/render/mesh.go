@@ -55,14 +55,20 @@ type MeshStage struct {
 	Sidecars bool
 	Policy   string
 	// RolledBackGeneration is recorded on the policy after a rollback from
-	// STRICT: the spec generation that STRICT failed for, so that the
-	// operator tries again only once the spec changes.
+	// STRICT: the spec generation that STRICT failed for; RolledBackFor the
+	// kind of fault (plan.MeshFault), which says whether the operator
+	// tries again once the fault is gone or only once the spec changes.
 	RolledBackGeneration int64
+	RolledBackFor        string
 }
 
-// AnnotationMeshRolledBack carries MeshStage.RolledBackGeneration on the
+// AnnotationMeshRolledBack and AnnotationMeshRolledBackFor carry
+// MeshStage.RolledBackGeneration and RolledBackFor on the
 // PeerAuthentication.
-const AnnotationMeshRolledBack = "kubenats.io/mesh-rolled-back-generation"
+const (
+	AnnotationMeshRolledBack    = "kubenats.io/mesh-rolled-back-generation"
+	AnnotationMeshRolledBackFor = "kubenats.io/mesh-rolled-back-for"
+)
 
 // proxyDrainMargin is how long the proxy outlives the end of lame duck.
 const proxyDrainMargin = 10 * time.Second
@@ -156,6 +162,9 @@ func PeerAuthentication(c *v1alpha1.NatsCluster, stage MeshStage) *securityv1.Pe
 	}
 	if stage.RolledBackGeneration != 0 {
 		pa.Annotations = map[string]string{AnnotationMeshRolledBack: fmt.Sprint(stage.RolledBackGeneration)}
+		if stage.RolledBackFor != "" {
+			pa.Annotations[AnnotationMeshRolledBackFor] = stage.RolledBackFor
+		}
 	}
 	return pa
 }

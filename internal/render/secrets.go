@@ -68,8 +68,10 @@ type Credentials struct {
 	System string
 	// Route is the route password (clusters of two servers and more).
 	Route string
-	// RoutePKI is the route CA and certificate the operator keeps
-	// (GeneratesRoutePKI); nil otherwise.
+	// RoutePKI is the route CA and the certificate the operator signs
+	// with it (SignsRouteCertificate): a CA of its own (GeneratesRoutePKI),
+	// or the cluster's CA that cert-manager issued (CAKey empty: it stays
+	// in cert-manager's Secret); nil otherwise.
 	RoutePKI *RoutePKI
 	// ClientCA is ca.crt of the client certificate, handed to clients in
 	// the credentials Secret; empty without client TLS.
@@ -116,9 +118,12 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 		}))
 	}
 	if p := cred.RoutePKI; p != nil && GeneratesRoutePKI(c) {
-		out = append(out,
-			Secret(c, CASecretName(c), map[string]string{TLSCertKey: p.CACert, TLSKeyKey: p.CAKey}),
-			Secret(c, RouteTLSSecretName(c), map[string]string{TLSCertKey: p.Cert, TLSKeyKey: p.Key, TLSCAKey: p.CACert}))
+		out = append(out, Secret(c, CASecretName(c), map[string]string{TLSCertKey: p.CACert, TLSKeyKey: p.CAKey}))
+	}
+	if p := cred.RoutePKI; p != nil && SignsRouteCertificate(c) {
+		// ca.crt is the cluster's CA alone, never the chain above it: the
+		// servers accept exactly the peers of this cluster.
+		out = append(out, Secret(c, RouteTLSSecretName(c), map[string]string{TLSCertKey: p.Cert, TLSKeyKey: p.Key, TLSCAKey: p.CACert}))
 	}
 	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))
 }

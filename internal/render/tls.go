@@ -63,6 +63,33 @@ func GeneratesRoutePKI(c *v1alpha1.NatsCluster) bool {
 	return c.Spec.RouteTLSEnabled() && r.SecretName == "" && r.IssuerRef == nil
 }
 
+// SignsRouteCertificate reports whether the operator signs the route
+// certificate: with a CA of its own (GeneratesRoutePKI), or, with an
+// issuer named, with a CA of the cluster's own that the issuer issues
+// (RouteCACertificateName). Not with the user's Secret.
+//
+// Why a CA per cluster under an issuer: nats-server checks no names on a
+// route it accepts, only that the peer's certificate chains to ca_file.
+// Were the issuer to sign the route certificates themselves, ca_file
+// would be the issuer's CA, and every cluster on that issuer (another
+// tenant's, in another namespace) would hold a certificate the servers
+// accept. Under a cluster's own CA, trusted alone, only that cluster's
+// certificate is.
+func SignsRouteCertificate(c *v1alpha1.NatsCluster) bool {
+	return c.Spec.RouteTLSEnabled() && c.Spec.TLS.Routes.SecretName == ""
+}
+
+// IssuesRouteCA reports whether cert-manager issues the cluster's route
+// CA (route TLS with an issuer named).
+func IssuesRouteCA(c *v1alpha1.NatsCluster) bool {
+	return c.Spec.RouteTLSEnabled() && c.Spec.TLS.Routes.IssuerRef != nil
+}
+
+// RouteCASecretName holds the route CA cert-manager issues for c, with its
+// key: the operator reads it to sign the route certificate, and no pod
+// mounts it.
+func RouteCASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes-ca" }
+
 // RouteDNSNames are the names a route certificate must carry: every form
 // under which one server dials another (routes use <pod>.<headless>), as
 // wildcards, so that scaling needs no new certificate. No IP addresses:
@@ -72,13 +99,15 @@ func RouteDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
 }
 
 // ClientDNSNames are the names clients use: the client Service in every
-// form, each server through the headless Service (the operator connects to
-// servers one by one), and localhost for a client in the pod.
+// form, and each server through the headless Service (the operator connects
+// to servers one by one). Not localhost: nothing in the pod dials the client
+// port, and a certificate for localhost from an issuer other namespaces
+// share (a ClusterIssuer) would let whoever holds it answer as any local
+// service that trusts that issuer.
 func ClientDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
 	svc, ns := ClientServiceName(c), c.Namespace
 	names := []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc." + clusterDomain}
-	names = append(names, wildcards(HeadlessServiceName(c), ns, clusterDomain)...)
-	return append(names, "localhost")
+	return append(names, wildcards(HeadlessServiceName(c), ns, clusterDomain)...)
 }
 
 func wildcards(headless, ns, clusterDomain string) []string {

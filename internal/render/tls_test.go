@@ -66,10 +66,65 @@ func TestTLSVolumesAndProbes(t *testing.T) {
 	}
 }
 
-func TestCertificatesCarryTheNamesClientsAndRoutesUse(t *testing.T) {
-	c := cluster(withClientIssuer("client-ca"), withRouteIssuer("route-ca"))
+// TestRouteIssuerIssuesTheClustersOwnCA: with a route issuer, cert-manager
+// is asked for a CA of the cluster's own, never for the route certificate
+// itself (which would make the issuer's CA the servers' ca_file, and every
+// cluster on that issuer a peer: TestRoutesRefuseAnotherCluster in e2e).
+// Its key survives renewals, in the form the operator reads.
+func TestRouteIssuerIssuesTheClustersOwnCA(t *testing.T) {
+	c := cluster(withRouteIssuer("route-ca"))
 	objs := renderObjects(t, c, render.Inputs{ClusterDomain: "example.org"})
-	routes := find[*unstructured.Unstructured](t, objs, "demo-routes")
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok && u.GetName() == render.LegacyRouteCertificateName(c) {
+			t.Fatalf("a route Certificate %s from the issuer itself", u.GetName())
+		}
+	}
+	ca := find[*unstructured.Unstructured](t, objs, "demo-routes-ca")
+	spec := ca.Object["spec"].(map[string]any)
+	equal(t, "isCA", spec["isCA"], any(true))
+	equal(t, "secretName", spec["secretName"], any("demo-routes-ca"))
+	equal(t, "commonName", spec["commonName"], any("ns/demo route CA"))
+	if _, has := spec["dnsNames"]; has {
+		t.Errorf("the route CA asks for DNS names %v", spec["dnsNames"])
+	}
+	key := spec["privateKey"].(map[string]any)
+	equal(t, "rotationPolicy", key["rotationPolicy"], any("Never"))
+	equal(t, "encoding", key["encoding"], any("PKCS8"))
+	issuer := spec["issuerRef"].(map[string]any)
+	equal(t, "issuerRef.name", issuer["name"], any("route-ca"))
+	equal(t, "issuerRef.kind", issuer["kind"], any("ClusterIssuer"))
+	if usages := spec["usages"].([]any); !slices.Contains(usages, any("cert sign")) {
+		t.Errorf("route CA usages %v, want cert sign", usages)
+	}
+	labels := spec["secretTemplate"].(map[string]any)["labels"].(map[string]any)
+	equal(t, "CA secret label", labels[render.LabelInstance], any("demo"))
+}
+
+// TestRouteCertificateSecretUnderAnIssuer: the operator writes the route
+// certificate it signed with the issued CA, ca.crt that CA alone, and no
+// CA Secret of its own (the CA's key stays in cert-manager's Secret).
+func TestRouteCertificateSecretUnderAnIssuer(t *testing.T) {
+	c := cluster(withRouteIssuer("route-ca")).WithDefaults()
+	secrets := render.Secrets(c, render.Credentials{Route: "r", RoutePKI: &render.RoutePKI{CACert: "ca", Cert: "crt", Key: "key"}})
+	var routes *corev1.Secret
+	for _, s := range secrets {
+		switch s.Name {
+		case render.CASecretName(c):
+			t.Errorf("a CA Secret %s under an issuer", s.Name)
+		case render.RouteTLSSecretName(c):
+			routes = s
+		}
+	}
+	if routes == nil {
+		t.Fatalf("no Secret %s", render.RouteTLSSecretName(c))
+	}
+	equal(t, "ca.crt", routes.StringData[render.TLSCAKey]+string(routes.Data[render.TLSCAKey]), "ca")
+	equal(t, "tls.crt", routes.StringData[render.TLSCertKey]+string(routes.Data[render.TLSCertKey]), "crt")
+}
+
+func TestCertificatesCarryTheNamesClientsUse(t *testing.T) {
+	c := cluster(withClientIssuer("client-ca"))
+	objs := renderObjects(t, c, render.Inputs{ClusterDomain: "example.org"})
 	client := find[*unstructured.Unstructured](t, objs, "demo-client")
 	for _, tc := range []struct {
 		cert   *unstructured.Unstructured
@@ -77,11 +132,9 @@ func TestCertificatesCarryTheNamesClientsAndRoutesUse(t *testing.T) {
 		issuer map[string]any
 		names  []string
 	}{
-		{routes, "demo-routes-tls", map[string]any{"name": "route-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"}, []string{
-			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org"}},
 		{client, "demo-client-tls", map[string]any{"name": "client-ca", "kind": "Issuer", "group": "cert-manager.io"}, []string{
 			"demo", "demo.ns", "demo.ns.svc", "demo.ns.svc.example.org",
-			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org", "localhost"}},
+			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org"}},
 	} {
 		spec := tc.cert.Object["spec"].(map[string]any)
 		equal(t, tc.cert.GetName()+" secretName", spec["secretName"], any(tc.secret))

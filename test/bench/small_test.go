@@ -42,3 +42,22 @@ func TestNatsClusterBenchmarkSmall(t *testing.T) {
 	f := natsClusterReady(t, false)
 	t.Logf("%v", f.values)
 }
+
+// TestScrapeCostSmall: the scrape-cost benchmark at 50 streams measures
+// each of its figures. Careless variant watched failing: the exporter
+// pointed at the server's client port instead of its monitor port (it
+// reads nothing: every scrape says the server is down, and scrape()
+// refuses that answer rather than measure it).
+func TestScrapeCostSmall(t *testing.T) {
+	t.Parallel()
+	f := scrapeCost(t, scrapeSize{streams: 50, scrapes: 5})
+	for _, name := range []string{"collect_ms", "scrape_KiB", "series", "exporter_peak_rss_MiB"} {
+		if f.values[name] <= 0 {
+			t.Errorf("%s = %v, want a measurement", name, f.values[name])
+		}
+	}
+	// 50 streams with a consumer each: at least their two families each.
+	if s := f.values["series"]; s < 100 {
+		t.Errorf("%v series for 50 streams and consumers", s)
+	}
+}

@@ -66,10 +66,26 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	var err error
+	if err := loopback.BuildPrometheus("", os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The metrics containers run the exporter of the code under test.
+	binDir, err := os.MkdirTemp("", "kubenats-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(binDir)
+	kubenatsBinary, err := loopback.BuildKubenats("", binDir, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	// Istio's injector selects only pods labelled for injection: the
 	// scenarios without the mesh run as they would without Istio.
-	cluster, err = loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true, CertManager: true, Istio: true})
+	cluster, err = loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true, CertManager: true, Istio: true,
+		KubenatsBinary: kubenatsBinary})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -74,16 +76,24 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 }
 
 // TestMeshRollsBackWhenRoutesBreak (scenario 4): a spec that opts in to
-// rollback: Automatic; under STRICT one proxy dies and stays down longer
-// than the operator bears trouble: the operator goes back to PERMISSIVE
-// by itself, with a Warning event that says why, and the cluster recovers
-// once the proxy is back; it stays PERMISSIVE for this spec. (Without the
-// opt-in, TestMeshReportsWhenRoutesBreak.)
+// rollback: Automatic. First a fault that is not the mesh's: one server
+// freezes (SIGSTOP) with its sidecar up, for longer than the operator
+// bears trouble: the policy stays STRICT throughout (PERMISSIVE would not
+// cure it; the careless variant that rolled back for any trouble fails
+// here). Then a fault of the mesh: one proxy dies and stays down longer
+// than the bound: the operator goes back to PERMISSIVE by itself, with a
+// Warning event that says why; once the proxy is back and the cluster
+// recovered, the rollback clears and the policy is STRICT again, with no
+// change of the spec (the careless variant that held a rollback until
+// the spec changed fails here). (Without the opt-in,
+// TestMeshReportsWhenRoutesBreak.)
 func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
 	t.Parallel()
 	f := formCluster(t, istio(""), rollback(v1alpha1.MeshRollbackAutomatic))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
+	generation := f.cluster.Generation
+	strictHolds(t, f, "nats-2")
 	killed := time.Now()
 	down := meshRollbackAfter + 40*time.Second
 	if err := cluster.KillProxy(f.ns, "nats-1", down); err != nil {
@@ -104,25 +114,80 @@ func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionMeshReady)
 	t.Logf("MeshReady after %s: %s", rolledBack.Round(time.Second), cond.Message)
 
-	// The proxy comes back: the cluster recovers under PERMISSIVE.
-	eventually(t, down+formTimeout, func() error {
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
-			return err
-		}
-		if r := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); r == nil || r.Reason != v1alpha1.ReasonReady {
-			return fmt.Errorf("Ready %+v", r)
-		}
-		return nil
-	})
+	// The proxy comes back: the fault is gone, the rollback clears and
+	// the cluster is STRICT again, on the same spec.
+	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, down+formTimeout)
+	if mode, err := policyMode(t, f); err != nil || mode != render.MeshPolicyStrict {
+		t.Fatalf("policy mode %q (%v) once the proxy is back, want STRICT again", mode, err)
+	}
+	if c.Generation != generation {
+		t.Fatalf("the spec changed (generation %d, was %d): the test must show STRICT again without a change", c.Generation, generation)
+	}
 	checkRoutes(t, f)
 	checkMetaGroup(t, f)
-	poll.Holds(t, 3*strictWatch(), func() error {
-		mode, err := policyMode(t, f)
-		if err != nil || mode != render.MeshPolicyPermissive {
-			return fmt.Errorf("policy mode %q (%v): STRICT again without a spec change", mode, err)
+	checkWire(t, f, wireClosed)
+}
+
+// strictHolds freezes server pod (SIGSTOP) with its sidecar up, and keeps
+// it frozen (the kubelet's liveness probe restarts it; each new process
+// is frozen again before it can turn ready), for longer than the operator
+// bears trouble under STRICT, counted from the moment MeshReady names the
+// server: the policy stays STRICT throughout, as sampled, and MeshReady
+// says the trouble is not the mesh's. Then it resumes and the cluster is
+// Ready again.
+func strictHolds(t *testing.T, f *formed, pod string) {
+	t.Helper()
+	stop := make(chan struct{})
+	frozen := make(chan struct{})
+	go func() {
+		defer close(frozen)
+		for {
+			_ = cluster.Kill(f.ns, pod, syscall.SIGSTOP) // no process between two runs: nothing to freeze
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(stop)
+			<-frozen
+			_ = cluster.Kill(f.ns, pod, syscall.SIGCONT)
+		}
+	}
+	t.Cleanup(release)
+	c := f.cluster
+	meshReady := func() *metav1.Condition {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return nil
+		}
+		return meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionMeshReady)
+	}
+	eventually(t, formTimeout, func() error {
+		if m := meshReady(); m == nil || !strings.Contains(m.Message, "server "+pod+" is not ready") {
+			return fmt.Errorf("MeshReady %+v, want it to name the frozen server %s", m, pod)
 		}
 		return nil
 	})
+	poll.Holds(t, meshRollbackAfter+2*strictWatch(), func() error {
+		mode, err := policyMode(t, f)
+		if err != nil || mode != render.MeshPolicyStrict {
+			return fmt.Errorf("policy mode %q (%v) with server %s frozen: a server's own trouble loosened mTLS", mode, err, pod)
+		}
+		if m := meshReady(); m != nil && m.Reason != v1alpha1.ReasonMeshStrict {
+			return fmt.Errorf("MeshReady %+v with server %s frozen, want Strict", m, pod)
+		}
+		return nil
+	})
+	if m := meshReady(); m == nil || !strings.Contains(m.Message, "not a fault of the mesh") {
+		t.Errorf("MeshReady does not say the frozen server's trouble is not the mesh's: %+v", m)
+	}
+	release()
+	readyWithin(t, c, 3, formTimeout)
 }
 
 // TestMeshReportsWhenRoutesBreak: the same broken proxy, with the default

@@ -1,64 +1,140 @@
 package e2e_test
 
 import (
-	"bufio"
-	"crypto/tls"
-	"encoding/json"
+	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/pki"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // rogueWindow is how long a refused server is watched for: long enough for
 // many of its route reconnects (one a second) and a gossip round.
 const rogueWindow = 10 * time.Second
 
-// TestRoutesRefuseStrangers: a nats-server started elsewhere with the
-// cluster's name and a route to one of its servers, as an attacker in
-// another namespace would start it, never becomes a route peer or a member
-// of the JetStream meta group: not as a plain server without credentials,
-// not with TLS from a CA of its own. With route TLS turned off the route
-// password alone still keeps it out.
-func TestRoutesRefuseStrangers(t *testing.T) {
-	for _, tc := range []struct {
+// What a victim's server writes when it refuses a route, one line per
+// attempt: the password layer, and the TLS layer (nats-server 2.15).
+const (
+	refusedByPassword = "authentication error"
+	refusedByTLS      = "TLS route handshake error"
+)
+
+// TestRoutesRefuseAnotherCluster: the attacker runs a NatsCluster of its
+// own, in its own namespace, named as the victim is, and takes what that
+// cluster gives it (its route password, its route certificate and key) to
+// a nats-server of its making that dials a victim's route port. Each layer
+// is tried alone, the other one given away as if leaked, and each must
+// refuse on its own, as the victim's server says in its own log:
+//
+//   - the victim's own password with the attacker's certificate: route TLS
+//     refuses it, with the operator's per-cluster CA, and with two
+//     clusters on one cert-manager ClusterIssuer (the attacker's
+//     certificate presented with its chain up to the issuer's CA);
+//   - the victim's own certificate with no password or the attacker's:
+//     the password refuses it, under both kinds of CA;
+//   - with route TLS off, no password or the attacker's: the password
+//     refuses it.
+//
+// Careless variants it catches: one route password for every cluster (a
+// constant, or one derived from the cluster's name, which the attacker
+// shares): the attacker's password gets in; route TLS without verify, or
+// a CA shared by every generated PKI: the victim's password with the
+// attacker's certificate gets in; no route authorization when TLS is on:
+// the victim's certificate without a password gets in. And the operator
+// before issue 18, which had the issuer sign the route certificates
+// themselves, so that the servers trusted the issuer's CA: the victim's
+// password with the attacker's certificate of the shared issuer got in
+// (nats-server checks no names on a route it accepts). The operator now
+// has the issuer issue a CA per cluster (render.SignsRouteCertificate).
+func TestRoutesRefuseAnotherCluster(t *testing.T) {
+	issuer := sharedClusterIssuer(t)
+	onShared := func(s *v1alpha1.NatsClusterSpec) {
+		s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: issuer, Kind: "ClusterIssuer"}
+	}
+	// All four form at once: forming is mostly waiting.
+	clusters := formClustersNamedNats(t, map[string][]func(*v1alpha1.NatsClusterSpec){
+		"own-ca":   nil,
+		"tls-off":  {routeTLS(false)},
+		"shared":   {onShared},
+		"attacker": {onShared},
+	})
+	attacker := clusters["attacker"]
+	stolen := stolenKit(t, attacker)
+	shared, own := clusters["shared"], clusters["own-ca"]
+	// Both clusters' certificates chain to the one CA of the issuer: what
+	// keeps them apart is the route CA each cluster has of its own.
+	if victim, own := issuerRootOf(t, shared), issuerRootOf(t, attacker); victim != own {
+		t.Fatalf("the shared issuer's clusters chain to different roots (%q, %q): the test would prove nothing", victim, own)
+	}
+	type attempt struct {
+		name    string
+		kit     rogueKit
+		refusal string
+	}
+	// One victim's attempts one after another (its log tells them apart
+	// by time), the victims side by side, each with a rogue address of its
+	// own: the waiting windows overlap.
+	for _, victim := range []struct {
 		name     string
-		edits    []func(*v1alpha1.NatsClusterSpec)
-		rogueTLS bool
-		wantTLS  bool
+		f        *formed
+		rogueIP  string
+		attempts []attempt
 	}{
-		{"route-tls-plain-rogue", nil, false, true},
-		{"route-tls-rogue-with-its-own-ca", nil, true, true},
-		{"route-tls-off-password-alone", []func(*v1alpha1.NatsClusterSpec){routeTLS(false)}, false, false},
+		{"own-ca", own, "127.1.0.7", []attempt{
+			{"plain-no-password", rogueKit{}, refusedByTLS},
+			{"victims-password-attackers-certificate", withPassword(stolen, routePassword(t, own)), refusedByTLS},
+			{"victims-certificate-no-password", withPassword(leakedCertificate(t, own), ""), refusedByPassword},
+			{"victims-certificate-attackers-password", withPassword(leakedCertificate(t, own), stolen.password), refusedByPassword},
+		}},
+		{"shared-issuer", shared, "127.1.0.8", []attempt{
+			{"victims-password-attackers-certificate", withPassword(stolen, routePassword(t, shared)), refusedByTLS},
+			{"victims-password-certificate-of-a-made-up-ca", withPassword(madeUpKit(t, shared), routePassword(t, shared)), refusedByTLS},
+			{"victims-certificate-no-password", withPassword(leakedCertificate(t, shared), ""), refusedByPassword},
+			{"victims-certificate-attackers-password", withPassword(leakedCertificate(t, shared), stolen.password), refusedByPassword},
+		}},
+		{"tls-off", clusters["tls-off"], "127.1.0.9", []attempt{
+			{"no-password", rogueKit{}, refusedByPassword},
+			{"attackers-password", rogueKit{password: stolen.password}, refusedByPassword},
+		}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := formCluster(t, tc.edits...)
-			checkRoutes(t, f)
-			for _, pod := range f.pods {
-				checkRoutePort(t, f, pod, tc.wantTLS)
-			}
-			rogue := startRogue(t, f, tc.rogueTLS)
-			deadline := time.Now().Add(rogueWindow)
-			for time.Now().Before(deadline) {
-				if err := noRoguePeer(f, rogue); err != nil {
-					t.Fatalf("the rogue server got in: %v\nits log:\n%s", err, lastLines(rogue.log(), 20))
-				}
-				time.Sleep(250 * time.Millisecond)
-			}
-			// The rogue did try: its attempts were refused, not never made.
-			if !strings.Contains(rogue.log(), f.ip(f.pods[0])) {
-				t.Errorf("the rogue's log shows no route attempt to %s:\n%s", f.ip(f.pods[0]), lastLines(rogue.log(), 20))
+		t.Run(victim.name, func(t *testing.T) {
+			t.Parallel()
+			for _, a := range victim.attempts {
+				t.Run(a.name, func(t *testing.T) { refusedAlone(t, victim.f, victim.rogueIP, a.kit, a.refusal) })
 			}
 		})
+	}
+}
+
+// refusedAlone starts a rogue with kit against f's first server and
+// requires it kept out over a window, and refused by the layer under test
+// as the server's own log says, for every attempt it made.
+func refusedAlone(t *testing.T, f *formed, rogueIP string, kit rogueKit, refusal string) {
+	t.Helper()
+	before := len(cluster.ServerLog(f.ns, f.pods[0]))
+	rogue := startRogue(t, f, rogueIP, kit)
+	for end := time.Now().Add(rogueWindow); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if err := noRoguePeer(f, rogue); err != nil {
+			t.Fatalf("the rogue server got in: %v\nits log:\n%s", err, lastLines(rogue.log(), 20))
+		}
+	}
+	since := cluster.ServerLog(f.ns, f.pods[0])[before:]
+	if n := strings.Count(since, refusal); n < 2 {
+		t.Fatalf("%s's log has %d lines %q since the rogue started, want one per attempt:\n%s",
+			f.pods[0], n, refusal, lastLines(since, 20))
+	}
+	if !strings.Contains(rogue.log(), f.ip(f.pods[0])) {
+		t.Errorf("the rogue's log shows no route attempt to %s:\n%s", f.ip(f.pods[0]), lastLines(rogue.log(), 20))
 	}
 }
 
@@ -66,194 +142,146 @@ func routeTLS(on bool) func(*v1alpha1.NatsClusterSpec) {
 	return func(s *v1alpha1.NatsClusterSpec) { s.TLS.Routes.Enabled = &on }
 }
 
-// checkRoutePort: with route TLS the route port speaks TLS from its first
-// byte, shows a certificate for the server's DNS names and refuses a
-// handshake without a client certificate; without, its INFO asks for
-// authentication. It returns the issuer of the certificate shown (empty
-// without TLS).
-func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) (issuer string) {
+// formClustersNamedNats creates a NatsCluster "nats" in a new namespace
+// per key, all at once, and waits for each to be Ready with its routes
+// formed.
+func formClustersNamedNats(t *testing.T, specs map[string][]func(*v1alpha1.NatsClusterSpec)) map[string]*formed {
 	t.Helper()
-	addr := net.JoinHostPort(f.ip(pod), "6222")
-	if !wantTLS {
-		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err != nil {
+	out := map[string]*formed{}
+	for key, edits := range specs {
+		ns := namespace(t)
+		diagnoseOnFailure(t, ns)
+		c := natsCluster(ns, "nats", edits...)
+		if err := cluster.Client.Create(testCtx(t), c); err != nil {
 			t.Fatal(err)
 		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-		line, err := bufio.NewReader(conn).ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		var info struct {
-			AuthRequired bool `json:"auth_required"`
-		}
-		if err := json.Unmarshal([]byte(strings.TrimPrefix(strings.TrimSpace(line), "INFO ")), &info); err != nil || !info.AuthRequired {
-			t.Fatalf("%s's route port says %q: want INFO with auth_required", pod, line)
-		}
-		return ""
+		out[key] = &formed{ns: ns, cluster: c, pods: podNames(c.Name, 3)}
 	}
-	dialer := &net.Dialer{Timeout: 5 * time.Second}
-	// Only to look at the certificate: no client certificate offered.
-	conn, err := tls.DialWithDialer(dialer, "tcp", addr, &tls.Config{InsecureSkipVerify: true})
-	if err == nil {
-		// TLS 1.3 reports a refused client certificate on the first read.
-		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
-		_, err = conn.Read(make([]byte, 1))
-		state := conn.ConnectionState()
-		if len(state.PeerCertificates) > 0 {
-			issuer = state.PeerCertificates[0].Issuer.String()
-			names := state.PeerCertificates[0].DNSNames
-			if !slices.Contains(names, "*."+f.cluster.Name+"-headless") || len(state.PeerCertificates[0].IPAddresses) != 0 {
-				t.Errorf("%s's route certificate names %v, IPs %v; want the headless wildcards and no IP", pod, names, state.PeerCertificates[0].IPAddresses)
-			}
-		}
-		conn.Close()
+	began := time.Now()
+	for key, f := range out {
+		waitClusterReady(t, f.cluster, formTimeout)
+		checkRoutes(t, f)
+		t.Logf("%s (%s) Ready and routed %.1fs after creation", key, f.ns, time.Since(began).Seconds())
 	}
-	if err == nil || !strings.Contains(err.Error(), "certificate") {
-		t.Fatalf("%s's route port took a TLS client without a certificate (error %v)", pod, err)
-	}
-	if issuer == "" {
-		t.Fatalf("%s's route port speaks TLS but showed no certificate", pod)
-	}
-	return issuer
+	return out
 }
 
-// rogueServer is a nats-server of an attacker's making.
-type rogueServer struct {
-	ip      string
-	name    string
-	logPath string
-}
-
-func (r *rogueServer) log() string {
-	b, _ := os.ReadFile(r.logPath)
-	return string(b)
-}
-
-// startRogue runs a nats-server with the cluster's name, JetStream and its
-// own accounts, on an address of its own (outside the loopback cluster's
-// 127.0.x.0/24 ranges), routed to the cluster's first server by address.
-func startRogue(t *testing.T, f *formed, withTLS bool) *rogueServer {
+// sharedClusterIssuer is a CA ClusterIssuer, its CA made by a self-signed
+// issuer in cert-manager's namespace: a platform's one issuer for every
+// tenant.
+func sharedClusterIssuer(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	r := &rogueServer{ip: "127.1.0.7", name: "rogue", logPath: filepath.Join(dir, "rogue.log")}
-	tlsBlock := ""
-	if withTLS {
-		now := time.Now()
-		ca, err := pki.NewCA("rogue CA", now, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Names the cluster's servers carry: only the CA gives it away.
-		leaf, err := pki.Issue(ca, []string{"*." + f.cluster.Name + "-headless"}, now, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, data := range map[string]string{"tls.crt": leaf.Cert, "tls.key": leaf.Key, "ca.crt": ca.Cert} {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-		tlsBlock = fmt.Sprintf(`tls { cert_file: %q, key_file: %q, ca_file: %q, insecure: true }`,
-			filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "ca.crt"))
-	}
-	conf := fmt.Sprintf(`server_name: %s
-host: %s
-port: 4222
-http_port: 8222
-jetstream { store_dir: %q }
-accounts { APP { jetstream: enabled, users: [{user: a, password: a}] }, SYS { users: [{user: s, password: s}] } }
-system_account: SYS
-cluster {
-  name: %s
-  host: %s
-  port: 6222
-  %s
-  routes: ["nats://%s:6222"]
-}
-`, r.name, r.ip, filepath.Join(dir, "js"), f.cluster.Name, r.ip, tlsBlock, f.ip(f.pods[0]))
-	confPath := filepath.Join(dir, "rogue.conf")
-	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logFile, err := os.Create(r.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(natsServerBinary(t), "-c", confPath)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")) + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
+	docs := fmt.Sprintf(`
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata: {name: %[1]s-bootstrap}
+spec: {selfSigned: {}}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata: {name: %[1]s-ca}
+spec:
+  isCA: true
+  commonName: shared platform CA
+  secretName: %[1]s-ca
+  privateKey: {algorithm: ECDSA, size: 256}
+  issuerRef: {name: %[1]s-bootstrap, kind: Issuer}
+---
+apiVersion: cert-manager.io/v1
+kind: ClusterIssuer
+metadata: {name: %[1]s}
+spec: {ca: {secretName: %[1]s-ca}}
+`, name)
+	if err := loopback.CreateYAML(testCtx(t), cluster.Client, loopback.CertManagerNamespace, docs); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = logFile.Close()
+		for _, kind := range []struct{ kind, ns, name string }{
+			{"ClusterIssuer", "", name},
+			{"Certificate", loopback.CertManagerNamespace, name + "-ca"},
+			{"Issuer", loopback.CertManagerNamespace, name + "-bootstrap"},
+		} {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("cert-manager.io/v1")
+			u.SetKind(kind.kind)
+			u.SetNamespace(kind.ns)
+			u.SetName(kind.name)
+			_ = cluster.Client.Delete(context.Background(), u)
+		}
+		_ = cluster.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: loopback.CertManagerNamespace, Name: name + "-ca"}})
 	})
-	eventually(t, wait, func() error {
-		var v struct{}
-		return monitor(r.ip, "/varz", &v)
-	})
-	return r
+	return name
 }
 
-// noRoguePeer: no server of the cluster routes to the rogue or counts it in
-// the meta group, and the rogue routes to nobody.
-func noRoguePeer(f *formed, r *rogueServer) error {
-	for _, pod := range f.pods {
-		var rz routez
-		if err := monitor(f.ip(pod), "/routez", &rz); err != nil {
-			return err
-		}
-		for _, route := range rz.Routes {
-			if route.RemoteName == r.name {
-				return fmt.Errorf("%s has a route to %s", pod, r.name)
-			}
-		}
-		var j jsz
-		if err := monitor(f.ip(pod), "/jsz", &j); err != nil {
-			return err
-		}
-		if j.Meta != nil && j.Meta.Size != len(f.pods) {
-			return fmt.Errorf("%s counts %d servers in the meta group", pod, j.Meta.Size)
-		}
-	}
-	// The rogue's own view: a route it dials is listed from its first
-	// byte until the cluster's refusal comes back, a few milliseconds
-	// (sampling every 250 ms once caught one such: "the rogue has 1
-	// routes" of a route refused at once). A route the cluster accepted
-	// stays: any route of the rogue up for longer than a refusal can take
-	// is one that got in.
-	var own struct {
-		Now    time.Time `json:"now"`
-		Routes []struct {
-			RemoteName string    `json:"remote_name"`
-			Start      time.Time `json:"start"`
-		} `json:"routes"`
-	}
-	if err := monitor(r.ip, "/routez", &own); err != nil {
-		return err
-	}
-	for _, route := range own.Routes {
-		if up := own.Now.Sub(route.Start); up > routeRefusalTime {
-			return fmt.Errorf("the rogue has had a route to %q for %s", route.RemoteName, up.Round(time.Millisecond))
-		}
-	}
-	return nil
-}
-
-// routeRefusalTime is far longer than a refused route lives (one round
-// trip between two processes of this machine, however busy).
-const routeRefusalTime = 2 * time.Second
-
-// natsServerBinary is the nats-server of the operator's default version.
-func natsServerBinary(t *testing.T) string {
+// stolenKit is everything the attacker's own cluster hands it: its route
+// password, and its route certificate and key, presented with the chain
+// up to the issuer's CA (its cluster's route CA after the certificate),
+// so that a server trusting the issuer's CA would take it; and the CA.
+func stolenKit(t *testing.T, f *formed) rogueKit {
 	t.Helper()
-	path := filepath.Join(cluster.RepoRoot(), "bin", "nats-server", v1alpha1.DefaultVersion, "nats-server")
-	if _, err := os.Stat(path); err != nil {
+	tlsData := secretData(t, f.ns, render.RouteTLSSecretName(f.cluster))
+	chain := string(tlsData[render.TLSCertKey])
+	if render.IssuesRouteCA(f.cluster) {
+		chain += string(secretData(t, f.ns, render.RouteCASecretName(f.cluster))[render.TLSCertKey])
+	}
+	return rogueKit{
+		password: routePassword(t, f),
+		cert:     chain, key: string(tlsData[render.TLSKeyKey]), ca: string(tlsData[render.TLSCAKey]),
+	}
+}
+
+// madeUpKit is a certificate for the victim's names from a CA of the
+// rogue's own: only the CA gives it away.
+func madeUpKit(t *testing.T, f *formed) rogueKit {
+	t.Helper()
+	now := time.Now()
+	ca, err := pki.NewCA("rogue CA", now, time.Hour)
+	if err != nil {
 		t.Fatal(err)
 	}
-	return path
+	leaf, err := pki.Issue(ca, render.RouteDNSNames(f.cluster, render.DefaultClusterDomain), now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rogueKit{cert: leaf.Cert, key: leaf.Key, ca: ca.Cert}
+}
+
+// leakedCertificate is the victim's own route certificate, key and CA, as
+// if they had leaked: what is left to keep the rogue out is the password.
+func leakedCertificate(t *testing.T, f *formed) rogueKit {
+	t.Helper()
+	data := secretData(t, f.ns, render.RouteTLSSecretName(f.cluster))
+	return rogueKit{cert: string(data[render.TLSCertKey]), key: string(data[render.TLSKeyKey]), ca: string(data[render.TLSCAKey])}
+}
+
+func withPassword(k rogueKit, password string) rogueKit {
+	k.password = password
+	return k
+}
+
+// routePassword is the route password the operator made for f.
+func routePassword(t *testing.T, f *formed) string {
+	t.Helper()
+	return string(secretData(t, f.ns, render.RouteSecretName(f.cluster))[render.PasswordKey])
+}
+
+// issuerRootOf is the subject of the issuer's CA that f's route CA
+// chains to, as cert-manager records it beside the route CA.
+func issuerRootOf(t *testing.T, f *formed) string {
+	t.Helper()
+	ca, err := pki.ParseCert(string(secretData(t, f.ns, render.RouteCASecretName(f.cluster))[render.TLSCAKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca.Subject.String()
+}
+
+func secretData(t *testing.T, ns, name string) map[string][]byte {
+	t.Helper()
+	var s corev1.Secret
+	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: ns, Name: name}, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Data
 }

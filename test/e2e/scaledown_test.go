@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -147,6 +149,7 @@ func (sc *scaleDownScene) finished(t *testing.T, began time.Time) {
 			}
 		}
 	}
+	sc.backToThreeReplicas(t, sampler)
 	total := 0
 	for _, name := range sc.streams {
 		acked, stall := sc.pubs[name].result()
@@ -162,6 +165,31 @@ func (sc *scaleDownScene) finished(t *testing.T, began time.Time) {
 	}
 	t.Logf("scale-down 5 -> 3 took %s (to Ready and the meta group of 3); %d messages acknowledged over %d streams",
 		done.Sub(began).Round(time.Millisecond), total, len(sc.streams))
+}
+
+// backToThreeReplicas: every R3 stream, and its consumer, has three
+// replicas again, one on each remaining server, every one current. The
+// careless variant it catches: an evacuation that only takes the replica
+// off the leaving server (or a peer removal that shrinks the group) and
+// leaves the stream with two replicas, which the checks above, that no
+// replica sits on a removed server, let through.
+func (sc *scaleDownScene) backToThreeReplicas(t *testing.T, sampler *nats.Conn) {
+	t.Helper()
+	for _, g := range sc.groups {
+		if !strings.HasPrefix(g.stream, "R3_") {
+			continue
+		}
+		eventually(t, wait, func() error {
+			peers, behind, err := peersOf(sampler, g)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(peers, sc.staying) || len(behind) > 0 {
+				return fmt.Errorf("%s has replicas %v (offline or behind: %v), want one current replica on each of %v", g, peers, behind, sc.staying)
+			}
+			return nil
+		})
+	}
 }
 
 // consumerKept: the stream's consumer has the state the scale-down found,

@@ -2,14 +2,17 @@ package envtest_test
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
+	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
 )
 
 func TestNatsDownAtCreateTimeThenBack(t *testing.T) {
@@ -64,8 +67,10 @@ func TestOneConnectionPerSystem(t *testing.T) {
 	}
 }
 
-// clusterAt makes a NatsCluster whose status says it is available at a
-// test server, as the NatsCluster controller would once its pods are ready.
+// clusterAt makes a NatsCluster whose status says it is available, with
+// one server pod whose client port is a test server, as the NatsCluster
+// controller would once its pods are ready. The operator dials the pod's
+// address, never the Service's name (TestClusterConnectionsReachOnlyTheClustersPods).
 func clusterAt(t *testing.T, ns, name string, s *server.Server, allowed ...string) {
 	t.Helper()
 	c := natsCluster(ns, name, func(sp *v1alpha1.NatsClusterSpec) {
@@ -75,7 +80,11 @@ func clusterAt(t *testing.T, ns, name string, s *server.Server, allowed ...strin
 	create(t, c)
 	serversReady(t, c)
 	readyCondition(t, c, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	mapHost(t, fmt.Sprintf("%s.%s.svc:4222", name, ns), s.Addr().String())
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	get(t, sts)
+	ip := loopbackNet() + "1"
+	mapHost(t, net.JoinHostPort(ip, fmt.Sprint(render.ClientPort)), s.Addr().String())
+	serverPod(t, c, name+"-0", "r1", ip, sts)
 }
 
 func TestCrossNamespaceReferenceNeedsPermission(t *testing.T) {

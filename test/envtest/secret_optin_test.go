@@ -71,15 +71,28 @@ func TestClusterUsesOnlyOptedInSecrets(t *testing.T) {
 			}
 			messages = append(messages, strings.ReplaceAll(msg, ns, "NS"))
 			// Nothing of the cluster is made while its Secret is refused:
-			// no server could start with the value, no Secret carries it.
-			for _, obj := range []client.Object{&appsv1.StatefulSet{}, &corev1.Secret{}} {
+			// no server could start with the value, no Secret carries it:
+			// not the clients' Secret, not <name>-users (whose users.conf
+			// would hold the password the servers read), nor any other.
+			for _, obj := range []client.Object{
+				&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "nats"}},
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: render.CredentialsSecretName(c)}},
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: render.UsersSecretName(c)}},
+			} {
 				obj.SetNamespace(ns)
-				obj.SetName("nats")
-				if obj, ok := obj.(*corev1.Secret); ok {
-					obj.Name = "nats-client"
-				}
 				if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {
 					t.Fatalf("%T %s exists (%v) although the Secret was refused", obj, obj.GetName(), err)
+				}
+			}
+			var all corev1.SecretList
+			if err := k8s.List(ctx(t), &all, client.InNamespace(ns)); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range all.Items {
+				for key, data := range s.Data {
+					if s.Name != "db" && strings.Contains(string(data), value) {
+						t.Fatalf("Secret %s (key %s) carries the refused value", s.Name, key)
+					}
 				}
 			}
 		})

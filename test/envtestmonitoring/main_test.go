@@ -17,8 +17,5 @@ import (
 var k8s client.Client
 
 func TestMain(m *testing.M) {
-	os.Exit(inprocess.RunEnvtest(m.Run, inprocess.EnvtestOptions{
-		CRDPaths: []string{"testdata/monitoring-crds.yaml"},
-		Ready:    func(e *inprocess.Envtest) { k8s = e.Client },
-	}))
+	os.Exit(inprocess.RunEnvtestServing(m.Run, &k8s, inprocess.CRDFiles("testdata/monitoring-crds.yaml")))
 }

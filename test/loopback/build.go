@@ -44,3 +44,31 @@ func runBuildScript(repoRoot, script string, out io.Writer) error {
 func BuildIstio(repoRoot string, out io.Writer) error {
 	return runBuildScript(repoRoot, "build-istio.sh", out)
 }
+
+// BuildPrometheus runs hack/build-prometheus.sh, which builds the
+// Prometheus server into bin/prometheus once (about 3 minutes), for the
+// tests that scrape the cluster.
+func BuildPrometheus(repoRoot string, out io.Writer) error {
+	return runBuildScript(repoRoot, "build-prometheus.sh", out)
+}
+
+// BuildKubenats builds the operator's binary from the repository's
+// current source into dir/kubenats, for Options.KubenatsBinary: the
+// metrics containers run the code under test, never a stale bin/kubenats.
+// The Go build cache makes a second build cheap.
+func BuildKubenats(repoRoot, dir string, out io.Writer) (string, error) {
+	if repoRoot == "" {
+		root, err := findRepoRoot()
+		if err != nil {
+			return "", err
+		}
+		repoRoot = root
+	}
+	bin := filepath.Join(dir, "kubenats")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/kubenats")
+	cmd.Dir, cmd.Stdout, cmd.Stderr = repoRoot, out, out
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/kubenats: %w", err)
+	}
+	return bin, nil
+}

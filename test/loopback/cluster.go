@@ -61,6 +61,13 @@ type Options struct {
 	Istio bool
 	// IstioBinaries holds inject and crds/; <RepoRoot>/bin/istio when empty.
 	IstioBinaries string
+	// KubenatsBinary is the operator's binary (`go build ./cmd/kubenats`,
+	// BuildKubenats): with it the kubelet runs the containers of the
+	// operator's image (the metrics container, `kubenats exporter`) as
+	// processes beside the server, their pod-local addresses on the pod's
+	// address (podlocal.go). Empty: they are reported running without
+	// running.
+	KubenatsBinary string
 	// KeepDir leaves the cluster's directory (logs, pod directories and
 	// claim images, unmounted: `mount -o loop` one to look) in place after
 	// Stop, for a look after a failure.
@@ -166,6 +173,7 @@ func New(o Options) (_ *Cluster, err error) {
 	if o.ConfigRefreshDelay > 0 {
 		c.kubelet.refreshDelay = o.ConfigRefreshDelay
 	}
+	c.kubelet.kubenatsBinary = o.KubenatsBinary
 	c.kubelet.useMesh(c.Mesh)
 	if err := c.kubelet.start(ctx); err != nil {
 		return nil, fmt.Errorf("starting the loopback kubelet: %w", err)

@@ -28,6 +28,9 @@ type kubelet struct {
 	node         string
 	dir          string // pods/, claims/, claim-images/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
+	// kubenatsBinary runs the containers of the operator's own image
+	// (Options.KubenatsBinary); empty: they are only reported running.
+	kubenatsBinary string
 	// refreshDelay is the shortest delay before a pod sees a change of its
 	// ConfigMap and Secret volumes (volume_refresh.go); refreshDelays
 	// holds the namespaces that have their own.

@@ -91,7 +91,10 @@ func (w *podWorker) podStatus() corev1.PodStatus {
 		st.Phase = corev1.PodFailed
 	case anyNeverRan:
 		st.Phase = corev1.PodPending
-	case anyRunning:
+	case anyRunning, len(w.pod.Spec.Containers) > 0:
+		// Every container ran; those not running wait for their restart
+		// (restartPolicy Always): the kubelet says Running, also for a pod
+		// in a crash loop between two runs.
 		st.Phase = corev1.PodRunning
 	}
 	st.Conditions = []corev1.PodCondition{
@@ -131,6 +134,9 @@ func (w *podWorker) condition(t corev1.PodConditionType, ok bool) corev1.PodCond
 func (w *podWorker) containerStatus(c *corev1.Container) corev1.ContainerStatus {
 	if c.Name == istioProxyContainer && w.proxy.has {
 		return w.proxyStatus(c)
+	}
+	if w.runsKubenats(c) {
+		return w.kubenatsStatus(c)
 	}
 	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: "loopback://" + c.Image}
 	if c.Name != natsContainerName {

@@ -36,9 +36,12 @@ type podWorker struct {
 	sandboxReady bool
 	refreshAt    time.Time
 	// stoppedAt is when the last container stopped during deletion.
-	stoppedAt   time.Time
-	nats        natsContainer
-	proxy       proxyState // Istio's istio-proxy (mesh_kubelet.go)
+	stoppedAt time.Time
+	nats      natsContainer
+	proxy     proxyState // Istio's istio-proxy (mesh_kubelet.go)
+	// kubenats are the containers of the operator's image run as
+	// processes, by name (kubenats_container.go).
+	kubenats    map[string]*kubenatsContainer
 	terminating bool
 	// terminatingSince is when the deletion began.
 	terminatingSince time.Time
@@ -146,6 +149,7 @@ func (w *podWorker) sync(ctx context.Context) (wake time.Time, done bool) {
 	}
 	_, _ = w.proxyGate(now)
 	retry := w.syncContainer(ctx, now)
+	retry = earliest(retry, w.syncKubenats(ctx, now))
 	if _, wake := w.proxyGate(now); !wake.IsZero() && (retry.IsZero() || wake.Before(retry)) {
 		retry = wake
 	}
@@ -185,6 +189,7 @@ func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 		w.terminating, w.terminatingSince = true, now
 		grace := time.Duration(deletionGrace(w.pod)) * time.Second
 		w.nats.stop(w, "pod deleted", grace, now)
+		w.stopKubenats(grace)
 		w.k.logf("%s: terminating, grace period %s", w.key, grace)
 	}
 	if w.nats.run != nil {
@@ -203,6 +208,10 @@ func (w *podWorker) terminate(ctx context.Context) (time.Time, bool) {
 	if !w.proxyTerminating(ctx, now) {
 		w.writeStatus(ctx)
 		return time.Time{}, false // the proxy's exit arrives as an event
+	}
+	if w.kubenatsRunning() {
+		w.writeStatus(ctx)
+		return time.Time{}, false // their exits arrive as events
 	}
 	if w.stoppedAt.IsZero() {
 		w.stoppedAt = now
@@ -229,6 +238,7 @@ func (w *podWorker) shutdown() {
 		w.nats.run.cancel()
 		w.nats.run = nil
 	}
+	w.shutdownKubenats()
 	w.shutdownProxy()
 	w.finish()
 }

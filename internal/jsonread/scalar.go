@@ -1,4 +1,4 @@
-package natsmon
+package jsonread
 
 import (
 	"strconv"
@@ -9,13 +9,13 @@ import (
 // The scalars of the bounded JSON reader: keys, strings, numbers, booleans
 // and times, each within its limits.
 
-// readKey reads an object key into d.key; a key longer than maxKeyLen
+// readKey reads an object key into d.key; a key longer than MaxKeyLen
 // leaves d.key empty.
-func (d *jsonReader) readKey() error {
+func (d *Reader) readKey() error {
 	d.key = d.key[:0]
 	long := false
 	err := d.str(func(c byte) error {
-		if len(d.key) == maxKeyLen {
+		if len(d.key) == MaxKeyLen {
 			long = true
 		}
 		if !long {
@@ -30,20 +30,20 @@ func (d *jsonReader) readKey() error {
 }
 
 // str reads a string, handing each decoded byte to keep.
-func (d *jsonReader) str(keep func(byte) error) error {
+func (d *Reader) str(keep func(byte) error) error {
 	if err := d.expect('"'); err != nil {
 		return err
 	}
 	for {
 		c, err := d.r.ReadByte()
 		if err != nil {
-			return d.errorf("ends in the middle of a string")
+			return d.Errorf("ends in the middle of a string")
 		}
 		switch {
 		case c == '"':
 			return nil
 		case c < ' ':
-			return d.errorf("has a control character in a string")
+			return d.Errorf("has a control character in a string")
 		case c != '\\':
 			if err := keep(c); err != nil {
 				return err
@@ -52,7 +52,7 @@ func (d *jsonReader) str(keep func(byte) error) error {
 		}
 		e, err := d.r.ReadByte()
 		if err != nil {
-			return d.errorf("ends in the middle of a string")
+			return d.Errorf("ends in the middle of a string")
 		}
 		var out []byte
 		switch e {
@@ -88,12 +88,12 @@ func (d *jsonReader) str(keep func(byte) error) error {
 }
 
 // hex4 reads the four hex digits of a \u escape.
-func (d *jsonReader) hex4() (rune, error) {
+func (d *Reader) hex4() (rune, error) {
 	var r rune
 	for range 4 {
 		c, err := d.r.ReadByte()
 		if err != nil {
-			return 0, d.errorf("ends in the middle of a string")
+			return 0, d.Errorf("ends in the middle of a string")
 		}
 		switch {
 		case '0' <= c && c <= '9':
@@ -110,7 +110,7 @@ func (d *jsonReader) hex4() (rune, error) {
 }
 
 // Bool reads true, false or null (false).
-func (d *jsonReader) Bool() (bool, error) {
+func (d *Reader) Bool() (bool, error) {
 	c, err := d.next()
 	if err != nil {
 		return false, err
@@ -127,8 +127,8 @@ func (d *jsonReader) Bool() (bool, error) {
 }
 
 // number reads a number's text (or null, which is "0").
-func (d *jsonReader) number() (string, error) {
-	if isNull, err := d.null(); isNull || err != nil {
+func (d *Reader) number() (string, error) {
+	if isNull, err := d.Null(); isNull || err != nil {
 		return "0", err
 	}
 	var b []byte
@@ -142,12 +142,12 @@ func (d *jsonReader) number() (string, error) {
 			break
 		}
 		if len(b) == maxNumberLen {
-			return "", d.errorf("has a number longer than %d characters", maxNumberLen)
+			return "", d.Errorf("has a number longer than %d characters", maxNumberLen)
 		}
 		b = append(b, c)
 	}
 	if !validNumber(b) {
-		return "", d.errorf("is not valid JSON: %q is not a number", b)
+		return "", d.Errorf("is not valid JSON: %q is not a number", b)
 	}
 	return string(b), nil
 }
@@ -190,41 +190,55 @@ func validNumber(b []byte) bool {
 
 // Int reads an integer (nats-server writes counts and durations as
 // integers); anything else is an error.
-func (d *jsonReader) Int() (int64, error) {
+func (d *Reader) Int() (int64, error) {
 	s, err := d.number()
 	if err != nil {
 		return 0, err
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, d.errorf("has %q where an integer was expected", s)
+		return 0, d.Errorf("has %q where an integer was expected", s)
 	}
 	return n, nil
 }
 
 // Uint reads an unsigned integer.
-func (d *jsonReader) Uint() (uint64, error) {
+func (d *Reader) Uint() (uint64, error) {
 	s, err := d.number()
 	if err != nil {
 		return 0, err
 	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {
-		return 0, d.errorf("has %q where an unsigned integer was expected", s)
+		return 0, d.Errorf("has %q where an unsigned integer was expected", s)
 	}
 	return n, nil
 }
 
 // Time reads a time as nats-server writes it (RFC 3339); null is the zero
 // time.
-func (d *jsonReader) Time(what string) (time.Time, error) {
+func (d *Reader) Time(what string) (time.Time, error) {
 	s, err := d.String(what)
 	if err != nil || s == "" {
 		return time.Time{}, err
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, d.errorf("has a %s that is not a time", what)
+		return time.Time{}, d.Errorf("has a %s that is not a time", what)
 	}
 	return t, nil
+}
+
+// Float reads a number as Prometheus holds it (nats-server writes a
+// server's CPU share as a fraction).
+func (d *Reader) Float() (float64, error) {
+	s, err := d.number()
+	if err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, d.Errorf("has %q where a number was expected", s)
+	}
+	return f, nil
 }

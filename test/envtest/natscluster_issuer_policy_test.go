@@ -1,0 +1,80 @@
+package envtest_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/test/poll"
+)
+
+// allowedClusterIssuer is the one ClusterIssuer this suite's operator lets
+// tenants name (--allowed-cluster-issuers, main_test.go).
+const allowedClusterIssuer = "platform-ca"
+
+// TestClusterIssuersOutsideTheAllowListAreRefused: a NatsCluster naming a
+// ClusterIssuer the operator does not list is refused, with the field in
+// the message, before anything is applied (no StatefulSet, held over a
+// window); the listed ClusterIssuer and any Issuer of the namespace go on
+// to cert-manager (missing here: CertManagerMissing is how far they get).
+// Careless variants caught (run): the check made after the apply (the
+// apply asks cert-manager first and stops at its absence here, where with
+// cert-manager installed the platform's CA would sign); and, by the
+// "external" and "issuer" cases, a check on the name alone (another
+// group's ClusterIssuer of the listed name let through, an Issuer sharing
+// a refused name refused).
+func TestClusterIssuersOutsideTheAllowListAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ref    v1alpha1.IssuerRef
+		routes bool
+		reason string
+	}{
+		{"client", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, false, controller.ReasonIssuerNotAllowed},
+		{"routes", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, true, controller.ReasonIssuerNotAllowed},
+		{"external", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer", Group: "awspca.cert-manager.io"}, false, controller.ReasonIssuerNotAllowed},
+		{"listed", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer"}, false, v1alpha1.ReasonCertManagerMissing},
+		{"issuer", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "Issuer"}, false, v1alpha1.ReasonCertManagerMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ns := namespace(t)
+			ref := tc.ref
+			c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
+				if tc.routes {
+					s.TLS.Routes.IssuerRef = &ref
+				} else {
+					s.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &ref}
+				}
+			})
+			create(t, c)
+			readyCondition(t, c, metav1.ConditionFalse, tc.reason)
+			if tc.reason != controller.ReasonIssuerNotAllowed {
+				return
+			}
+			_, _, msg := readyMessage(t, c)
+			field := "spec.tls.client.issuerRef"
+			if tc.routes {
+				field = "spec.tls.routes.issuerRef"
+			}
+			if !strings.Contains(msg, field) || !strings.Contains(msg, "--allowed-cluster-issuers") {
+				t.Errorf("Ready's message %q names neither %s nor the flag", msg, field)
+			}
+			poll.Holds(t, 3*time.Second, func() error {
+				err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats"}, &appsv1.StatefulSet{})
+				if !apierrors.IsNotFound(err) {
+					return fmt.Errorf("the refused cluster's StatefulSet: %v (want not found)", err)
+				}
+				return nil
+			})
+		})
+	}
+}

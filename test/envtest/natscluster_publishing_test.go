@@ -1,0 +1,98 @@
+package envtest_test
+
+import (
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/manager"
+)
+
+// actingAs is a client for user, bound in ns to a Role with rules.
+func actingAs(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) client.Client {
+	t.Helper()
+	create(t, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user}, Rules: rules})
+	create(t, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: user},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, Name: user}},
+	})
+	as := rest.CopyConfig(cfg)
+	as.Impersonate = rest.ImpersonationConfig{UserName: user}
+	cl, err := client.New(as, client.Options{Scheme: manager.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// TestPublishingTheServiceNeedsTheRightToMakeServices: a NatsCluster whose
+// client Service is a NodePort or LoadBalancer, or carries annotations,
+// is admitted only for a requester who may create Services in the
+// namespace: the operator writes the Service with rights of its own, and
+// must not publish for a tenant what the tenant's RBAC refuses it. An edit
+// that leaves spec.service alone is not asked again. Careless variants
+// caught: no policy (the NatsCluster-only tenant gets its load balancer),
+// a policy on the type alone (annotations, which drive external DNS and
+// cloud load balancers, pass), and a policy that asks on every update
+// (the tenant can no longer scale a cluster its admin published).
+func TestPublishingTheServiceNeedsTheRightToMakeServices(t *testing.T) {
+	ns := namespace(t)
+	clusters := rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"natsclusters"}, Verbs: []string{"create", "get", "update"}}
+	services := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}}
+	tenant := actingAs(t, ns, "tenant", clusters)
+	publisher := actingAs(t, ns, "publisher", clusters, services)
+
+	loadBalancer := func(s *v1alpha1.NatsClusterSpec) { s.Service.Type = "LoadBalancer" }
+	nodePort := func(s *v1alpha1.NatsClusterSpec) { s.Service.Type = "NodePort" }
+	annotated := func(s *v1alpha1.NatsClusterSpec) {
+		s.Service.Annotations = map[string]string{"external-dns.alpha.kubernetes.io/hostname": "nats.example.com"}
+	}
+	clusterIP := func(s *v1alpha1.NatsClusterSpec) { s.Service.Type = "ClusterIP" }
+	refused := func(err error) bool {
+		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "spec.service") &&
+			strings.Contains(err.Error(), "may not create Services in namespace "+ns)
+	}
+	for _, tc := range []struct {
+		name    string
+		as      client.Client
+		edit    func(*v1alpha1.NatsClusterSpec)
+		allowed bool
+	}{
+		{"tenant-lb", tenant, loadBalancer, false},
+		{"tenant-nodeport", tenant, nodePort, false},
+		{"tenant-annotations", tenant, annotated, false},
+		{"tenant-clusterip", tenant, clusterIP, true},
+		{"publisher-lb", publisher, loadBalancer, true},
+		{"publisher-annotations", publisher, annotated, true},
+	} {
+		err := tc.as.Create(ctx(t), natsCluster(ns, tc.name, tc.edit))
+		if tc.allowed && err != nil {
+			t.Errorf("%s: %v, want admitted", tc.name, err)
+		}
+		if !tc.allowed && !refused(err) {
+			t.Errorf("%s: %v, want forbidden naming spec.service and the namespace", tc.name, err)
+		}
+	}
+
+	// The publisher's cluster: the tenant may scale it, not re-annotate it.
+	var c v1alpha1.NatsCluster
+	if err := tenant.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "publisher-annotations"}, &c); err != nil {
+		t.Fatal(err)
+	}
+	c.Spec.Replicas = ptr.To[int32](5)
+	if err := tenant.Update(ctx(t), &c); err != nil {
+		t.Errorf("the tenant scaling a published cluster: %v, want admitted", err)
+	}
+	c.Spec.Service.Annotations["external-dns.alpha.kubernetes.io/hostname"] = "bank.example.com"
+	if err := tenant.Update(ctx(t), &c); !refused(err) {
+		t.Errorf("the tenant re-annotating a published cluster: %v, want forbidden", err)
+	}
+}
