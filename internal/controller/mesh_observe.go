@@ -72,6 +72,7 @@ type meshLive struct {
 func (r *NatsClusterReconciler) observeMesh(ctx context.Context, c *v1alpha1.NatsCluster) (meshLive, error) {
 	live := meshLive{obs: plan.MeshObservation{
 		Generation: c.Generation, Want: int(c.Spec.ReplicaCount()), RollbackAfter: r.meshRollbackAfter(),
+		PushAllowance: r.meshPushAllowance(),
 	}}
 	o := &live.obs
 	if m := c.Spec.IstioMesh(); m != nil {
@@ -104,6 +105,7 @@ func (r *NatsClusterReconciler) observeMesh(ctx context.Context, c *v1alpha1.Nat
 			return live, err
 		}
 		o.Policy, o.RolledBackGeneration = policyMode(live.policy)
+		o.PolicyUnchangedFor = r.meshModes.unchangedFor(c.UID, o.Policy, time.Now())
 		if live.policy != nil {
 			o.RolledBackFor = plan.MeshFault(live.policy.Annotations[render.AnnotationMeshRolledBackFor])
 		}
@@ -171,6 +173,37 @@ func policyMode(pa *securityv1.PeerAuthentication) (plan.MeshPolicy, int64) {
 	return plan.NoPolicy, gen
 }
 
+// meshModes remembers, per cluster, the policy mode last observed and
+// since when: how long a mode has been in the object, for the time istiod
+// needs to push it. It lives in memory (the operator's cache carries no
+// managedFields to read a time from): an operator that restarts counts
+// from its first look, which only makes it wait longer.
+type meshModes struct {
+	mu   sync.Mutex
+	seen map[types.UID]seenMode
+}
+
+type seenMode struct {
+	mode  plan.MeshPolicy
+	since time.Time
+}
+
+// unchangedFor records mode as observed now and returns how long it has
+// been the mode.
+func (m *meshModes) unchangedFor(uid types.UID, mode plan.MeshPolicy, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = map[types.UID]seenMode{}
+	}
+	s, ok := m.seen[uid]
+	if !ok || s.mode != mode {
+		m.seen[uid] = seenMode{mode: mode, since: now}
+		return 0
+	}
+	return now.Sub(s.since)
+}
+
 // nearStrict: the routes and JetStream matter only under STRICT or when
 // nothing else holds STRICT back; they cost a request per server.
 func (r *NatsClusterReconciler) nearStrict(o *plan.MeshObservation) bool {
@@ -219,6 +252,18 @@ func (r *NatsClusterReconciler) meshRollbackAfter() time.Duration {
 	}
 	return DefaultMeshRollbackAfter
 }
+
+// meshPushAllowance is how long istiod is given to push a policy change.
+func (r *NatsClusterReconciler) meshPushAllowance() time.Duration {
+	if r.MeshPushAllowance > 0 {
+		return r.MeshPushAllowance
+	}
+	return DefaultMeshPushAllowance
+}
+
+// DefaultMeshPushAllowance covers istiod's longest debounce (10 s by
+// default, PILOT_DEBOUNCE_MAX) and the push itself.
+const DefaultMeshPushAllowance = 15 * time.Second
 
 // DefaultMeshRollbackAfter outlasts a server's restart outside a rollout
 // (a crash, a killed proxy restarted by the kubelet): trouble that lasts

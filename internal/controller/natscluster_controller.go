@@ -86,8 +86,14 @@ type NatsClusterReconciler struct {
 	// AnswerBound is how long a ready server has to answer on its monitor
 	// port before it counts as hung; DefaultAnswerBound when zero.
 	AnswerBound time.Duration
+	// MeshPushAllowance is how long istiod is given to push a policy change
+	// to every sidecar before a stage that needs it in force;
+	// DefaultMeshPushAllowance when zero.
+	MeshPushAllowance time.Duration
 
 	meshTrouble meshTrouble
+	// meshModes: since when each cluster's policy has had its mode.
+	meshModes meshModes
 
 	reloads reloads
 }

@@ -94,6 +94,10 @@ type Options struct {
 	// it, or reporting it; the default when
 	// zero (controller.DefaultMeshRollbackAfter).
 	MeshRollbackAfter time.Duration
+	// MeshPushAllowance is how long istiod is given to push a policy
+	// change to every sidecar before a stage that needs it in force
+	// (controller.DefaultMeshPushAllowance when zero).
+	MeshPushAllowance time.Duration
 	// AllowedImageRegistries limits spec.image to images under these
 	// registries or repositories (controller.ParseImagePolicy); empty:
 	// any image.
@@ -191,6 +195,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		// Kubernetes version where they are stable.
 		NativeSidecars:    nativeSidecars(cfg),
 		MeshRollbackAfter: o.MeshRollbackAfter,
+		MeshPushAllowance: o.MeshPushAllowance,
 		Images:            images,
 		Issuers:           issuers,
 		Workers:           o.NatsClusterWorkers,

@@ -71,6 +71,12 @@ type MeshObservation struct {
 	// itself (spec.mesh.istio.rollback: Automatic). Without it, trouble
 	// under STRICT is reported and the policy stays.
 	AutomaticRollback bool
+	// PolicyUnchangedFor is how long the live policy has been as the
+	// operator last wrote it; PushAllowance is how long istiod may take
+	// to push a change of it to every sidecar. Until then the sidecars
+	// may still enforce the mode before.
+	PolicyUnchangedFor time.Duration
+	PushAllowance      time.Duration
 }
 
 // MeshStep is what the mesh should look like after this pass.
@@ -143,7 +149,8 @@ const (
 //     clears and STRICT follows, with no change of the spec. A route fault
 //     shows only under STRICT, so trying again would only break the routes
 //     again: that rollback holds until the spec changes;
-//   - out: PERMISSIVE first, then the template without sidecars, rolled
+//   - out: PERMISSIVE first, then, once istiod has had PushAllowance to
+//     push it to every sidecar, the template without sidecars, rolled
 //     out; the policy goes once no server has a sidecar left.
 func Mesh(o MeshObservation) MeshStep {
 	if !o.Enabled {
@@ -368,8 +375,15 @@ func (o MeshObservation) disable() MeshStep {
 	if injected == "" && !o.TemplateSidecars && o.Policy == NoPolicy {
 		return MeshStep{}
 	}
-	step := MeshStep{Policy: Permissive, Sidecars: o.TemplateSidecars && o.Policy != Permissive, Reason: reasonDisabling}
+	// PERMISSIVE must be in force on every sidecar, not only in the
+	// object, before a server without a sidecar starts: sidecars still
+	// enforcing STRICT refuse its plaintext routes.
+	pushing := o.Policy == Permissive && o.PolicyUnchangedFor < o.PushAllowance
+	step := MeshStep{Policy: Permissive, Sidecars: o.TemplateSidecars && (o.Policy != Permissive || pushing), Reason: reasonDisabling}
 	switch {
+	case step.Sidecars && o.Policy == Permissive:
+		step.Message = fmt.Sprintf("spec.mesh.istio was removed: PERMISSIVE for %s; the sidecars go once istiod has had %s to push it to every sidecar",
+			o.PolicyUnchangedFor.Round(time.Second), o.PushAllowance)
 	case step.Sidecars:
 		step.Message = "spec.mesh.istio was removed: PERMISSIVE first, then the sidecars go"
 	case injected != "":

@@ -261,6 +261,20 @@ func TestMesh(t *testing.T) {
 		{"off under PERMISSIVE: the sidecars go",
 			func() MeshObservation { o := on(Permissive, meshed()); o.Enabled = false; return o }(),
 			Permissive, false, false, "Disabling", "server nats-0 still has one", false, 0},
+		{"off, PERMISSIVE set a moment ago: the sidecars stay until istiod can have pushed it",
+			func() MeshObservation {
+				o := on(Permissive, meshed())
+				o.Enabled, o.PolicyUnchangedFor, o.PushAllowance = false, 3*time.Second, 15*time.Second
+				return o
+			}(),
+			Permissive, true, false, "Disabling", "once istiod has had 15s to push it", false, 0},
+		{"off, PERMISSIVE for the whole allowance: the sidecars go",
+			func() MeshObservation {
+				o := on(Permissive, meshed())
+				o.Enabled, o.PolicyUnchangedFor, o.PushAllowance = false, 15*time.Second, 15*time.Second
+				return o
+			}(),
+			Permissive, false, false, "Disabling", "server nats-0 still has one", false, 0},
 		{"off, rolling out: PERMISSIVE until the last sidecar is gone",
 			func() MeshObservation {
 				o := on(Permissive, editPod(plain(), "nats-0", func(p *MeshPod) { p.Injected = true }))

@@ -159,7 +159,7 @@ func startOperator() (stop func() error, _ error) {
 	// Tests time how fast a cluster forms: Operator returns once the
 	// caches are warm.
 	stopOperator, err := inprocess.OperatorWith(context.Background(), rbac.Config(cluster.Config), manager.Options{
-		Dialer: jetstream.DialerFunc(dial), MeshRollbackAfter: meshRollbackAfter})
+		Dialer: jetstream.DialerFunc(dial), MeshRollbackAfter: meshRollbackAfter, MeshPushAllowance: meshPushAllowance})
 	if err != nil {
 		return nil, err
 	}

@@ -116,14 +116,26 @@ func sidecarState(t *testing.T, ns string) (map[string]bool, error) {
 
 // meshGuard samples the policy and the pods until stopped, and records
 // every moment the policy was STRICT while a server lacked a ready
-// sidecar: the direct path the operator must never take.
+// sidecar: the direct path the operator must never take. With inForce it
+// also looks at what each server's sidecar enforces on the route port
+// (the policies istiod last pushed it, whichever PeerAuthentication they
+// come from): STRICT there while a server runs without a sidecar is the
+// direct path too, by a platform's wider policy or a push not yet
+// arrived.
 type meshGuard struct {
 	stop      chan struct{}
 	done      chan struct{}
+	inForce   bool
 	mu        sync.Mutex
+	checked   bool
 	samples   int
 	strictAt  int
 	violation []string
+}
+
+// guardMeshInForce is guardMesh that also checks the modes in force.
+func guardMeshInForce(t *testing.T, f *formed) *meshGuard {
+	return startGuard(t, f.ns, f.cluster.Name, true)
 }
 
 func guardMesh(t *testing.T, f *formed) *meshGuard { return guardMeshOf(t, f.ns, f.cluster.Name) }
@@ -131,7 +143,11 @@ func guardMesh(t *testing.T, f *formed) *meshGuard { return guardMeshOf(t, f.ns,
 // guardMeshOf guards cluster name in ns, which need not exist yet: a guard
 // started before the cluster is created watches its whole way to STRICT.
 func guardMeshOf(t *testing.T, ns, name string) *meshGuard {
-	g := &meshGuard{stop: make(chan struct{}), done: make(chan struct{})}
+	return startGuard(t, ns, name, false)
+}
+
+func startGuard(t *testing.T, ns, name string, inForce bool) *meshGuard {
+	g := &meshGuard{stop: make(chan struct{}), done: make(chan struct{}), inForce: inForce}
 	go func() {
 		defer close(g.done)
 		for {
@@ -150,8 +166,12 @@ func guardMeshOf(t *testing.T, ns, name string) *meshGuard {
 			if err != nil {
 				continue
 			}
+			enforced := g.strictInForce(t, ns)
 			g.mu.Lock()
 			g.samples++
+			if enforced != "" && len(g.violation) < 10 {
+				g.violation = append(g.violation, fmt.Sprintf("%s %s (%v)", time.Now().Format(time.StampMilli), enforced, pods))
+			}
 			if mode == render.MeshPolicyStrict {
 				g.strictAt++
 				for name, ok := range pods {
@@ -163,8 +183,47 @@ func guardMeshOf(t *testing.T, ns, name string) *meshGuard {
 			g.mu.Unlock()
 		}
 	}()
-	t.Cleanup(g.halt)
+	// A test that fails before its check still says what the guard saw.
+	t.Cleanup(func() {
+		g.halt()
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.checked {
+			for _, v := range g.violation {
+				t.Error(v)
+			}
+		}
+	})
 	return g
+}
+
+// strictInForce names a server whose sidecar enforces STRICT on the route
+// port while another server runs without a sidecar (not injected, not
+// being deleted: its plaintext routes are refused); "" when none does,
+// or the guard does not look.
+func (g *meshGuard) strictInForce(t *testing.T, ns string) string {
+	if !g.inForce {
+		return ""
+	}
+	var pods corev1.PodList
+	if err := cluster.Client.List(testCtx(t), &pods, client.InNamespace(ns)); err != nil {
+		return ""
+	}
+	without := ""
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Annotations[render.AnnotationIstioStatus] == "" {
+			without = p.Name
+		}
+	}
+	if without == "" {
+		return ""
+	}
+	for _, p := range pods.Items {
+		if mode, ok := cluster.MeshModeInForce(ns, p.Name, render.ClusterPort); ok && mode == render.MeshPolicyStrict {
+			return fmt.Sprintf("STRICT in force on %s's route port while %s runs without a sidecar", p.Name, without)
+		}
+	}
+	return ""
 }
 
 func (g *meshGuard) halt() {
@@ -181,6 +240,7 @@ func (g *meshGuard) check(t *testing.T) {
 	g.halt()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.checked = true
 	if g.samples == 0 {
 		t.Fatal("the mesh guard took no sample")
 	}

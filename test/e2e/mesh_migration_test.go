@@ -10,7 +10,17 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/rbac"
 )
+
+// meshPushDelay bounds how long a push of istiod's takes to reach a
+// proxy in the migration: longer than a new server takes to turn ready,
+// so its peers know its sidecar only after it serves.
+const meshPushDelay = 6 * time.Second
+
+// meshPushAllowance is what the suite's operator gives istiod to push a
+// policy change to every sidecar: more than meshPushDelay.
+const meshPushAllowance = meshPushDelay + 2*time.Second
 
 // TestMeshExistingClusterInAndOutUnderLoad (scenarios 2, 3's gate and 5):
 // a cluster running without sidecars, under continuous acknowledged
@@ -20,11 +30,29 @@ import (
 // direct path, which breaks routes, see the loopback model's tests). Then
 // the flag goes off again: back to servers without sidecars, no policy
 // left. Every acknowledged ID is read back; the longest stall is reported.
+// All of it under a platform's mesh-wide STRICT policy, which only the
+// operator's own PERMISSIVE policy keeps off the servers while some lack
+// a sidecar, and with istiod's pushes seconds late (meshPushDelay): a
+// new server's peers, the client and the operator learn of its sidecar,
+// and every sidecar of a policy change, well after the fact. The guard
+// checks the modes each sidecar enforces as well as the policy object.
+// Seen failing against two careless operators: one that renders its
+// PERMISSIVE stage as mode UNSET ("PERMISSIVE is Istio's default"),
+// which passes without the mesh-wide policy: the meshed servers inherited
+// STRICT, refused each other's plaintext routes, the rollout waited for
+// them until meshTimeout, and the guard saw STRICT in force on nats-2's
+// route port while nats-1 ran without a sidecar; and the operator as it
+// was, taking the sidecars away as soon as its policy object read
+// PERMISSIVE: a server without a sidecar started (lame duck ends at once
+// here, with few clients) while a peer's sidecar still enforced STRICT.
 func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	f := formCluster(t)
-	// A client in the mesh reaches servers with and without sidecars alike
-	// (mTLS to the first, plain to the others); one outside the mesh would
-	// hang on a PERMISSIVE server, NATS speaking first.
+	// A client in the mesh: while one server lacks a sidecar its sidecar
+	// sends plaintext to all of them (auto mTLS toward a headless Service
+	// is all or nothing), which hangs it on a meshed PERMISSIVE server
+	// (NATS speaks first) until it reconnects to one without a sidecar;
+	// once every server has one, and the push says so, mTLS to all. One
+	// outside the mesh would hang on every PERMISSIVE server.
 	pub, js, stream := startPublishing(t, f, meshOptions(t, f, "app")...)
 	defer pub.halt()
 	ackedAtLeast := func(n int) {
@@ -37,7 +65,12 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 		})
 	}
 	ackedAtLeast(100)
-	guard := guardMesh(t, f)
+	guard := guardMeshInForce(t, f)
+	// The platform is STRICT mesh-wide, and istiod slow: the servers, the
+	// publishing client and the operator learn of each new sidecar, and
+	// of each policy change, seconds after the fact, each in its own time.
+	meshWideStrict(t)
+	slowPushes(t, meshPushDelay, f.ns, rbac.Namespace)
 
 	began := time.Now()
 	setMesh(t, f, "")

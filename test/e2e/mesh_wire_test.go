@@ -95,7 +95,14 @@ func probeTLSFirst(ip, port string) (wireAnswer, error) {
 }
 
 // checkWire requires every server's client and route ports to give want to
-// a client outside the mesh that speaks first.
+// a client outside the mesh that speaks first. Seen failing against the
+// careless variant it exists for: the operator's PeerAuthentication
+// rendered with a selector that matches no pod (managed-by kept, so that
+// admission lets it through, and one label no pod has), under which the
+// operator reports STRICT, the guard sees STRICT, and a plaintext NATS
+// client outside the mesh still times out exactly as under STRICT;
+// TestMeshNewClusterEndsStrict then failed here with "nats-0:4222 answered
+// to a client outside the mesh that speaks first, want closed unanswered".
 func checkWire(t *testing.T, f *formed, want wireAnswer) {
 	t.Helper()
 	for _, pod := range f.pods {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The loopback cluster's Istio (Options.Istio): start-up and the test
@@ -75,4 +77,21 @@ func (c *Cluster) MeshDialer(ns, sa string) (func(network, address string) (net.
 		}
 		return client.Dial(network, address)
 	}, nil
+}
+
+// MeshModeInForce is the mTLS mode the sidecar of pod ns/name enforces on
+// port now, by the policies istiod last pushed it (which may differ from
+// the PeerAuthentication objects for a moment); ok false while the pod
+// has no sidecar.
+func (c *Cluster) MeshModeInForce(ns, name string, port int32) (mode string, ok bool) {
+	if c.Mesh == nil {
+		return "", false
+	}
+	c.Mesh.mu.Lock()
+	s := c.Mesh.workloads[types.NamespacedName{Namespace: ns, Name: name}]
+	c.Mesh.mu.Unlock()
+	if s == nil {
+		return "", false
+	}
+	return string(s.mode(port)), true
 }

@@ -39,33 +39,44 @@
 // RunCertManager runs them beside a bare envtest API server.
 //
 // The mesh model (mesh.go, mesh_proxy.go, mesh_sniff.go, mesh_policy.go,
+// mesh_view.go, mesh_protocol.go, mesh_capture.go, mesh_push.go,
 // mesh_pki.go) stands in for Istio's sidecar, which cannot run here:
 //
 //   - Inbound: the sidecar listens on the pod's address on every declared
-//     port; the application listens on Mesh.AppIP, a second address of the
-//     pod, which stands for the pod's localhost. Each connection's mode
-//     comes from effectiveMode (Istio's precedence). The sidecar waits for
-//     the client's first bytes with no timeout, as Envoy's TLS inspector
-//     does by default: a TLS ClientHello offering Istio's ALPN is mTLS
-//     (client certificate of the mesh CA required), anything else is
-//     plaintext, served under PERMISSIVE, closed under STRICT. DISABLE
-//     passes bytes untouched. A policy change closes established plaintext
-//     connections a port now refuses.
+//     port that istio-init's rules capture (mesh_capture.go, from the
+//     traffic.sidecar.istio.io annotations); the others are forwarded to
+//     the application untouched. The application listens on Mesh.AppIP,
+//     a second address of the pod, which stands for the pod's localhost.
+//     Each connection's mode comes from effectiveMode (Istio's precedence:
+//     workload port, workload, namespace, mesh) over the policies the
+//     sidecar was last pushed. The sidecar waits for the client's first
+//     bytes with no timeout, as Envoy's TLS inspector does by default: a
+//     TLS ClientHello offering Istio's ALPN is mTLS (client certificate of
+//     the mesh CA required), anything else is plaintext, served under
+//     PERMISSIVE, closed under STRICT. DISABLE passes bytes untouched. A
+//     policy change closes established plaintext connections a port now
+//     refuses.
 //   - Outbound: through DNS. A meshed pod's hosts file (hostsView) maps the
-//     pods of a headless Service whose pods all have sidecars to addresses
-//     of its own sidecar, one per destination, which originates mTLS with
-//     the workload's identity and checks the destination's. A Service with
-//     any pod outside the mesh is reached in plaintext, from every client
-//     (Istio's auto mTLS for headless Services is all-or-nothing). What
-//     Istio captures with iptables and this cannot: addresses dialed by IP
-//     (gossiped route URLs, ClusterIPs), and the mesh- or namespace-wide
-//     STRICT case where Istio sends mTLS to every pod of such a Service.
+//     pods of its namespace that a headless Service selects, as far as its
+//     sidecar was told of them, to addresses of its own sidecar, one per
+//     destination, where the sidecar decides each connection as istiod
+//     configures Envoy (meshView.outbound): only the headless Services'
+//     declared ports have listeners, with their protocol (TCP passes,
+//     HTTP wants a request, undeclared is sniffed); auto mTLS is all or
+//     nothing across the pods a Service selects (plaintext to all while
+//     one was not injected, or under a namespace or mesh DISABLE); an
+//     uncaptured or unknown destination is reached as dialed. What Istio
+//     captures with iptables and this cannot: other addresses dialed by
+//     IP (gossiped route URLs, ClusterIPs) and pods of other namespaces.
+//   - Pushes: each change reaches each proxy after its own delay
+//     (Mesh.SetPushDelay); a starting proxy gets the current view.
 //   - Identities: mesh_pki.go's CA issues SPIFFE URI SANs
 //     spiffe://cluster.local/ns/<ns>/sa/<serviceaccount>.
 //   - Drain: stopSidecar refuses new connections at once, keeps
 //     established ones for the drain duration, then closes them.
 //   - Clients of the test process: Mesh.Client(ns, sa) is a meshed client
-//     (nats.SetCustomDialer); a plain dial is a client outside the mesh.
+//     (nats.SetCustomDialer) that decides as a sidecar does, by its own
+//     pushed view; a plain dial is a client outside the mesh.
 //
 // Options{Istio: true} runs it for the cluster's pods (istio.go,
 // mesh_kubelet.go, mesh_pod.go, mesh_agent.go, mesh_crash.go):

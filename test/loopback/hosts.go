@@ -20,9 +20,13 @@ import (
 // cluster DNS, a pod that does not exist yet cannot be resolved, and a new
 // pod appears within the resolver's cache time (Go's: 5 s).
 
-// dnsRecord is one pod's entry: hostname.subdomain in its namespace.
+// dnsRecord is one pod's entry: hostname.subdomain in its namespace, and
+// what the mesh reads of the pod (the endpoints istiod knows).
 type dnsRecord struct {
 	ns, pod, hostname, subdomain, ip string
+	labels                           map[string]string
+	serviceAccount                   string
+	ports                            []int32
 }
 
 // dnsTable keeps the records and writes the hosts files.
@@ -32,6 +36,9 @@ type dnsTable struct {
 	// view, when the cluster runs the mesh, is how a meshed pod's own
 	// hosts file shows each record (Mesh.hostsView).
 	view func(src types.NamespacedName, records []dnsRecord) func(dnsRecord) string
+	// recordsChanged, when set, is called (outside the lock) after a
+	// record came or went: the mesh's endpoints changed.
+	recordsChanged func()
 
 	mu      sync.Mutex
 	records map[types.UID]dnsRecord
@@ -88,27 +95,77 @@ func (d *dnsTable) add(pod *corev1.Pod, ip string, headless func(ns, svc string)
 		name = pod.Name
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
+	added := false
 	if pod.Spec.Subdomain != "" && headless(pod.Namespace, pod.Spec.Subdomain) {
-		d.records[pod.UID] = dnsRecord{ns: pod.Namespace, pod: pod.Name, hostname: name, subdomain: pod.Spec.Subdomain, ip: ip}
+		d.records[pod.UID] = dnsRecord{ns: pod.Namespace, pod: pod.Name, hostname: name, subdomain: pod.Spec.Subdomain, ip: ip,
+			labels: pod.Labels, serviceAccount: serviceAccountOf(pod), ports: tcpPorts(pod)}
+		added = true
 	}
-	return d.writeLocked(pod.Namespace)
+	err := d.writeLocked(pod.Namespace)
+	hook := d.recordsChanged
+	d.mu.Unlock()
+	if added && hook != nil {
+		hook()
+	}
+	return err
+}
+
+// serviceAccountOf is the pod's service account ("default" unset).
+func serviceAccountOf(pod *corev1.Pod) string {
+	if pod.Spec.ServiceAccountName == "" {
+		return "default"
+	}
+	return pod.Spec.ServiceAccountName
+}
+
+// tcpPorts are the TCP ports the pod's app containers declare.
+func tcpPorts(pod *corev1.Pod) []int32 {
+	var out []int32
+	for _, c := range pod.Spec.Containers {
+		if c.Name == istioProxyContainer {
+			continue
+		}
+		for _, p := range c.Ports {
+			if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
+				out = append(out, p.ContainerPort)
+			}
+		}
+	}
+	return out
+}
+
+// endpoints are the records as the mesh's endpoints.
+func (d *dnsTable) endpoints() []meshEndpoint {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]meshEndpoint, 0, len(d.records))
+	for _, r := range d.records {
+		out = append(out, meshEndpoint{Pod: types.NamespacedName{Namespace: r.ns, Name: r.pod}, IP: r.ip,
+			Labels: r.labels, ServiceAccount: r.serviceAccount, Ports: r.ports})
+	}
+	return out
 }
 
 // remove forgets a pod whose process is gone.
 func (d *dnsTable) remove(uid types.UID) error {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if _, ok := d.podFiles[uid]; ok {
 		delete(d.podFiles, uid)
 		delete(d.podWritten, uid)
 		_ = os.Remove(d.podFilePath(uid))
 	}
 	if _, ok := d.records[uid]; !ok {
+		d.mu.Unlock()
 		return nil
 	}
 	delete(d.records, uid)
-	return d.writeLocked("")
+	err := d.writeLocked("")
+	hook := d.recordsChanged
+	d.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return err
 }
 
 // lookup is the address of hostname.subdomain in namespace ns, as the

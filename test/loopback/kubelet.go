@@ -121,6 +121,16 @@ func (k *kubelet) start(ctx context.Context) error {
 			DeleteFunc: k.onClaimDeleted,
 		}},
 	}
+	if k.mesh != nil {
+		// istiod watches Services too: their ports and selectors shape
+		// what each proxy is pushed.
+		push := func(any) { k.mesh.push() }
+		handlers = append(handlers, struct {
+			informer cache.SharedIndexInformer
+			handler  cache.ResourceEventHandler
+		}{core.Services().Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc: push, UpdateFunc: func(_, obj any) { push(obj) }, DeleteFunc: push}})
+	}
 	for _, h := range handlers {
 		if _, err := h.informer.AddEventHandler(h.handler); err != nil {
 			return err

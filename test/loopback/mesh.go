@@ -11,24 +11,38 @@ import (
 
 // Mesh is the loopback cluster's model of an Istio sidecar mesh (see
 // doc.go for what it covers). Each meshed workload's sidecar owns the
-// pod's address on every declared port and forwards to the application,
+// pod's address on every captured port and forwards to the application,
 // which listens on an address of its own that only the sidecar uses (the
 // pod's localhost). Outbound capture works through DNS: a meshed pod's
-// hosts file names, for every meshed destination, an address of its own
-// sidecar's (one per destination), which originates mTLS to the
-// destination's sidecar; destinations without a sidecar keep their real
-// address and are reached in plaintext, as Istio's auto mTLS does.
+// hosts file names, for every pod its sidecar was told of, an address of
+// its own sidecar's (one per destination), where the sidecar decides as
+// Envoy would what to send (mesh_view.go): mTLS, plaintext or the
+// connection as it is. What each proxy knows is what istiod last pushed
+// it, a moment after the change (mesh_push.go).
 type Mesh struct {
 	ca    *meshCA
 	addrs *addressBook
 	logf  func(format string, args ...any)
 
+	// listEndpoints and listServices read the cluster as istiod would:
+	// every pod with an address and a DNS name, every Service.
+	listEndpoints func() []meshEndpoint
+	listServices  func() []meshService
+
+	// pushMu orders the views: one is read and numbered at a time.
+	pushMu sync.Mutex
+
 	mu       sync.Mutex
 	policies []PeerAuthentication
+	seq      uint64
 	// workloads are the meshed pods whose sidecar runs.
 	workloads map[types.NamespacedName]*sidecar
-	// changed is called (outside the lock) when the set of meshed
-	// workloads changed: hosts files must be rewritten.
+	clients   map[*MeshClient]bool
+	// pushDelay is how long a push takes to reach a proxy, by the proxy's
+	// namespace ("" for the default).
+	pushDelay map[string]time.Duration
+	// changed is called (outside the lock) when what a pod's hosts file
+	// shows may have changed.
 	changed func()
 }
 
@@ -41,6 +55,8 @@ type meshWorkload struct {
 	ServiceAccount string
 	Labels         map[string]string
 	Ports          []int32 // every port the pod's containers declare
+	// Capture is which connections iptables sends to the sidecar.
+	Capture trafficCapture
 	// AppProbers are the app probes the agent serves, by path.
 	AppProbers map[string]appProber
 }
@@ -50,31 +66,20 @@ func newMesh(addrs *addressBook, logf func(string, ...any)) (*Mesh, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Mesh{ca: ca, addrs: addrs, logf: logf, workloads: map[types.NamespacedName]*sidecar{}}, nil
+	return &Mesh{ca: ca, addrs: addrs, logf: logf, workloads: map[types.NamespacedName]*sidecar{},
+		clients: map[*MeshClient]bool{}, pushDelay: map[string]time.Duration{},
+		listEndpoints: func() []meshEndpoint { return nil }, listServices: func() []meshService { return nil }}, nil
 }
 
-// SetPeerAuthentications replaces the mesh's policies. New connections
-// follow them at once; an established plaintext connection that a port
-// now STRICT would refuse is closed, as Envoy closes the connections of a
-// filter chain it removed (there, after its drain time).
+// SetPeerAuthentications replaces the mesh's policies. Each proxy follows
+// them once the push reaches it; then an established plaintext connection
+// that a port now STRICT would refuse is closed, as Envoy closes the
+// connections of a filter chain it removed (there, after its drain time).
 func (m *Mesh) SetPeerAuthentications(policies []PeerAuthentication) {
 	m.mu.Lock()
 	m.policies = append([]PeerAuthentication(nil), policies...)
-	sidecars := make([]*sidecar, 0, len(m.workloads))
-	for _, s := range m.workloads {
-		sidecars = append(sidecars, s)
-	}
 	m.mu.Unlock()
-	for _, s := range sidecars {
-		s.enforcePolicy()
-	}
-}
-
-// mode is the PeerAuthentication mode of a workload's port now.
-func (m *Mesh) mode(w meshWorkload, port int32) MTLSMode {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return effectiveMode(m.policies, w.Pod.Namespace, w.Labels, port)
+	m.push()
 }
 
 // AppIP is where a meshed pod's application listens, reachable only by
@@ -88,7 +93,7 @@ func (m *Mesh) AppIP(ns, pod string) string {
 }
 
 // outboundIP is the address of src's sidecar that stands, in src's hosts
-// file, for the meshed destination dst.
+// file, for the destination pod dst.
 func (m *Mesh) outboundIP(src, dst types.NamespacedName) (string, error) {
 	return m.addrs.address(src.Namespace, src.Name+"~to~"+dst.Namespace+"."+dst.Name)
 }
@@ -100,26 +105,28 @@ func (m *Mesh) Meshed(pod types.NamespacedName) bool {
 	return m.workloads[pod] != nil
 }
 
-// hostsView is the address each record has in src's hosts file. A meshed
-// pod reaches a pod of a headless Service through its own sidecar, in
-// mTLS, only when every pod of that Service has a sidecar: for a headless
-// Service Istio's auto mTLS is all-or-nothing across its pods (istio/istio
-// issue 49584), and with one pod outside the mesh the client sidecar sends
-// plaintext to all of them. Everything else keeps its own address.
-func (m *Mesh) hostsView(src types.NamespacedName, records []dnsRecord) func(dnsRecord) string {
-	type service struct{ ns, name string }
-	partial := map[service]bool{}
-	for _, r := range records {
-		if !m.Meshed(types.NamespacedName{Namespace: r.ns, Name: r.pod}) {
-			partial[service{r.ns, r.subdomain}] = true
-		}
+// hostsView is the address each record has in src's hosts file. A pod
+// without a sidecar, or a destination src's sidecar was not told of (a
+// new pod before the push), has no stand-in for (standsIn) or whose
+// address is excluded from capture, keeps its own address: the
+// connection leaves as dialed. Every other
+// destination is an address of src's sidecar, which decides per
+// connection (outbound in mesh_view.go).
+func (m *Mesh) hostsView(src types.NamespacedName, _ []dnsRecord) func(dnsRecord) string {
+	m.mu.Lock()
+	s := m.workloads[src]
+	m.mu.Unlock()
+	if s == nil {
+		return func(r dnsRecord) string { return r.ip }
 	}
-	srcMeshed := m.Meshed(src)
+	v := s.currentView()
 	return func(r dnsRecord) string {
-		if !srcMeshed || partial[service{r.ns, r.subdomain}] {
+		dst := types.NamespacedName{Namespace: r.ns, Name: r.pod}
+		e, ok := v.endpoint(dst)
+		if !ok || e.IP != r.ip || !v.standsIn(src, e) || s.w.Capture.excludesAddress(r.ip) {
 			return r.ip
 		}
-		ip, err := m.outboundIP(src, types.NamespacedName{Namespace: r.ns, Name: r.pod})
+		ip, err := m.outboundIP(src, dst)
 		if err != nil {
 			return r.ip
 		}
@@ -128,7 +135,8 @@ func (m *Mesh) hostsView(src types.NamespacedName, records []dnsRecord) func(dns
 }
 
 // startSidecar starts the sidecar of a workload (before its application:
-// the proxy is up when the app first dials) and joins it to the mesh.
+// the proxy is up when the app first dials) with istiod's view as it is
+// now (its first configuration), and joins it to the mesh.
 func (m *Mesh) startSidecar(w meshWorkload) (*sidecar, error) {
 	cert, err := m.ca.workloadCert(w.Pod.Namespace, w.ServiceAccount)
 	if err != nil {
@@ -136,45 +144,40 @@ func (m *Mesh) startSidecar(w meshWorkload) (*sidecar, error) {
 	}
 	s := &sidecar{m: m, w: w, cert: cert, id: spiffeID(w.Pod.Namespace, w.ServiceAccount),
 		podIP: w.IP, appIP: m.AppIP(w.Pod.Namespace, w.Pod.Name),
-		outbound: map[types.NamespacedName][]net.Listener{}, conns: map[*proxiedConn]bool{}}
-	if err := s.listenInbound(); err != nil {
+		outbound: map[types.NamespacedName]map[int32]net.Listener{}, conns: map[*proxiedConn]bool{}}
+	s.view = m.current()
+	if err := s.listenInbound(true); err != nil {
 		s.closeListeners()
+		s.closeBypass()
 		return nil, err
 	}
 	if err := s.startAgent(); err != nil {
 		s.closeListeners()
+		s.closeBypass()
 		return nil, err
 	}
 	m.mu.Lock()
 	if m.workloads[w.Pod] != nil {
 		m.mu.Unlock()
 		s.closeListeners()
+		s.closeBypass()
 		return nil, fmt.Errorf("mesh: %s already has a sidecar", w.Pod)
 	}
 	m.workloads[w.Pod] = s
-	peers := make([]*sidecar, 0, len(m.workloads))
-	for _, p := range m.workloads {
-		peers = append(peers, p)
-	}
+	m.mu.Unlock()
+	s.openOutbound(s.currentView())
+	m.logf("mesh: %s: sidecar up as %s, inbound %s%v, app at %s", w.Pod, s.id, s.podIP, w.Ports, s.appIP)
+	m.notifyChanged()
+	return s, nil
+}
+
+func (m *Mesh) notifyChanged() {
+	m.mu.Lock()
 	changed := m.changed
 	m.mu.Unlock()
-	// Every meshed pod, this one included, gets an outbound listener for
-	// every meshed destination.
-	for _, p := range peers {
-		if err := s.listenOutbound(p.w); err != nil {
-			m.logf("mesh: %s: outbound listener for %s: %v", w.Pod, p.w.Pod, err)
-		}
-		if p != s {
-			if err := p.listenOutbound(w); err != nil {
-				m.logf("mesh: %s: outbound listener for %s: %v", p.w.Pod, w.Pod, err)
-			}
-		}
-	}
-	m.logf("mesh: %s: sidecar up as %s, inbound %s%v, app at %s", w.Pod, s.id, s.podIP, w.Ports, s.appIP)
 	if changed != nil {
 		changed()
 	}
-	return s, nil
 }
 
 // stopSidecar drains the pod's sidecar as pilot-agent does on SIGTERM: no
@@ -184,21 +187,11 @@ func (m *Mesh) stopSidecar(pod types.NamespacedName, drain time.Duration) {
 	m.mu.Lock()
 	s := m.workloads[pod]
 	delete(m.workloads, pod)
-	var peers []*sidecar
-	for _, p := range m.workloads {
-		peers = append(peers, p)
-	}
-	changed := m.changed
 	m.mu.Unlock()
 	if s == nil {
 		return
 	}
-	for _, p := range peers {
-		p.closeOutbound(pod)
-	}
-	if changed != nil {
-		changed()
-	}
+	m.notifyChanged()
 	s.drain(drain)
 	m.logf("mesh: %s: sidecar stopped after a drain of %s", pod, drain)
 }

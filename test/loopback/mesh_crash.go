@@ -10,8 +10,9 @@ import (
 // container exited) while its pod stays: the pod keeps its injection, its
 // tlsMode label and its traffic capture, so the rest of the mesh still
 // counts it as meshed and sends it mTLS; with nobody on the capture ports
-// every connection to the pod, and every connection its app opens, is
-// refused; established ones are reset. The kubelet starts the container
+// every captured connection to the pod, and every connection its app
+// opens through it, is refused; established ones are reset. Ports that
+// iptables does not capture keep working. The kubelet starts the container
 // again (reviveSidecar) after its restart back-off.
 
 // crashSidecar takes the pod's proxy down without leaving the mesh.
@@ -38,14 +39,10 @@ func (m *Mesh) crashSidecar(pod types.NamespacedName) error {
 }
 
 // reviveSidecar starts a crashed proxy again: inbound capture, the agent,
-// and an outbound listener for every meshed destination.
+// and the outbound listeners of its view.
 func (m *Mesh) reviveSidecar(pod types.NamespacedName) error {
 	m.mu.Lock()
 	s := m.workloads[pod]
-	peers := make([]*sidecar, 0, len(m.workloads))
-	for _, p := range m.workloads {
-		peers = append(peers, p)
-	}
 	m.mu.Unlock()
 	if s == nil {
 		return fmt.Errorf("mesh: %s has no sidecar", pod)
@@ -53,7 +50,7 @@ func (m *Mesh) reviveSidecar(pod types.NamespacedName) error {
 	s.mu.Lock()
 	s.crashed = false
 	s.mu.Unlock()
-	if err := s.listenInbound(); err != nil {
+	if err := s.listenInbound(false); err != nil {
 		s.closeListeners()
 		s.mu.Lock()
 		s.crashed = true
@@ -63,12 +60,9 @@ func (m *Mesh) reviveSidecar(pod types.NamespacedName) error {
 	if err := s.startAgent(); err != nil {
 		return err
 	}
-	for _, p := range peers {
-		if err := s.listenOutbound(p.w); err != nil {
-			m.logf("mesh: %s: outbound listener for %s: %v", pod, p.w.Pod, err)
-		}
-	}
+	s.openOutbound(s.currentView())
 	m.logf("mesh: %s: proxy restarted", pod)
+	m.notifyChanged()
 	return nil
 }
 

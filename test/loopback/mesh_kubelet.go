@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 )
 
@@ -261,9 +262,27 @@ func (k *kubelet) useMesh(m *Mesh) {
 	}
 	k.mesh = m
 	k.dns.view = m.hostsView
+	k.dns.recordsChanged = m.push
+	m.listEndpoints = k.dns.endpoints
+	m.listServices = func() []meshService {
+		if k.services == nil {
+			return nil // before the kubelet started
+		}
+		list, err := k.services.List(labels.Everything())
+		if err != nil {
+			return nil
+		}
+		out := make([]meshService, 0, len(list))
+		for _, svc := range list {
+			out = append(out, meshServiceOf(svc))
+		}
+		return out
+	}
+	m.mu.Lock()
 	m.changed = func() {
 		if err := k.dns.refresh(); err != nil {
 			k.logf("mesh: rewriting the hosts files: %v", err)
 		}
 	}
+	m.mu.Unlock()
 }

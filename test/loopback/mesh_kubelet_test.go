@@ -210,14 +210,18 @@ func setPeerAuthentication(t *testing.T, c *Cluster, ns, mode string, portLevel 
 	must(t, c.Client.Create(ctx, pa))
 }
 
-// waitMode waits until the mesh applies mode on the pod's port.
+// waitMode waits until the pod's sidecar applies mode on its port (once
+// istiod's push reached it).
 func waitMode(t *testing.T, c *Cluster, ns, pod string, port int32, want MTLSMode) {
 	t.Helper()
 	eventually(t, func() error {
 		c.Mesh.mu.Lock()
-		got := effectiveMode(c.Mesh.policies, ns, map[string]string{"app": "nats"}, port)
+		s := c.Mesh.workloads[types.NamespacedName{Namespace: ns, Name: pod}]
 		c.Mesh.mu.Unlock()
-		if got != want {
+		if s == nil {
+			return fmt.Errorf("%s/%s has no sidecar", ns, pod)
+		}
+		if got := s.mode(port); got != want {
 			return fmt.Errorf("%s/%s port %d: mode %s, want %s", ns, pod, port, got, want)
 		}
 		return nil

@@ -48,6 +48,8 @@ func newMeshLab(t *testing.T) *meshLab {
 	must(t, err)
 	l.mesh, err = newMesh(l.addrs, t.Logf)
 	must(t, err)
+	l.mesh.listEndpoints = l.endpoints
+	l.mesh.listServices = func() []meshService { return []meshService{labService} }
 	t.Cleanup(func() {
 		for _, p := range l.pods {
 			if p.proc != nil {
@@ -64,18 +66,40 @@ func newMeshLab(t *testing.T) *meshLab {
 	return l
 }
 
+// labService is the lab's headless Service "nats", its ports declared as
+// the operator declares them.
+var labService = meshService{Namespace: labNS, Name: "nats", Headless: true, Selector: map[string]string{"app": "nats"},
+	Ports: map[int32]meshProtocol{4222: protocolTCP, 6222: protocolTCP, 8222: protocolHTTP}}
+
+// endpoints are the lab's pods as istiod knows them.
+func (l *meshLab) endpoints() []meshEndpoint {
+	var out []meshEndpoint
+	for _, r := range l.records {
+		out = append(out, meshEndpoint{Pod: types.NamespacedName{Namespace: r.ns, Name: r.pod}, IP: r.ip,
+			Labels: r.labels, ServiceAccount: r.serviceAccount, Ports: r.ports})
+	}
+	return out
+}
+
 // pod declares pod name (a member of the headless Service "nats"), with a
-// sidecar or not; its sidecar starts at once, before its server.
+// sidecar or not (injected: labelled for mTLS); its sidecar starts at
+// once, before its server.
 func (l *meshLab) pod(name string, meshed bool) *labPod {
 	l.t.Helper()
 	ip, err := l.mesh.addrs.address(labNS, name)
 	must(l.t, err)
+	podLabels := map[string]string{"app": "nats"}
+	if meshed {
+		podLabels[istioTLSModeLabel] = "istio"
+	}
 	p := &labPod{meshed: meshed, logPath: filepath.Join(l.dir, name+".log"), w: meshWorkload{
 		Pod: types.NamespacedName{Namespace: labNS, Name: name}, IP: ip, ServiceAccount: "nats",
-		Labels: map[string]string{"app": "nats"}, Ports: []int32{4222, 6222, 8222},
+		Labels: podLabels, Ports: []int32{4222, 6222, 8222}, Capture: captureAll,
 	}}
 	l.pods[name] = p
-	l.records = append(l.records, dnsRecord{ns: labNS, pod: name, hostname: name, subdomain: "nats", ip: ip})
+	l.records = append(l.records, dnsRecord{ns: labNS, pod: name, hostname: name, subdomain: "nats", ip: ip,
+		labels: podLabels, serviceAccount: "nats", ports: p.w.Ports})
+	l.mesh.push()
 	if meshed {
 		_, err := l.mesh.startSidecar(p.w)
 		must(l.t, err)

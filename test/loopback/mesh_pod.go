@@ -112,27 +112,13 @@ func proxyOf(pod *corev1.Pod) (spec proxySpec, ok bool) {
 	return spec, true
 }
 
-// workloadOf is what the pod's sidecar knows of it: every port the app
-// containers declare is captured (Istio's includeInboundPorts "*", less
-// the proxy's own ports).
+// workloadOf is what the pod's sidecar knows of it: the ports its app
+// containers declare, of which istio-init's rules capture some (every
+// one by default, Istio's includeInboundPorts "*").
 func workloadOf(pod *corev1.Pod, ip string, spec proxySpec) meshWorkload {
-	sa := pod.Spec.ServiceAccountName
-	if sa == "" {
-		sa = "default"
-	}
-	w := meshWorkload{Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, IP: ip,
-		ServiceAccount: sa, Labels: pod.Labels, AppProbers: spec.probers}
-	for _, c := range pod.Spec.Containers {
-		if c.Name == istioProxyContainer {
-			continue
-		}
-		for _, p := range c.Ports {
-			if p.Protocol == "" || p.Protocol == corev1.ProtocolTCP {
-				w.Ports = append(w.Ports, p.ContainerPort)
-			}
-		}
-	}
-	return w
+	return meshWorkload{Pod: types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}, IP: ip,
+		ServiceAccount: serviceAccountOf(pod), Labels: pod.Labels, AppProbers: spec.probers,
+		Ports: tcpPorts(pod), Capture: captureOf(pod)}
 }
 
 // isIstioInitContainer: the init containers the injector adds that set up

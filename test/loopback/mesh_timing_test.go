@@ -40,8 +40,13 @@ func TestIstioProxyStartAndDrain(t *testing.T) {
 	must(t, c.Client.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-config",
 		ResourceVersion: configMapVersion(t, c, ns, "nats-config")}, Data: map[string]string{"nats.conf": lameDuckConf}}))
 	for _, name := range []string{"native", "classic"} {
+		// A headless Service of its own: a client's sidecar sends mTLS
+		// only to pods of a headless Service that declares the port.
+		must(t, c.Client.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
+				Selector: map[string]string{"app": name}, Ports: []corev1.ServicePort{{Name: "tcp-client", Port: 4222}}}}))
 		sts := meshStatefulSet(ns, 1, true)
-		sts.Name = name
+		sts.Name, sts.Spec.ServiceName = name, name
 		sts.Spec.Selector.MatchLabels = map[string]string{"app": name}
 		sts.Spec.Template.Labels["app"] = name
 		sts.Spec.Template.Annotations[istioProxyConfigAnnotation] = "terminationDrainDuration: 1s\n"
