@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -110,6 +111,21 @@ func rolling(t *testing.T, c *v1alpha1.NatsCluster) *appsv1.StatefulSet {
 	return sts
 }
 
+// currentMonitor answers every request on ip's monitor port as a server
+// current in all its Raft groups would answer /healthz?details=true.
+func currentMonitor(t *testing.T, ip string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(render.MonitorPort)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`{"status":"ok","status_code":200}`))
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+}
+
 // untouched holds while the impostor pod exists and nothing dialled it.
 func untouched(t *testing.T, impostor *corev1.Pod, l *listener) func() error {
 	return func() error {
@@ -145,7 +161,12 @@ func TestForeignPodsWithTheClustersLabelsAreLeftAlone(t *testing.T) {
 		sts := rolling(t, c)
 		subnet := loopbackNet()
 		for i := range 3 {
-			serverPod(t, c, fmt.Sprintf("nats-%d", i), "r1", fmt.Sprintf("%s%d", subnet, i+1), sts)
+			ip := fmt.Sprintf("%s%d", subnet, i+1)
+			// Each server says on its monitor port that it is current, so
+			// that the rollout's gate goes on to ask JetStream, with the
+			// system user, over the client port (where nothing answers).
+			currentMonitor(t, ip)
+			serverPod(t, c, fmt.Sprintf("nats-%d", i), "r1", ip, sts)
 		}
 		l := listenAt(t, subnet+"9")
 		impostor := serverPod(t, c, "impostor", "r1", subnet+"9", nil)

@@ -174,9 +174,9 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 			want: []string{"spec.service.externalEndpoint", "should match"}},
 
 		// Auth.
-		{name: "auth-mode-jwt",
-			edit: func(s *spec) { s.Auth.Mode = "jwt" },
-			want: []string{"spec.auth.mode", `Unsupported value: "jwt"`}},
+		{name: "auth-mode-unknown",
+			edit: func(s *spec) { s.Auth.Mode = "ldap" },
+			want: []string{"spec.auth.mode", `Unsupported value: "ldap"`}},
 		{name: "auth-secretref-with-mode-none",
 			edit: func(s *spec) {
 				s.Auth.Mode = v1alpha1.AuthNone
