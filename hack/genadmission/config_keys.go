@@ -30,17 +30,8 @@ func configKeysPolicy() *admissionv1.ValidatingAdmissionPolicy {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: configKeysName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-					Rule: admissionv1.Rule{
-						APIGroups:   []string{"kubenats.io"},
-						APIVersions: []string{"*"},
-						Resources:   []string{"natsclusters"},
-					},
-				},
-			}}},
+			FailurePolicy:    ptr.To(admissionv1.Fail),
+			MatchConstraints: natsClusterWrites(),
 			Variables: []admissionv1.Variable{
 				{Name: "keys", Expression: config + ".map(k, k)"},
 				{Name: "refused", Expression: "variables.keys.filter(k, !(k.lowerAscii() in " + allowed + "))"},
@@ -67,12 +58,5 @@ func configKeysPolicy() *admissionv1.ValidatingAdmissionPolicy {
 }
 
 func configKeysBinding() *admissionv1.ValidatingAdmissionPolicyBinding {
-	return &admissionv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: configKeysName},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        configKeysName,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-		},
-	}
+	return denyBinding(configKeysName)
 }

@@ -132,12 +132,5 @@ func celList(items []string) string {
 }
 
 func operatorWritesBinding() *admissionv1.ValidatingAdmissionPolicyBinding {
-	return &admissionv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: operatorWritesName},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        operatorWritesName,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-		},
-	}
+	return denyBinding(operatorWritesName)
 }

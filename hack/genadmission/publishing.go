@@ -31,17 +31,8 @@ func publishingPolicy() *admissionv1.ValidatingAdmissionPolicy {
 		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicy"},
 		ObjectMeta: metav1.ObjectMeta{Name: publishingName},
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: ptr.To(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-					Rule: admissionv1.Rule{
-						APIGroups:   []string{"kubenats.io"},
-						APIVersions: []string{"*"},
-						Resources:   []string{"natsclusters"},
-					},
-				},
-			}}},
+			FailurePolicy:    ptr.To(admissionv1.Fail),
+			MatchConstraints: natsClusterWrites(),
 			Variables: []admissionv1.Variable{
 				{Name: "publishes", Expression: publishes("object")},
 				// An edit that leaves spec.service as it was asks for
@@ -62,12 +53,5 @@ func publishingPolicy() *admissionv1.ValidatingAdmissionPolicy {
 }
 
 func publishingBinding() *admissionv1.ValidatingAdmissionPolicyBinding {
-	return &admissionv1.ValidatingAdmissionPolicyBinding{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingAdmissionPolicyBinding"},
-		ObjectMeta: metav1.ObjectMeta{Name: publishingName},
-		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        publishingName,
-			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
-		},
-	}
+	return denyBinding(publishingName)
 }

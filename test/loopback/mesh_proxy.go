@@ -2,7 +2,6 @@ package loopback
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -318,41 +317,6 @@ func (s *sidecar) enforcePolicy() {
 	for _, c := range refused {
 		s.m.logf("mesh: %s: port %d is STRICT now: closing a plaintext connection", s.w.Pod, c.port)
 		c.close()
-	}
-}
-
-// serverTLS requires a client certificate from the mesh's CA.
-func (s *sidecar) serverTLS() *tls.Config {
-	return &tls.Config{
-		Certificates: []tls.Certificate{s.cert},
-		ClientAuth:   tls.RequireAnyClientCert,
-		NextProtos:   istioALPN,
-		MinVersion:   tls.VersionTLS12,
-		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-			_, err := s.m.ca.verifyPeer(raw)
-			return err
-		},
-	}
-}
-
-// clientTLS presents this workload's identity and accepts only want's.
-func (s *sidecar) clientTLS(want string) *tls.Config {
-	return meshClientTLS(s.m.ca, s.cert, want)
-}
-
-func meshClientTLS(ca *meshCA, cert tls.Certificate, want string) *tls.Config {
-	return &tls.Config{
-		Certificates:       []tls.Certificate{cert},
-		NextProtos:         istioALPN,
-		MinVersion:         tls.VersionTLS12,
-		InsecureSkipVerify: true, // verified below: by SPIFFE identity, not host name
-		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
-			id, err := ca.verifyPeer(raw)
-			if err == nil && id != want {
-				err = fmt.Errorf("mesh: the server is %s, not %s", id, want)
-			}
-			return err
-		},
 	}
 }
 
