@@ -17,14 +17,15 @@ import (
 	"github.com/kubenats/kubenats/internal/status"
 )
 
-// routePKI returns the route CA and certificate the operator keeps for c,
-// made or renewed as pki.Due decides, and when to look again for the next
-// renewal. Renewed files reach the servers through their Secret volume and
-// a reload: no server restarts.
+// routePKI returns the route CA and certificate the operator keeps for c:
+// the CA made anew when pki.Due says it must be, the certificate and the
+// CAs the servers trust as signRoutes decides, and when to look again.
+// Renewed files reach the servers through their Secret volume and a
+// reload: no server restarts.
 //
-// A CA deleted under running servers is not made anew (missingGenerated):
-// a new CA restarts every server at once. A deleted route certificate is
-// issued again from the kept CA, which the servers take by reload.
+// A CA deleted under running servers is not made anew without the user's
+// word (missingGenerated). A deleted route certificate is issued again
+// from the kept CA, which the servers take by reload.
 func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.RoutePKI, time.Duration, *status.Blocker, error) {
 	caSecret, foreign, err := r.lookupSecret(ctx, c, render.CASecretName(c))
 	if err != nil {
