@@ -188,11 +188,15 @@ func (m *holdingMonitor) release() { m.once.Do(func() { close(m.released) }) }
 // hungCluster is a one-server cluster in ns whose StatefulSet is settled
 // and whose server's pod is running and ready at a loopback address where
 // a holding monitor listens.
-func hungCluster(t *testing.T, ns string) *holdingMonitor { return hungClusterNamed(t, ns, "nats") }
+func hungCluster(t *testing.T, ns string) *holdingMonitor {
+	t.Helper()
+	c, sts := settledCluster(t, ns, "nats")
+	return hang(t, c, sts)
+}
 
-// hungClusterNamed is hungCluster under another name, for several in one
-// namespace.
-func hungClusterNamed(t *testing.T, ns, name string) *holdingMonitor {
+// settledCluster is a one-server cluster in ns whose StatefulSet is
+// settled, with no pod yet: nothing for the operator to wait on.
+func settledCluster(t *testing.T, ns, name string) (*v1alpha1.NatsCluster, *appsv1.StatefulSet) {
 	t.Helper()
 	c := serverCluster(t, ns, name)
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.Name}}
@@ -204,6 +208,13 @@ func hungClusterNamed(t *testing.T, ns, name string) *holdingMonitor {
 	if err := k8s.Status().Update(context.Background(), sts); err != nil {
 		t.Fatal(err)
 	}
+	return c, sts
+}
+
+// hang gives c's StatefulSet its server pod, running and ready at a
+// loopback address where a holding monitor listens.
+func hang(t *testing.T, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet) *holdingMonitor {
+	t.Helper()
 	ip := fmt.Sprintf("127.%d.%d.1", 100+rand.IntN(150), 1+rand.IntN(254))
 	mon := holdMonitor(t, ip)
 	readyPod(t, c, sts, ip)

@@ -23,7 +23,7 @@ func TestHungClustersOfOneNamespaceHoldOnlyItsShare(t *testing.T) {
 	t.Run("a share of one", func(t *testing.T) {
 		hung, other := namespace(t, "hung"), namespace(t, "other")
 		startOperator(t, manager.Options{NatsClusterWorkers: 2, NatsClusterWorkersPerNamespace: 1}, hung, other)
-		first, second := hungClusterNamed(t, hung, "a"), hungClusterNamed(t, hung, "b")
+		first, second := twoHungClusters(t, hung)
 		awaitEitherHeld(t, first, second)
 		c := oneServerCluster(t, other)
 		poll.Until(t, wait, func() error {
@@ -42,7 +42,7 @@ func TestHungClustersOfOneNamespaceHoldOnlyItsShare(t *testing.T) {
 	t.Run("no share holds the other back", func(t *testing.T) {
 		hung, other := namespace(t, "hung"), namespace(t, "other")
 		startOperator(t, manager.Options{NatsClusterWorkers: 2, NatsClusterWorkersPerNamespace: 2}, hung, other)
-		first, second := hungClusterNamed(t, hung, "a"), hungClusterNamed(t, hung, "b")
+		first, second := twoHungClusters(t, hung)
 		first.awaitHeld(t)
 		second.awaitHeld(t)
 		c := oneServerCluster(t, other)
@@ -64,6 +64,16 @@ func TestHungClustersOfOneNamespaceHoldOnlyItsShare(t *testing.T) {
 			return nil
 		})
 	})
+}
+
+// twoHungClusters makes clusters a and b in ns, both settled before
+// either server hangs: under a share of one, the first hung pass would
+// otherwise keep the second cluster from ever getting its StatefulSet.
+func twoHungClusters(t *testing.T, ns string) (*holdingMonitor, *holdingMonitor) {
+	t.Helper()
+	a, stsA := settledCluster(t, ns, "a")
+	b, stsB := settledCluster(t, ns, "b")
+	return hang(t, a, stsA), hang(t, b, stsB)
 }
 
 // awaitEitherHeld waits until the operator's request to one of the hung
