@@ -74,8 +74,8 @@ func writeDashboardAnswers(t *testing.T, p *promserver.Server, f *formed, from t
 		if err != nil {
 			return err
 		}
-		if len(got) != len(f.pods) {
-			return fmt.Errorf("%d of %d servers up for the last five scrapes", len(got), len(f.pods))
+		if len(got) != len(f.Pods) {
+			return fmt.Errorf("%d of %d servers up for the last five scrapes", len(got), len(f.Pods))
 		}
 		return nil
 	})
@@ -113,7 +113,7 @@ func writeDashboardAnswers(t *testing.T, p *promserver.Server, f *formed, from t
 // panelSeries is one panel query over the test, the dashboard's variables
 // set to f's namespace and cluster.
 func panelSeries(ctx context.Context, t *testing.T, p *promserver.Server, f *formed, expr string, from time.Time) []seriesAnswer {
-	q := strings.NewReplacer("$namespace", f.ns, "$natscluster", f.cluster.Name).Replace(expr)
+	q := strings.NewReplacer("$namespace", f.NS, "$natscluster", f.Cluster.Name).Replace(expr)
 	got, err := p.QueryRange(ctx, q, from, time.Now(), promScrape)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)

@@ -48,10 +48,10 @@ func TestMetricsWithARealPrometheus(t *testing.T) {
 	began := time.Now()
 	a := formCluster(t, monitored(metricsClaim))
 	b := formCluster(t, monitored(""), func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](1) })
-	admin := startPrometheus(t, "admin", scrapeJobs(t, adminKubeconfig(t), a.cluster, b.cluster), true)
+	admin := startPrometheus(t, "admin", scrapeJobs(t, adminKubeconfig(t), a.Cluster, b.Cluster), true)
 	// The reader is configured for both namespaces, as a platform's
 	// Prometheus would be; its token's RBAC is what limits it to A.
-	reader := startPrometheus(t, "reader", scrapeJobs(t, readerKubeconfig(t, a.ns), a.cluster, b.cluster), false)
+	reader := startPrometheus(t, "reader", scrapeJobs(t, readerKubeconfig(t, a.NS), a.Cluster, b.Cluster), false)
 	t.Logf("two clusters formed and two Prometheus servers ready in %s", time.Since(began).Round(time.Second))
 
 	t.Run("workload counted once per stream and consumer", func(t *testing.T) { checkWorkloadCounts(t, a, admin) })
@@ -65,7 +65,7 @@ func TestMetricsWithARealPrometheus(t *testing.T) {
 
 // selector picks f's series.
 func selector(f *formed) string {
-	return fmt.Sprintf(`namespace=%q,natscluster=%q`, f.ns, f.cluster.Name)
+	return fmt.Sprintf(`namespace=%q,natscluster=%q`, f.NS, f.Cluster.Name)
 }
 
 // checkWorkloadCounts: the stream shows exactly N messages and its
@@ -76,7 +76,7 @@ func selector(f *formed) string {
 // shows each stream three times (three series, a sum of 3N).
 func checkWorkloadCounts(t *testing.T, f *formed, p *promserver.Server) {
 	ctx := testCtx(t)
-	nc := appConn(t, f, "e2e-metrics", f.pods...)
+	nc := appConn(t, f, "e2e-metrics", f.Pods...)
 	js := appJetStream(t, nc)
 	stream, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3, Storage: natsjs.FileStorage})
 	if err != nil {
@@ -164,12 +164,12 @@ func checkReaderIsolation(t *testing.T, a, b *formed, admin, reader *promserver.
 		return nil
 	})
 	poll.Holds(t, 4*promScrape, func() error {
-		got, err := reader.Query(ctx, fmt.Sprintf(`count by (namespace) ({__name__=~"nats_.+|kubenats_.+",namespace!=%q})`, a.ns))
+		got, err := reader.Query(ctx, fmt.Sprintf(`count by (namespace) ({__name__=~"nats_.+|kubenats_.+",namespace!=%q})`, a.NS))
 		if err != nil {
 			return err
 		}
 		if len(got) != 0 {
-			return fmt.Errorf("the reader of %s has series of %v", a.ns, got)
+			return fmt.Errorf("the reader of %s has series of %v", a.NS, got)
 		}
 		targets, err := reader.Targets(ctx)
 		if err != nil {
@@ -189,7 +189,7 @@ func checkReaderIsolation(t *testing.T, a, b *formed, admin, reader *promserver.
 func checkStorageAlert(t *testing.T, f *formed, p *promserver.Server) {
 	ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Minute)
 	defer cancel()
-	nc := appConn(t, f, "e2e-metrics-filler", f.pods...)
+	nc := appConn(t, f, "e2e-metrics-filler", f.Pods...)
 	js := appJetStream(t, nc)
 	if _, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "FILL", Subjects: []string{"fill.>"}, Replicas: 3, Storage: natsjs.FileStorage}); err != nil {
 		t.Fatal(err)
@@ -204,8 +204,8 @@ func checkStorageAlert(t *testing.T, f *formed, p *promserver.Server) {
 	}
 	began := time.Now()
 	eventually(t, wait+storageFor, func() error {
-		for _, pod := range f.pods {
-			a, err := firing(ctx, p, "NatsJetStreamStorageHigh", map[string]string{"namespace": f.ns, "server_name": pod})
+		for _, pod := range f.Pods {
+			a, err := firing(ctx, p, "NatsJetStreamStorageHigh", map[string]string{"namespace": f.NS, "server_name": pod})
 			if err != nil {
 				return err
 			}
@@ -235,7 +235,7 @@ func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
 	ctx := testCtx(t)
 	const victim = "nats-2"
 	sel := fmt.Sprintf(`%s,server_name=%q`, selector(f), victim)
-	labels := map[string]string{"namespace": f.ns, "server_name": victim}
+	labels := map[string]string{"namespace": f.NS, "server_name": victim}
 	eventually(t, wait, func() error {
 		if up, err := promOne(ctx, p, `kubenats_exporter_server_up{`+sel+`}`); err != nil || up != 1 {
 			return fmt.Errorf("server_up %v before the freeze (%v)", up, err)
@@ -244,7 +244,7 @@ func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
 	})
 	restartsBefore := natsRestarts(t, f, victim)
 	frozen := time.Now()
-	if err := cluster.Kill(f.ns, victim, syscall.SIGSTOP); err != nil {
+	if err := cluster.Kill(f.NS, victim, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	var fired *promserver.Alert
@@ -266,7 +266,7 @@ func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
 	t.Logf("NatsServerDown fired %s after the freeze (for: %s, scrape every %s)", firedAfter.Round(time.Second), downFor, promScrape)
 	// Killed as its liveness probe would have it killed; the kubelet
 	// starts it again.
-	if err := cluster.Kill(f.ns, victim, syscall.SIGKILL); err != nil {
+	if err := cluster.Kill(f.NS, victim, syscall.SIGKILL); err != nil {
 		t.Logf("SIGKILL: %v (the kubelet had killed it already)", err)
 	}
 	eventually(t, formTimeout, func() error {
@@ -308,7 +308,7 @@ func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
 // natsRestarts is the restart count of the pod's nats container.
 func natsRestarts(t *testing.T, f *formed, pod string) int32 {
 	t.Helper()
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: pod}}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: pod}}
 	if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(p), p); err != nil {
 		t.Fatal(err)
 	}
