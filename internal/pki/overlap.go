@@ -114,7 +114,9 @@ func PlanRouteTrust(o RouteTrustObservation) RouteTrustStep {
 // trusted, goes once every server serves it.
 func signedByCA(o RouteTrustObservation, caPEM string, ca *x509.Certificate) RouteTrustStep {
 	d := dueLeaf(KeyPair{Cert: o.Written.Cert, Key: "x"}, ca, o.Names, o.Now, o.RenewBefore)
-	alone := len(o.Written.Trusted) == 1 && containsCert(o.Written.Trusted, caPEM)
+	// Nothing trusted but the CA (or nothing readable at all): no other CA
+	// to phase out.
+	alone := len(withCert(o.Written.Trusted, caPEM)) == 1
 	switch {
 	case alone:
 		return RouteTrustStep{Issue: d.Action == Renew, SignWith: o.CA, Trust: []string{caPEM}, Why: d.Why}
