@@ -23,8 +23,13 @@ var (
 	formCluster       = e2ekit.FormCluster
 	credentials       = e2ekit.Credentials
 	connect           = e2ekit.Connect
+	appConn           = e2ekit.AppConn
+	appJetStream      = e2ekit.AppJetStream
+	podURLs           = e2ekit.PodURLs
+	clusterDNS        = e2ekit.ClusterDNS
 	diagnoseOnFailure = e2ekit.DiagnoseOnFailure
 	lastLines         = e2ekit.LastLines
+	natsStatus        = e2ekit.NatsStatus
 )
 
 const (

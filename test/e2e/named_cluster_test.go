@@ -63,14 +63,3 @@ func serverPods(t *testing.T, f *formed) map[string]*corev1.Pod {
 	}
 	return out
 }
-
-// natsStatus is the status of the pod's nats container, nil before the
-// kubelet first reports it.
-func natsStatus(p *corev1.Pod) *corev1.ContainerStatus {
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == "nats" {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
-}

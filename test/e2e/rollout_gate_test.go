@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -244,22 +242,6 @@ func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
-}
-
-// podURLs names the servers of pods by their DNS names, which follow a
-// replaced pod to its new address (clusterDNS resolves them); a pod's IP
-// dies with the pod.
-func podURLs(f *formed, pods []string) string {
-	urls := make([]string, len(pods))
-	for i, p := range pods {
-		urls[i] = "nats://" + net.JoinHostPort(render.PodDNSName(f.Cluster, p), "4222")
-	}
-	return strings.Join(urls, ",")
-}
-
-// clusterDNS lets a client of the test process dial cluster DNS names.
-func clusterDNS() nats.Option {
-	return nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial))
 }
 
 // moveLeaders makes server the leader of the meta group, the stream

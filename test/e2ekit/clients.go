@@ -1,10 +1,15 @@
 package e2ekit
 
 import (
+	"net"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -35,4 +40,51 @@ func Connect(t *testing.T, url string, opts ...nats.Option) (*nats.Conn, error) 
 		t.Cleanup(nc.Close)
 	}
 	return nc, err
+}
+
+// AppConn connects to the given servers of f the way an application in
+// the cluster would, with the credentials of the <name>-client Secret (user
+// and password, or the token), but at the pods' DNS names: the client
+// Service would pick one server for us, and these scenarios want to say
+// which.
+func AppConn(t *testing.T, f *Formed, name string, pods ...string) *nats.Conn {
+	t.Helper()
+	cred := Credentials(t, f)
+	opts := []nats.Option{nats.Name(name), ClusterDNS()}
+	if cred["token"] != "" {
+		opts = append(opts, nats.Token(cred["token"]))
+	} else {
+		opts = append(opts, nats.UserInfo(cred["user"], cred["password"]))
+	}
+	nc, err := Connect(t, PodURLs(f, pods), opts...)
+	if err != nil {
+		t.Fatalf("connecting to %v with the credentials Secret: %v", pods, err)
+	}
+	return nc
+}
+
+// AppJetStream is the JetStream API of an application connection.
+func AppJetStream(t *testing.T, nc *nats.Conn) natsjs.JetStream {
+	t.Helper()
+	js, err := natsjs.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// PodURLs names the servers of pods by their DNS names, which follow a
+// replaced pod to its new address (clusterDNS resolves them); a pod's IP
+// dies with the pod.
+func PodURLs(f *Formed, pods []string) string {
+	urls := make([]string, len(pods))
+	for i, p := range pods {
+		urls[i] = "nats://" + net.JoinHostPort(render.PodDNSName(f.Cluster, p), "4222")
+	}
+	return strings.Join(urls, ",")
+}
+
+// ClusterDNS lets a client of the test process dial cluster DNS names.
+func ClusterDNS() nats.Option {
+	return nats.SetCustomDialer(jetstream.DialerFunc(Cluster.Dial))
 }

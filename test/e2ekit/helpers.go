@@ -79,3 +79,14 @@ func PodNames(name string, n int) []string {
 	}
 	return out
 }
+
+// NatsStatus is the status of the pod's nats container, nil before the
+// kubelet first reports it.
+func NatsStatus(p *corev1.Pod) *corev1.ContainerStatus {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == "nats" {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,6 +31,11 @@ type Options struct {
 	Prometheus bool
 	// Operator edits the suite operator's options (the dialer is set).
 	Operator func(*manager.Options)
+	// OperatorMetrics serves the operator's metrics on a loopback port
+	// (OperatorMetricsAddress), over HTTPS behind the API server's
+	// authentication and authorization, as the shipped install serves
+	// them.
+	OperatorMetrics bool
 	// Started is called with the cluster once it runs, before any test.
 	Started func(*loopback.Cluster)
 }
@@ -92,6 +98,12 @@ func Run(m *testing.M, opts Options) int {
 		return 1
 	}
 	operatorOptions = opts.Operator
+	if opts.OperatorMetrics {
+		if OperatorMetricsAddress, err = freeLoopbackAddress(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	if err := StartOperator(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -144,6 +156,22 @@ func startCluster(opts Options, binDir string) (*loopback.Cluster, error) {
 		KubenatsBinary: kubenatsBinary})
 }
 
+// OperatorMetricsAddress is where the operator serves its metrics, with
+// Options.OperatorMetrics; empty otherwise.
+var OperatorMetricsAddress string
+
+// freeLoopbackAddress is a port on 127.0.0.1 free now, which the operator
+// binds a moment later (a port taken in between fails the suite's start
+// loudly, never a test quietly).
+func freeLoopbackAddress() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
 // operatorOptions edits the operator's options at each start.
 var operatorOptions func(*manager.Options)
 
@@ -166,7 +194,7 @@ func StartOperator() error {
 		_ = logFile.Close()
 		return err
 	}
-	opts := manager.Options{Dialer: jetstream.DialerFunc(dial)}
+	opts := manager.Options{Dialer: jetstream.DialerFunc(dial), MetricsBindAddress: OperatorMetricsAddress}
 	if operatorOptions != nil {
 		operatorOptions(&opts)
 	}
