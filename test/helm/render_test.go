@@ -220,3 +220,11 @@ func field(obj map[string]any, path string) any {
 	}
 	return v
 }
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
