@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// manager returns the operator container of a rendering.
-func manager(t *testing.T, objs objects) map[string]any {
+// operatorContainer returns the operator container of a rendering.
+func operatorContainer(t *testing.T, objs objects) map[string]any {
 	t.Helper()
 	d, ok := objs["Deployment/"+operatorNamespace+"/kubenats"]
 	if !ok {
@@ -20,7 +20,7 @@ func manager(t *testing.T, objs objects) map[string]any {
 func args(t *testing.T, objs objects) []string {
 	t.Helper()
 	var out []string
-	for _, a := range manager(t, objs)["args"].([]any) {
+	for _, a := range operatorContainer(t, objs)["args"].([]any) {
 		out = append(out, a.(string))
 	}
 	return out
@@ -28,7 +28,7 @@ func args(t *testing.T, objs objects) []string {
 
 func env(t *testing.T, objs objects, name string) any {
 	t.Helper()
-	for _, e := range manager(t, objs)["env"].([]any) {
+	for _, e := range operatorContainer(t, objs)["env"].([]any) {
 		if e.(map[string]any)["name"] == name {
 			return e.(map[string]any)["value"]
 		}
@@ -45,7 +45,7 @@ func TestValueVariants(t *testing.T) {
 		check        func(t *testing.T, objs objects)
 	}{
 		{"image names the operator's and the exporter's image", "image: {repository: registry.example.com/kubenats, tag: v9.9.9, pullPolicy: Always}", func(t *testing.T, objs objects) {
-			c := manager(t, objs)
+			c := operatorContainer(t, objs)
 			if c["image"] != "registry.example.com/kubenats:v9.9.9" || c["imagePullPolicy"] != "Always" {
 				t.Errorf("image %v, pull policy %v", c["image"], c["imagePullPolicy"])
 			}
@@ -56,7 +56,7 @@ func TestValueVariants(t *testing.T) {
 			}
 		}},
 		{"resources replace the defaults", "resources: {requests: {cpu: 200m, memory: 256Mi}, limits: {memory: 256Mi}}\ngoMemLimit: 220MiB", func(t *testing.T, objs objects) {
-			if r := field(manager(t, objs), "resources.limits.memory"); r != "256Mi" {
+			if r := field(operatorContainer(t, objs), "resources.limits.memory"); r != "256Mi" {
 				t.Errorf("limit %v", r)
 			}
 			if v := env(t, objs, "GOMEMLIMIT"); v != "220MiB" {
@@ -102,7 +102,7 @@ func TestValueVariants(t *testing.T) {
 			if a := args(t, objs); !slices.Contains(a, "--metrics-bind-address=0") {
 				t.Errorf("metrics still bound: %v", a)
 			}
-			for _, p := range manager(t, objs)["ports"].([]any) {
+			for _, p := range operatorContainer(t, objs)["ports"].([]any) {
 				if p.(map[string]any)["name"] == "metrics" {
 					t.Error("metrics port still declared")
 				}
