@@ -186,13 +186,16 @@ func StartOperator() error {
 		return err
 	}
 	operatorLog.Set(logFile)
-	// The operator is in the mesh, as config/istio installs it: its
-	// connections leave as its sidecar would send them, mTLS with its
-	// identity to servers that have a sidecar, plain TCP to the others.
-	dial, err := Cluster.MeshDialer(rbac.Namespace, rbac.ServiceAccount)
-	if err != nil {
-		_ = logFile.Close()
-		return err
+	// With Istio, the operator is in the mesh, as config/istio installs
+	// it: its connections leave as its sidecar would send them, mTLS with
+	// its identity to servers that have a sidecar, plain TCP to the
+	// others. Without, it dials as any pod.
+	dial := Cluster.Dial
+	if Cluster.Mesh != nil {
+		if dial, err = Cluster.MeshDialer(rbac.Namespace, rbac.ServiceAccount); err != nil {
+			_ = logFile.Close()
+			return err
+		}
 	}
 	opts := manager.Options{Dialer: jetstream.DialerFunc(dial), MetricsBindAddress: OperatorMetricsAddress}
 	if operatorOptions != nil {
