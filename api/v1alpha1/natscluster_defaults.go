@@ -66,6 +66,8 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 			m.MaxSeriesPerServer = DefaultMaxSeriesPerServer
 		}
 	}
+	s.WebSocket.withDefaults()
+	s.MQTT.withDefaults()
 	fs := &s.JetStream.FileStore
 	if fs.Size == nil {
 		q := resource.MustParse(DefaultFileStoreSize)

@@ -13,6 +13,13 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 2 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="2 replicas cannot form a JetStream quorum: use 1 or 3 or more, or disable JetStream"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 1 || !has(self.replicas) || self.replicas != 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a JetStream cluster cannot shrink to a single server: its clustered streams would lose their quorum"
 // +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.mode) || self.auth.mode != 'jwt' || !has(self.jetstream) || !has(self.jetstream.enabled) || self.jetstream.enabled",message="auth.mode jwt keeps the account JWTs on the JetStream volume: it needs JetStream enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.websocket) || (has(self.tls) && has(self.tls.client)) || (has(self.websocket.noTLS) && self.websocket.noTLS)",message="websocket needs TLS: set spec.tls.client (the WebSocket port serves the client certificate), or websocket.noTLS: true when a proxy in front terminates TLS"
+// +kubebuilder:validation:XValidation:rule="!has(self.mqtt) || !has(self.jetstream) || !has(self.jetstream.enabled) || self.jetstream.enabled",message="mqtt keeps its sessions and retained messages in JetStream: it needs JetStream enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.mqtt) || !has(self.mqtt.streamReplicas) || self.mqtt.streamReplicas <= (has(self.replicas) ? self.replicas : 3)",message="mqtt.streamReplicas cannot exceed spec.replicas: a stream has at most one replica per server"
+// +kubebuilder:validation:XValidation:rule="!has(self.websocket) || !((has(self.websocket.port) ? self.websocket.port : 8080) in [4222, 6222, 7777, 8222])",message="websocket.port is taken: 4222 (clients), 6222 (routes), 7777 (metrics) and 8222 (monitoring) are the servers' own"
+// +kubebuilder:validation:XValidation:rule="!has(self.mqtt) || !((has(self.mqtt.port) ? self.mqtt.port : 1883) in [4222, 6222, 7777, 8222])",message="mqtt.port is taken: 4222 (clients), 6222 (routes), 7777 (metrics) and 8222 (monitoring) are the servers' own"
+// +kubebuilder:validation:XValidation:rule="!has(self.websocket) || !has(self.mqtt) || (has(self.websocket.port) ? self.websocket.port : 8080) != (has(self.mqtt.port) ? self.mqtt.port : 1883)",message="websocket.port and mqtt.port must differ"
+// +kubebuilder:validation:XValidation:rule="!((has(self.websocket) && has(self.websocket.from)) || (has(self.mqtt) && has(self.mqtt.from))) || (has(self.networkPolicy) && has(self.networkPolicy.enabled) && self.networkPolicy.enabled)",message="websocket.from and mqtt.from admit clients through the NetworkPolicy: they need networkPolicy.enabled"
 type NatsClusterSpec struct {
 	// Replicas is the number of NATS servers. JetStream needs 1, or 3 or more.
 	// +kubebuilder:default=3
@@ -92,6 +99,16 @@ type NatsClusterSpec struct {
 	// Mesh puts the servers into a service mesh (Istio). Off unless set.
 	// +optional
 	Mesh *MeshSpec `json:"mesh,omitempty"`
+
+	// WebSocket serves NATS over WebSocket (docs/websocket-mqtt.md). Off
+	// unless set.
+	// +optional
+	WebSocket *WebSocketSpec `json:"websocket,omitempty"`
+
+	// MQTT serves MQTT clients (docs/websocket-mqtt.md). Off unless set;
+	// needs JetStream.
+	// +optional
+	MQTT *MQTTSpec `json:"mqtt,omitempty"`
 
 	// Monitoring serves Prometheus metrics of every server, stream and
 	// consumer (docs/monitoring.md). Off unless enabled.

@@ -50,6 +50,18 @@ func (c *Config) forCheck() *Config {
 	if out.HTTPSPort != 0 {
 		out.HTTPPort, out.HTTPSPort = out.HTTPSPort, 0
 	}
+	// The listeners' tls blocks go too; WebSocket then says no_tls, which
+	// nats-server would otherwise ask for.
+	if ws := c.WebSocket; ws != nil && ws.TLS != nil {
+		w := *ws
+		w.TLS, w.NoTLS = nil, true
+		out.WebSocket = &w
+	}
+	if m := c.MQTT; m != nil && m.TLS != nil {
+		mm := *m
+		mm.TLS = nil
+		out.MQTT = &mm
+	}
 	if c.Cluster != nil {
 		cl := *c.Cluster
 		cl.TLS = nil

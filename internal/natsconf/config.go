@@ -30,6 +30,10 @@ type Config struct {
 	Cluster *Cluster
 	// JetStream enables JetStream; nil leaves it off.
 	JetStream *JetStream
+	// WebSocket and MQTT are the listeners of those protocols; nil writes
+	// none (listeners.go).
+	WebSocket *WebSocket
+	MQTT      *MQTT
 	// Authorization configures clients of the global account: either a token
 	// or a list of users. Nil writes no authorization block.
 	Authorization *Authorization

@@ -17,11 +17,15 @@ import (
 // listeners and bridges, the OCSP cache. The operator's own tls blocks
 // (Config.TLS, Cluster.TLS), whose paths it sets itself and never the
 // tenant, are taken out before the check (Config.forCheck), so the check
-// never sees one either.
+// never sees one either. websocket and mqtt are not listed: the operator
+// writes them, and their tls blocks, like the client's, are taken out
+// before the check; a tls left in one would meet webSocketRules and
+// mqttRules, which know no tls, and be refused all the same. Their
+// aliases (ws) are listed: the operator never writes them.
 var fileReadingKeys = []string{
 	"operator", "operators", "root", "roots", "root_operator", "root_operators",
 	"resolver", "account_resolver", "accounts_resolver", "resolver_tls", "resolver_preload",
-	"tls", "ocsp_cache", "leafnodes", "leaf", "gateway", "websocket", "ws", "mqtt",
+	"tls", "ocsp_cache", "leafnodes", "leaf", "gateway", "ws",
 }
 
 // refuseDirectives refuses a text with anything the lexer could take for

@@ -41,6 +41,8 @@ var topLevelRules = map[string]rule{
 	"authorization":          block(authorizationRules),
 	"accounts":               accounts,
 	"server_metadata":        stringMap,
+	"websocket":              block(webSocketRules),
+	"mqtt":                   block(mqttRules),
 
 	"debug": boolean, "trace": boolean, "trace_verbose": boolean, "trace_headers": boolean,
 	"logtime": boolean, "logtime_utc": boolean,
@@ -92,6 +94,9 @@ func checkOptions(parsed map[string]any) error {
 		return fmt.Errorf("the configuration is empty") // nats-server warns, and a warning fails its load
 	}
 	if err := block(topLevelRules)("", parsed); err != nil {
+		return err
+	}
+	if err := checkListeners(parsed); err != nil {
 		return err
 	}
 	return checkUsers(parsed)

@@ -29,6 +29,8 @@ func (c *Config) Render() ([]byte, error) {
 		c.writeClientTLS,
 		c.writeCluster,
 		c.writeJetStream,
+		c.writeWebSocket,
+		c.writeMQTT,
 		c.writeAuthorization,
 		c.writeAccounts,
 		c.writeTrust,

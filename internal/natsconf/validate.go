@@ -23,6 +23,7 @@ func (c *Config) validate() error {
 		c.validateServer,
 		c.validateCluster,
 		c.validateJetStream,
+		c.validateListeners,
 		c.validateAuthorization,
 		c.validateAccounts,
 		c.validateUsersUnique,

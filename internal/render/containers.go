@@ -30,11 +30,11 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 		Command:         []string{"nats-server"},
 		Args:            []string{"--config", ConfigFile},
 		Env:             serverEnv(c, resources),
-		Ports: []corev1.ContainerPort{
+		Ports: append([]corev1.ContainerPort{
 			{Name: "nats", ContainerPort: ClientPort, Protocol: corev1.ProtocolTCP},
 			{Name: "cluster", ContainerPort: ClusterPort, Protocol: corev1.ProtocolTCP},
 			{Name: "monitor", ContainerPort: MonitorPort, Protocol: corev1.ProtocolTCP},
-		},
+		}, listenerContainerPorts(c)...),
 		Resources:       resources,
 		VolumeMounts:    mounts,
 		StartupProbe:    startupProbe(c),

@@ -70,6 +70,8 @@ func natsConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (*natsco
 		LameDuckGracePeriod: LameDuckGracePeriod,
 		Cluster:             clusterBlock(c),
 		JetStream:           jetStreamBlock(c),
+		WebSocket:           webSocketBlock(c),
+		MQTT:                mqttBlock(c),
 		Extra:               extra,
 	}
 	if HasUsersFile(c) {
@@ -257,6 +259,9 @@ func renderConf(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf,
 	// The trust block stays in: nats-server cannot reload a change of
 	// operator.
 	restart.Authorization, restart.Accounts, restart.SystemAccount, restart.Metadata = nil, nil, "", nil
+	if HasSystemUser(c) {
+		restart.MQTT = withoutReloadableMQTT(conf.MQTT)
+	}
 	restart.Extra = map[string]any{}
 	for k, v := range conf.Extra {
 		if !natsconf.Reloadable(k) || !HasSystemUser(c) {

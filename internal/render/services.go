@@ -32,7 +32,7 @@ func ClientService(c *v1alpha1.NatsCluster) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Type:     serviceType(spec.Type),
 			Selector: ManagedSelectorLabels(c),
-			Ports:    []corev1.ServicePort{port("nats", ClientPort, clientAppProtocol(c))},
+			Ports:    append([]corev1.ServicePort{port("nats", ClientPort, clientAppProtocol(c))}, listenerServicePorts(c)...),
 		},
 	}
 	if len(spec.Annotations) > 0 {
@@ -76,6 +76,8 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 		// On the headless Service too: Istio matches only declared ports.
 		svc.Spec.Ports = append(svc.Spec.Ports, port(MetricsPortName, MetricsPort, "http"))
 	}
+	// The listeners too, for the same reason.
+	svc.Spec.Ports = append(svc.Spec.Ports, listenerServicePorts(c)...)
 	return svc
 }
 
