@@ -13,7 +13,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Istio too: e2ekit's operator dials through the mesh model's dialer,
-	// which exists only with it (no pod here is labelled for injection).
-	os.Exit(e2ekit.Run(m, e2ekit.Options{CertManager: true, Istio: true}))
+	os.Exit(e2ekit.Run(m, e2ekit.Options{CertManager: true}))
 }
