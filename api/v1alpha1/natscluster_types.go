@@ -13,6 +13,8 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 2 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="2 replicas cannot form a JetStream quorum: use 1 or 3 or more, or disable JetStream"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 1 || !has(self.replicas) || self.replicas != 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a JetStream cluster cannot shrink to a single server: its clustered streams would lose their quorum"
 // +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.mode) || self.auth.mode != 'jwt' || !has(self.jetstream) || !has(self.jetstream.enabled) || self.jetstream.enabled",message="auth.mode jwt keeps the account JWTs on the JetStream volume: it needs JetStream enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users' || self.auth.mode == 'jwt'",message="leafnodes.accept needs auth.mode users or jwt: leafnodes always authenticate"
+// +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.leafnodes.accept.secretRef) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users'",message="leafnodes.accept.secretRef applies to auth.mode users only: in mode jwt leafnodes present a NatsUser's creds"
 type NatsClusterSpec struct {
 	// Replicas is the number of NATS servers. JetStream needs 1, or 3 or more.
 	// +kubebuilder:default=3
@@ -97,6 +99,14 @@ type NatsClusterSpec struct {
 	// consumer (docs/monitoring.md). Off unless enabled.
 	// +optional
 	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
+
+	// Leafnodes accepts leafnodes and dials hubs (docs/topologies.md).
+	// +optional
+	Leafnodes *LeafnodesSpec `json:"leafnodes,omitempty"`
+
+	// Gateway joins a supercluster (docs/topologies.md).
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
 }
 
 // ServiceType is the type of the client Service.

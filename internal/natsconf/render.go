@@ -29,6 +29,8 @@ func (c *Config) Render() ([]byte, error) {
 		c.writeClientTLS,
 		c.writeCluster,
 		c.writeJetStream,
+		c.writeLeafnodes,
+		c.writeGateway,
 		c.writeAuthorization,
 		c.writeAccounts,
 		c.writeTrust,

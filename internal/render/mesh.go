@@ -157,6 +157,7 @@ func PeerAuthentication(c *v1alpha1.NatsCluster, stage MeshStage) *securityv1.Pe
 	if c.Spec.MonitoringEnabled() {
 		levels[MetricsPort] = &securityapi.PeerAuthentication_MutualTLS{Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE}
 	}
+	topologyMeshLevels(c, levels)
 	if len(levels) > 0 {
 		pa.Spec.PortLevelMtls = levels
 	}

@@ -60,6 +60,11 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 	if err != nil {
 		return nil, err
 	}
+	topology, err := topologyIngress(c)
+	if err != nil {
+		return nil, err
+	}
+	rules = append(rules, topology...)
 	// A podSelector alone selects pods in the policy's namespace: the
 	// servers of this cluster, not those of a namesake elsewhere; with the
 	// managed-by label, not those of a namesake in this namespace either

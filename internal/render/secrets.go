@@ -78,6 +78,8 @@ type Credentials struct {
 	ClientCA string
 	// Trust are the trust Secret's values (mode jwt).
 	Trust map[string]string
+	// Topology are the leafnode and gateway credentials (topology.go).
+	Topology TopologyCredentials
 }
 
 // RoutePKI is a generated CA and the route certificate it signed, PEM.
@@ -130,6 +132,7 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 		// servers accept exactly the peers of this cluster.
 		out = append(out, Secret(c, RouteTLSSecretName(c), map[string]string{TLSCertKey: p.Cert, TLSKeyKey: p.Key, TLSCAKey: p.CACert}))
 	}
+	out = append(out, topologySecrets(c, cred.Topology)...)
 	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))
 }
 
