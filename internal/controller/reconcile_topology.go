@@ -170,3 +170,29 @@ func (r *NatsClusterReconciler) mountableTLS(ctx context.Context, c *v1alpha1.Na
 	}
 	return nil, nil
 }
+
+// topologyCertificates are the leafnode listener's and the gateway's
+// certificates, observed as the client's: their expiry is a reload mark
+// (the servers report it in /varz), so a renewed one is reloaded.
+func topologyCertificates(c *v1alpha1.NatsCluster) []status.Certificate {
+	var out []status.Certificate
+	if c.Spec.LeafnodesAccepted() && c.Spec.Leafnodes.Accept.TLS != nil {
+		out = append(out, status.Certificate{Listener: "leafnodes", Secret: render.LeafnodesTLSSecretName(c)})
+	}
+	if c.Spec.GatewayEnabled() {
+		out = append(out, status.Certificate{Listener: "gateway", Secret: render.GatewayTLSSecretName(c)})
+	}
+	return out
+}
+
+// topologyIssued reports whether cert-manager issues the leafnode or
+// gateway certificate; ok is false for other listeners.
+func topologyIssued(c *v1alpha1.NatsCluster, listener string) (issued, ok bool) {
+	switch listener {
+	case "leafnodes":
+		return c.Spec.LeafnodesAccepted() && c.Spec.Leafnodes.Accept.TLS != nil && c.Spec.Leafnodes.Accept.TLS.IssuerRef != nil, true
+	case "gateway":
+		return c.Spec.GatewayEnabled() && c.Spec.Gateway.TLS.IssuerRef != nil, true
+	}
+	return false, false
+}
