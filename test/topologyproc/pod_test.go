@@ -280,7 +280,9 @@ func (p *pod) resolveEnv(t *testing.T, ctr corev1.Container) {
 }
 
 // run starts the pod's server.
-func (p *pod) run(t *testing.T) *proc { return start(t, p.dir, p.local(render.ConfigFile), p.ip, p.env) }
+func (p *pod) run(t *testing.T) *proc {
+	return start(t, p.dir, p.local(render.ConfigFile), p.ip, p.env)
+}
 
 // rematerialize writes c's files again (a spec or Secret change) into the
 // same directories, as the kubelet refreshes a running pod's volumes.
