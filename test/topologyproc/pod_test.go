@@ -64,9 +64,28 @@ type proc struct {
 
 // start runs nats-server -c conf with env, in dir, and waits for its client port.
 func start(t *testing.T, dir, conf, ip string, env []string) *proc {
+	return startWithHosts(t, dir, conf, ip, env, "")
+}
+
+// startWithHosts is start with hosts as the process's /etc/hosts (a
+// mount namespace of its own, as each loopback pod has), so that it
+// resolves pod DNS names and verifies certificates by them. Needs root.
+func startWithHosts(t *testing.T, dir, conf, ip string, env []string, hosts string) *proc {
 	t.Helper()
 	p := &proc{t: t, ip: ip, dir: dir, log: filepath.Join(dir, "server.log")}
 	p.cmd = exec.Command(natsServerBinary(t), "-c", conf, "-l", p.log)
+	if hosts != "" {
+		if os.Geteuid() != 0 {
+			t.Skip("pod DNS names need a mount namespace: run as root")
+		}
+		file := filepath.Join(dir, "hosts")
+		if err := os.WriteFile(file, []byte(hosts), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// unshare and sh exec in place: the pid stays the server's.
+		p.cmd = exec.Command("unshare", "--mount", "--propagation", "private", "sh", "-c",
+			`mount --bind "$0" /etc/hosts && exec "$@"`, file, natsServerBinary(t), "-c", conf, "-l", p.log)
+	}
 	p.cmd.Env, p.cmd.Dir = env, dir
 	// Start-up errors (a config it refuses) go to stderr, before the log.
 	p.cmd.Stderr = os.Stderr
@@ -269,19 +288,17 @@ func (p *pod) resolveEnv(t *testing.T, ctr corev1.Container) {
 		default:
 			v = expand.ReplaceAllStringFunc(v, func(m string) string { return vals[m[2:len(m)-1]] })
 		}
-		// Pod DNS names resolve nowhere here: the gateway advertises the
-		// pod's address instead, as a pod's name would resolve to it.
-		if e.Name == render.EnvGatewayAdvertise {
-			v = fmt.Sprintf(`"%s:%d"`, p.ip, render.GatewayPort)
-		}
 		vals[e.Name] = v
 		p.env = append(p.env, e.Name+"="+v)
 	}
 }
 
 // run starts the pod's server.
-func (p *pod) run(t *testing.T) *proc {
-	return start(t, p.dir, p.local(render.ConfigFile), p.ip, p.env)
+func (p *pod) run(t *testing.T) *proc { return p.runWithHosts(t, "") }
+
+// runWithHosts starts it with hosts as its /etc/hosts.
+func (p *pod) runWithHosts(t *testing.T, hosts string) *proc {
+	return startWithHosts(t, p.dir, p.local(render.ConfigFile), p.ip, p.env, hosts)
 }
 
 // rematerialize writes c's files again (a spec or Secret change) into the
@@ -305,4 +322,14 @@ func plain(t *testing.T, ip, conf string) *proc {
 		t.Fatal(err)
 	}
 	return start(t, dir, filepath.Join(dir, "config", "nats.conf"), ip, nil)
+}
+
+// writeFiles writes files into dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
