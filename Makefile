@@ -113,7 +113,7 @@ DASHBOARD_OUT := $(BIN)/dashboard
 .PHONY: dashboard-images
 dashboard-images: test-bins ## Run the e2e test with a real Prometheus and draw two dashboards from its answers into docs/images.
 	rm -rf $(DASHBOARD_OUT)
-	KUBENATS_DASHBOARD_OUT=$(DASHBOARD_OUT) go test -count=1 -timeout=20m -run '^TestMetricsWithARealPrometheus$$' ./test/e2e/
+	KUBENATS_DASHBOARD_OUT=$(DASHBOARD_OUT) go test -count=1 -timeout=20m -run '^TestMetricsWithARealPrometheus$$' ./test/e2emetrics/
 	cd hack/benchplot && for d in servers streams; do \
 		go run ./dashboard -in $(DASHBOARD_OUT)/kubenats-$$d.json -out $(CURDIR)/docs/images/dashboard-$$d.png || exit 1; \
 	done

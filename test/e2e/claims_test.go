@@ -37,9 +37,9 @@ func holdsData(dir string) error {
 // serverClaims reads the claims of f's servers, each of which must exist.
 func serverClaims(ctx context.Context, f *formed) ([]*corev1.PersistentVolumeClaim, error) {
 	var out []*corev1.PersistentVolumeClaim
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		claim := &corev1.PersistentVolumeClaim{}
-		if err := cluster.Client.Get(ctx, types.NamespacedName{Namespace: f.ns, Name: claimName(pod)}, claim); err != nil {
+		if err := cluster.Client.Get(ctx, types.NamespacedName{Namespace: f.NS, Name: claimName(pod)}, claim); err != nil {
 			return nil, err
 		}
 		out = append(out, claim)

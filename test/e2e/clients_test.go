@@ -6,43 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
 )
-
-// credentials reads the NatsCluster's credentials Secret, as a user would.
-func credentials(t *testing.T, f *formed) map[string]string {
-	t.Helper()
-	ref := f.cluster.Status.CredentialsSecretRef
-	if ref == nil || ref.Name != f.cluster.Name+"-client" {
-		t.Fatalf("status.credentialsSecretRef = %+v, want %s-client", ref, f.cluster.Name)
-	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: ref.Name}}
-	get(t, s)
-	out := map[string]string{}
-	for k, v := range s.Data {
-		out[k] = string(v)
-	}
-	return out
-}
-
-// connect opens a client connection that fails at once instead of
-// retrying, so that a refusal is the error it returns.
-func connect(t *testing.T, url string, opts ...nats.Option) (*nats.Conn, error) {
-	t.Helper()
-	opts = append([]nats.Option{nats.NoReconnect(), nats.Timeout(5 * time.Second)}, opts...)
-	nc, err := nats.Connect(url, opts...)
-	if err == nil {
-		t.Cleanup(nc.Close)
-	}
-	return nc, err
-}
 
 // checkUsersClients: the credentials in <name>-client let a client in (it
 // shows in /connz as that user of the application account) and carry
@@ -55,14 +24,14 @@ func checkUsersClients(t *testing.T, f *formed) {
 	if user == "" || password == "" {
 		t.Fatalf("credentials Secret keys %v, want user and password", keys(cred))
 	}
-	ip0, ip2 := f.ip(f.pods[0]), f.ip(f.pods[2])
+	ip0, ip2 := f.IP(f.Pods[0]), f.IP(f.Pods[2])
 	nc0, err := connect(t, "nats://"+ip0+":4222", nats.UserInfo(user, password), nats.Name("e2e-users"))
 	if err != nil {
-		t.Fatalf("connecting to %s with the credentials Secret: %v", f.pods[0], err)
+		t.Fatalf("connecting to %s with the credentials Secret: %v", f.Pods[0], err)
 	}
 	nc2, err := connect(t, "nats://"+ip2+":4222", nats.UserInfo(user, password))
 	if err != nil {
-		t.Fatalf("connecting to %s with the credentials Secret: %v", f.pods[2], err)
+		t.Fatalf("connecting to %s with the credentials Secret: %v", f.Pods[2], err)
 	}
 	acrossRoutes(t, nc0, nc2)
 	publishToJetStream(t, nc0)
@@ -86,14 +55,14 @@ func checkTokenClients(t *testing.T, f *formed) {
 	if token == "" {
 		t.Fatalf("credentials Secret keys %v, want token", keys(cred))
 	}
-	ip0, ip1 := f.ip(f.pods[0]), f.ip(f.pods[1])
+	ip0, ip1 := f.IP(f.Pods[0]), f.IP(f.Pods[1])
 	nc0, err := connect(t, "nats://"+token+"@"+ip0+":4222", nats.Name("e2e-token"))
 	if err != nil {
-		t.Fatalf("connecting to %s with the token URL: %v", f.pods[0], err)
+		t.Fatalf("connecting to %s with the token URL: %v", f.Pods[0], err)
 	}
 	nc1, err := connect(t, "nats://"+token+"@"+ip1+":4222")
 	if err != nil {
-		t.Fatalf("connecting to %s with the token URL: %v", f.pods[1], err)
+		t.Fatalf("connecting to %s with the token URL: %v", f.Pods[1], err)
 	}
 	acrossRoutes(t, nc0, nc1)
 	publishToJetStream(t, nc0)

@@ -20,7 +20,7 @@ import (
 // loaded the change fails here, since no server goes back.
 func waitConfigLoaded(t *testing.T, f *formed, changed time.Time, timeout time.Duration, confirmed func() error) *metav1.Condition {
 	t.Helper()
-	c := f.cluster
+	c := f.Cluster
 	condition := func(want metav1.ConditionStatus) func() error { return configLoadedIs(t, c, want) }
 	eventually(t, timeout, condition(metav1.ConditionFalse))
 	t.Logf("ConfigLoaded False %.2fs after the change: %s", time.Since(changed).Seconds(),
@@ -39,7 +39,7 @@ func waitConfigLoaded(t *testing.T, f *formed, changed time.Time, timeout time.D
 // credentials is never refused.
 func readyOnlyOnceLoaded(t *testing.T, f *formed, h *statusHistory, changed time.Time) {
 	t.Helper()
-	waitClusterReady(t, f.cluster, wait)
+	waitClusterReady(t, f.Cluster, wait)
 	var lastLoad time.Time
 	var lastPod string
 	for pod, v := range snapshot(t, f).varz {
@@ -86,5 +86,5 @@ func configLoadedIs(t *testing.T, c *v1alpha1.NatsCluster, want metav1.Condition
 // wrote last: from then on it sends them no reload.
 func waitConfigLoadedNow(t *testing.T, f *formed) {
 	t.Helper()
-	eventually(t, wait, configLoadedIs(t, f.cluster, metav1.ConditionTrue))
+	eventually(t, wait, configLoadedIs(t, f.Cluster, metav1.ConditionTrue))
 }

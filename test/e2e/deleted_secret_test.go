@@ -32,10 +32,10 @@ func TestDeletedRouteSecretRollsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, wait, func() error {
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(f.cluster), f.cluster); err != nil {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(f.Cluster), f.Cluster); err != nil {
 			return err
 		}
-		ready := meta.FindStatusCondition(f.cluster.Status.Conditions, v1alpha1.ConditionReady)
+		ready := meta.FindStatusCondition(f.Cluster.Status.Conditions, v1alpha1.ConditionReady)
 		if ready == nil || ready.Reason != v1alpha1.ReasonGeneratedSecretMissing {
 			return fmt.Errorf("Ready %+v, want GeneratedSecretMissing", ready)
 		}
@@ -48,7 +48,7 @@ func TestDeletedRouteSecretRollsNothing(t *testing.T) {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(routes), &corev1.Secret{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("the routes Secret was made anew (%v)", err)
 		}
-		for _, pod := range f.pods {
+		for _, pod := range f.Pods {
 			p := &corev1.Pod{}
 			if err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: ns, Name: pod}, p); err != nil {
 				return err

@@ -33,7 +33,7 @@ func TestDeletionCollectsChildren(t *testing.T) {
 
 	ctx := testCtx(t)
 	for _, f := range []*formed{keep, drop} {
-		if err := checkControlled(ctx, f.cluster); err != nil {
+		if err := checkControlled(ctx, f.Cluster); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -44,32 +44,32 @@ func TestDeletionCollectsChildren(t *testing.T) {
 		// The addresses the servers listen on now: a pod's address is given
 		// back when its process is gone, so it is read before.
 		ips := map[string]string{}
-		for _, pod := range f.pods {
-			if ips[pod] = f.ip(pod); ips[pod] == "" {
+		for _, pod := range f.Pods {
+			if ips[pod] = f.IP(pod); ips[pod] == "" {
 				t.Fatalf("pod %s holds no address", pod)
 			}
 		}
 		began := time.Now()
-		if err := cluster.Client.Delete(ctx, f.cluster); err != nil {
+		if err := cluster.Client.Delete(ctx, f.Cluster); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, formTimeout, func() error { return allGone(ctx, f, ips) })
 		t.Logf("NatsCluster %s (pvcRetentionPolicy %s): every child, pod and server process gone %.2fs after the delete call",
-			f.cluster.Name, f.cluster.Spec.JetStream.FileStore.PVCRetentionPolicy, time.Since(began).Seconds())
+			f.Cluster.Name, f.Cluster.Spec.JetStream.FileStore.PVCRetentionPolicy, time.Since(began).Seconds())
 		if f == keep {
 			// Deleting keep must not have touched drop.
-			if err := checkControlled(ctx, drop.cluster); err != nil {
-				t.Fatalf("after deleting %s: %v", keep.cluster.Name, err)
+			if err := checkControlled(ctx, drop.Cluster); err != nil {
+				t.Fatalf("after deleting %s: %v", keep.Cluster.Name, err)
 			}
 		}
 	}
 
 	eventually(t, wait, func() error { return claimsDeleted(ctx, droppedClaims) })
-	t.Logf("claims of %s and their directories removed", drop.cluster.Name)
+	t.Logf("claims of %s and their directories removed", drop.Cluster.Name)
 	if err := claimsKept(ctx, keptClaims); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("claims of %s kept, unowned, their data in place", keep.cluster.Name)
+	t.Logf("claims of %s kept, unowned, their data in place", keep.Cluster.Name)
 }
 
 func retention(p v1alpha1.PVCRetentionPolicy) func(*v1alpha1.NatsClusterSpec) {
@@ -95,22 +95,22 @@ func claimsWithData(t *testing.T, f *formed) []*corev1.PersistentVolumeClaim {
 // allGone says what of f is still there: the NatsCluster, a child, a pod,
 // or a server still answering at the address its pod had (ips).
 func allGone(ctx context.Context, f *formed, ips map[string]string) error {
-	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(f.cluster), &v1alpha1.NatsCluster{}); !apierrors.IsNotFound(err) {
-		return fmt.Errorf("NatsCluster %s still there (%v)", f.cluster.Name, err)
+	if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(f.Cluster), &v1alpha1.NatsCluster{}); !apierrors.IsNotFound(err) {
+		return fmt.Errorf("NatsCluster %s still there (%v)", f.Cluster.Name, err)
 	}
-	for _, o := range childrenOf(f.cluster) {
+	for _, o := range childrenOf(f.Cluster) {
 		if err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(o), o); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("%s still there (%v)", describe(o), err)
 		}
 	}
-	left, err := labelledLeft(ctx, f.cluster)
+	left, err := labelledLeft(ctx, f.Cluster)
 	if err != nil {
 		return err
 	}
 	if len(left) > 0 {
-		return fmt.Errorf("still labelled as %s's: %v", f.cluster.Name, left)
+		return fmt.Errorf("still labelled as %s's: %v", f.Cluster.Name, left)
 	}
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		if err := processGone(ips[pod]); err != nil {
 			return fmt.Errorf("pod %s: %w", pod, err)
 		}

@@ -116,10 +116,10 @@ type followerView struct {
 func recordFollowerViews(t *testing.T, f *formed, server string) *followerViews {
 	v := &followerViews{byUID: map[types.UID]followerView{}}
 	remove := cluster.OnTerminating(func(pod *corev1.Pod) {
-		if pod.Namespace != f.ns {
+		if pod.Namespace != f.NS {
 			return
 		}
-		ip := f.ip(server)
+		ip := f.IP(server)
 		var view followerView
 		view.health, view.err = ownHealth(ip)
 		if view.err == nil {

@@ -7,61 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
-
-// formed is a NatsCluster that reached Ready, and where its servers are.
-type formed struct {
-	ns      string
-	cluster *v1alpha1.NatsCluster
-	pods    []string
-}
-
-func (f *formed) ip(pod string) string { return cluster.PodIP(f.ns, pod) }
-
-// formCluster creates a 3-server NatsCluster in a new namespace, waits for
-// it to report Ready, and logs how long each step took.
-func formCluster(t *testing.T, edits ...func(*v1alpha1.NatsClusterSpec)) *formed {
-	t.Helper()
-	ns := namespace(t)
-	diagnoseOnFailure(t, ns)
-	tl := watchTimeline(t, ns)
-	c := natsCluster(ns, "nats", edits...)
-	tl.begin()
-	if err := cluster.Client.Create(testCtx(t), c); err != nil {
-		t.Fatal(err)
-	}
-	// The clock starts before the create call, which has been seen to take
-	// seconds on a busy machine: the timeline shows when it returned.
-	tl.mark("NatsCluster create call returned")
-	eventually(t, formTimeout, func() error {
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
-			return err
-		}
-		ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
-		if c.Status.Phase != v1alpha1.PhaseReady || ready == nil || ready.Status != metav1.ConditionTrue {
-			return fmt.Errorf("phase %q, Ready condition %+v", c.Status.Phase, ready)
-		}
-		return nil
-	})
-	// The watch that times it may trail this poll by a moment.
-	eventually(t, wait, func() error {
-		tl.mu.Lock()
-		defer tl.mu.Unlock()
-		if tl.clusterReady.IsZero() {
-			return fmt.Errorf("the timeline has not seen the NatsCluster Ready yet")
-		}
-		return nil
-	})
-	tl.report(t)
-	t.Logf("status at first Ready: version %s (%s), %d/%d ready, endpoint %+v",
-		c.Status.ServerVersion, c.Status.ServerVersionSource, c.Status.ReadyReplicas, c.Status.Replicas, c.Status.Endpoint)
-	return &formed{ns: ns, cluster: c, pods: podNames(c.Name, 3)}
-}
 
 // TestClusterForms: a 3-server NatsCluster with JetStream becomes a real
 // cluster (full mesh of routes, a JetStream meta leader with 3 peers),
@@ -88,7 +37,7 @@ func TestClusterForms(t *testing.T) {
 // internal endpoint.
 func checkStatus(t *testing.T, f *formed) {
 	t.Helper()
-	c := f.cluster
+	c := f.Cluster
 	eventually(t, wait, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
@@ -98,15 +47,15 @@ func checkStatus(t *testing.T, f *formed) {
 		}
 		return nil
 	})
-	if want := "nats://nats." + f.ns + ".svc:4222"; c.Status.Endpoint.Internal != want {
+	if want := "nats://nats." + f.NS + ".svc:4222"; c.Status.Endpoint.Internal != want {
 		t.Errorf("status.endpoint.internal = %q, want %q", c.Status.Endpoint.Internal, want)
 	}
 	if c.Status.ReadyReplicas != 3 || c.Status.Replicas != 3 {
 		t.Errorf("status replicas %d, ready %d; want 3 and 3", c.Status.Replicas, c.Status.ReadyReplicas)
 	}
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		var v varz
-		if err := monitor(f.ip(pod), "/varz", &v); err != nil {
+		if err := monitor(f.IP(pod), "/varz", &v); err != nil {
 			t.Fatal(err)
 		}
 		if v.Version != v1alpha1.DefaultVersion || v.ServerName != pod {
@@ -121,12 +70,12 @@ func checkStatus(t *testing.T, f *formed) {
 // connections, not peers: the peers are the distinct remote names.
 func checkRoutes(t *testing.T, f *formed) {
 	t.Helper()
-	for _, pod := range f.pods {
-		others := slices.DeleteFunc(slices.Clone(f.pods), func(p string) bool { return p == pod })
+	for _, pod := range f.Pods {
+		others := slices.DeleteFunc(slices.Clone(f.Pods), func(p string) bool { return p == pod })
 		var last routez
 		eventually(t, wait, func() error {
 			var r routez
-			if err := monitor(f.ip(pod), "/routez", &r); err != nil {
+			if err := monitor(f.IP(pod), "/routez", &r); err != nil {
 				return err
 			}
 			last = r
@@ -160,9 +109,9 @@ func checkMetaGroup(t *testing.T, f *formed) {
 	t.Helper()
 	eventually(t, wait, func() error {
 		leaders := map[string]bool{}
-		for _, pod := range f.pods {
+		for _, pod := range f.Pods {
 			var j jsz
-			if err := monitor(f.ip(pod), "/jsz", &j); err != nil {
+			if err := monitor(f.IP(pod), "/jsz", &j); err != nil {
 				return err
 			}
 			if j.Meta == nil || j.Meta.Leader == "" || j.Meta.Size != 3 {
@@ -177,11 +126,11 @@ func checkMetaGroup(t *testing.T, f *formed) {
 		for l := range leaders {
 			leader = l
 		}
-		if !slices.Contains(f.pods, leader) {
-			return fmt.Errorf("meta leader %q is not one of %v", leader, f.pods)
+		if !slices.Contains(f.Pods, leader) {
+			return fmt.Errorf("meta leader %q is not one of %v", leader, f.Pods)
 		}
 		var j jsz
-		if err := monitor(f.ip(leader), "/jsz", &j); err != nil {
+		if err := monitor(f.IP(leader), "/jsz", &j); err != nil {
 			return err
 		}
 		var current []string

@@ -35,15 +35,15 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	f := formNamed(t, ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.Auth.Mode = v1alpha1.AuthJWT
 	})
-	uids := podUIDs(t, ns, f.pods)
-	url := "nats://" + f.ip(f.pods[0]) + ":4222"
+	uids := podUIDs(t, ns, f.Pods)
+	url := "nats://" + f.IP(f.Pods[0]) + ":4222"
 
 	// NATS speaks first: the refusal is the server's -ERR, not a hang.
 	if _, err := connect(t, url, nats.Name("e2e-nobody")); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
 		t.Fatalf("a client without credentials: %v, want the server's authorization violation", err)
 	}
 
-	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(f.cluster)}}
+	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(f.Cluster)}}
 	get(t, trust)
 	sys, err := connect(t, url, nats.UserJWTAndSeed(string(trust.Data[render.TrustSystemUserJWTKey]), string(trust.Data[render.TrustSystemUserSeedKey])))
 	if err != nil {
@@ -63,7 +63,7 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
 	defer cancel()
-	if took, err := accounts.Push(ctx, sys, accountJWT, len(f.pods)); err != nil || took != len(f.pods) {
+	if took, err := accounts.Push(ctx, sys, accountJWT, len(f.Pods)); err != nil || took != len(f.Pods) {
 		t.Fatalf("push: %d servers took it: %v", took, err)
 	}
 
@@ -74,8 +74,8 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range f.pods {
-		app, err := connect(t, "nats://"+f.ip(p)+":4222", nats.UserJWTAndSeed(userJWT, string(userSeed)))
+	for _, p := range f.Pods {
+		app, err := connect(t, "nats://"+f.IP(p)+":4222", nats.UserJWTAndSeed(userJWT, string(userSeed)))
 		if err != nil {
 			t.Fatalf("a user of the pushed account on %s: %v", p, err)
 		}
@@ -90,7 +90,7 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 			t.Fatalf("round trip on %s: %v", p, err)
 		}
 	}
-	if got := podUIDs(t, ns, f.pods); !maps.Equal(got, uids) {
+	if got := podUIDs(t, ns, f.Pods); !maps.Equal(got, uids) {
 		t.Fatalf("servers replaced: pod UIDs %v, were %v", got, uids)
 	}
 }

@@ -33,7 +33,7 @@ func TestKilledServerRejoinsWithItsData(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(testCtx(t), heavyTimeout)
 	defer cancel()
-	nc := appConn(t, f, "e2e-crash-writer", f.pods...)
+	nc := appConn(t, f, "e2e-crash-writer", f.Pods...)
 	js := appJetStream(t, nc)
 	s, err := js.CreateStream(ctx, natsjs.StreamConfig{
 		Name: "LEDGER", Subjects: []string{"ledger.>"}, Replicas: 1, Storage: natsjs.FileStorage,
@@ -48,7 +48,7 @@ func TestKilledServerRejoinsWithItsData(t *testing.T) {
 	nc.Close()
 
 	before := serverPods(t, f)[victim]
-	beforeRun, err := runtimeOf(f.ip(victim))
+	beforeRun, err := runtimeOf(f.IP(victim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestKilledServerRejoinsWithItsData(t *testing.T) {
 	}
 	after := waitRestarted(t, ns, before)
 	t.Logf("%s killed; its pod Ready again after %.2fs (restartCount %d, same pod)", victim, time.Since(killed).Seconds(), natsStatus(after).RestartCount)
-	afterRun, err := runtimeOf(f.ip(victim))
+	afterRun, err := runtimeOf(f.IP(victim))
 	if err != nil {
 		t.Fatal(err)
 	}

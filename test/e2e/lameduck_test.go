@@ -12,12 +12,12 @@ import (
 func everyReplacedServerWentLameDuck(t *testing.T, f *formed, replaced []string) {
 	t.Helper()
 	for _, pod := range replaced {
-		if log := cluster.ServerLog(f.ns, pod); !strings.Contains(log, "Entering lame duck mode") {
+		if log := cluster.ServerLog(f.NS, pod); !strings.Contains(log, "Entering lame duck mode") {
 			t.Errorf("replaced server %s never entered lame duck mode:\n%s", pod, lastLines(log, 20))
 		}
 	}
 	for _, line := range strings.Split(cluster.KubeletLog(), "\n") {
-		if strings.Contains(line, f.ns+"/") && strings.Contains(line, "FailedPreStopHook") {
+		if strings.Contains(line, f.NS+"/") && strings.Contains(line, "FailedPreStopHook") {
 			t.Errorf("a preStop hook failed: %s", line)
 		}
 	}

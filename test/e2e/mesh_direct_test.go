@@ -30,9 +30,9 @@ func TestMeshDirectPathBreaksTheClusterAndTheGateNeverTakesIt(t *testing.T) {
 	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
 	t.Parallel()
 	f := formCluster(t)
-	direct := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "direct-path"},
+	direct := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "direct-path"},
 		Spec: securityapi.PeerAuthentication{
-			Selector: &typeapi.WorkloadSelector{MatchLabels: render.SelectorLabels(f.cluster)},
+			Selector: &typeapi.WorkloadSelector{MatchLabels: render.SelectorLabels(f.Cluster)},
 			Mtls:     &securityapi.PeerAuthentication_MutualTLS{Mode: securityapi.PeerAuthentication_MutualTLS_STRICT},
 			// The monitor port as the suite's clusters ask for it
 			// (monitorPermissive), for the test's own /routez.
@@ -94,8 +94,8 @@ func watchMeshedRoutes(t *testing.T, f *formed) *meshedRoutes {
 				return
 			case <-time.After(100 * time.Millisecond):
 			}
-			pods, err := sidecarState(t, f.ns)
-			if err != nil || len(pods) < len(f.pods) {
+			pods, err := sidecarState(t, f.NS)
+			if err != nil || len(pods) < len(f.Pods) {
 				continue
 			}
 			var meshed []string
@@ -109,7 +109,7 @@ func watchMeshedRoutes(t *testing.T, f *formed) *meshedRoutes {
 			}
 			for i, a := range meshed {
 				var r routez
-				if err := monitor(f.ip(a), "/routez", &r); err != nil {
+				if err := monitor(f.IP(a), "/routez", &r); err != nil {
 					continue
 				}
 				for _, b := range meshed[i+1:] {

@@ -44,7 +44,7 @@ func rollback(r v1alpha1.MeshRollbackPolicy) func(*v1alpha1.NatsClusterSpec) {
 // setMesh turns spec.mesh.istio on (mtls) or off ("-").
 func setMesh(t *testing.T, f *formed, mtls v1alpha1.MeshMTLSMode) {
 	t.Helper()
-	c := f.cluster
+	c := f.Cluster
 	eventually(t, wait, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
@@ -61,7 +61,7 @@ func setMesh(t *testing.T, f *formed, mtls v1alpha1.MeshMTLSMode) {
 // policyMode is the mode of the cluster's PeerAuthentication, "" when
 // there is none.
 func policyMode(t *testing.T, f *formed) (string, error) {
-	return policyModeOf(t, f.ns, f.cluster.Name)
+	return policyModeOf(t, f.NS, f.Cluster.Name)
 }
 
 // policyModeOf is the mode of the policy of cluster name in ns.
@@ -80,7 +80,7 @@ func policyModeOf(t *testing.T, ns, name string) (string, error) {
 // waitMeshReason waits for MeshReady's reason ("" for no condition).
 func waitMeshReason(t *testing.T, f *formed, reason string, timeout time.Duration) *v1alpha1.NatsCluster {
 	t.Helper()
-	c := f.cluster
+	c := f.Cluster
 	eventually(t, timeout, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
@@ -135,10 +135,10 @@ type meshGuard struct {
 
 // guardMeshInForce is guardMesh that also checks the modes in force.
 func guardMeshInForce(t *testing.T, f *formed) *meshGuard {
-	return startGuard(t, f.ns, f.cluster.Name, true)
+	return startGuard(t, f.NS, f.Cluster.Name, true)
 }
 
-func guardMesh(t *testing.T, f *formed) *meshGuard { return guardMeshOf(t, f.ns, f.cluster.Name) }
+func guardMesh(t *testing.T, f *formed) *meshGuard { return guardMeshOf(t, f.NS, f.Cluster.Name) }
 
 // guardMeshOf guards cluster name in ns, which need not exist yet: a guard
 // started before the cluster is created watches its whole way to STRICT.
@@ -256,7 +256,7 @@ func (g *meshGuard) check(t *testing.T) {
 // own addresses, which only their sidecars reach.
 func meshOptions(t *testing.T, f *formed, sa string) []nats.Option {
 	t.Helper()
-	dial, err := cluster.MeshDialer(f.ns, sa)
+	dial, err := cluster.MeshDialer(f.NS, sa)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	// publishing client and the operator learn of each new sidecar, and
 	// of each policy change, seconds after the fact, each in its own time.
 	meshWideStrict(t)
-	slowPushes(t, meshPushDelay, f.ns, rbac.Namespace)
+	slowPushes(t, meshPushDelay, f.NS, rbac.Namespace)
 
 	began := time.Now()
 	setMesh(t, f, "")
@@ -79,11 +79,11 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	if mode, err := policyMode(t, f); err != nil || mode != render.MeshPolicyStrict {
 		t.Fatalf("policy mode %q (%v), want STRICT", mode, err)
 	}
-	pods, err := sidecarState(t, f.ns)
+	pods, err := sidecarState(t, f.NS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range f.pods {
+	for _, name := range f.Pods {
 		if !pods[name] {
 			t.Errorf("server %s has no ready sidecar under STRICT (%v)", name, pods)
 		}
@@ -95,7 +95,7 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	ackedAtLeast(pub.count() + 100)
 	// A pass that reads the StatefulSet from a cache not yet updated tells
 	// it again: at least one.
-	if n := eventsWithReason(t, f.ns, "MeshSidecars"); n == 0 {
+	if n := eventsWithReason(t, f.NS, "MeshSidecars"); n == 0 {
 		t.Error("no MeshSidecars event")
 	}
 	t.Logf("into the mesh: STRICT %s after the flag", in.Round(time.Second))
@@ -104,12 +104,12 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	setMesh(t, f, "-")
 	waitMeshReason(t, f, "", meshTimeout)
 	eventually(t, meshTimeout, func() error {
-		pods, err := sidecarState(t, f.ns)
+		pods, err := sidecarState(t, f.NS)
 		if err != nil {
 			return err
 		}
 		var list corev1.PodList
-		if err := cluster.Client.List(testCtx(t), &list, client.InNamespace(f.ns)); err != nil {
+		if err := cluster.Client.List(testCtx(t), &list, client.InNamespace(f.NS)); err != nil {
 			return err
 		}
 		for _, p := range list.Items {

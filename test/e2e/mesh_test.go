@@ -37,17 +37,17 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 	}
 	checkRoutes(t, f)
 	checkMetaGroup(t, f)
-	if n := eventsWithReason(t, f.ns, "MeshPermissive"); n == 0 {
+	if n := eventsWithReason(t, f.NS, "MeshPermissive"); n == 0 {
 		t.Error("no MeshPermissive event: the policy did not start PERMISSIVE")
 	}
 	// A pass that reads the policy from a cache not yet updated tells it
 	// again: at least one.
-	if n := eventsWithReason(t, f.ns, "MeshStrict"); n == 0 {
+	if n := eventsWithReason(t, f.NS, "MeshStrict"); n == 0 {
 		t.Error("no MeshStrict event")
 	}
 
 	cred := credentials(t, f)
-	in, err := connect(t, podURLs(f, f.pods), append(meshOptions(t, f, "app"), nats.UserInfo(cred["user"], cred["password"]))...)
+	in, err := connect(t, podURLs(f, f.Pods), append(meshOptions(t, f, "app"), nats.UserInfo(cred["user"], cred["password"]))...)
 	if err != nil {
 		t.Fatalf("a client in the mesh with the credentials Secret: %v", err)
 	}
@@ -58,7 +58,7 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 	// INFO), and the client gives up at its connect timeout, having met
 	// no server.
 	began := time.Now()
-	nc, err := connect(t, podURLs(f, f.pods[:1]), clusterDNS(), nats.UserInfo(cred["user"], cred["password"]))
+	nc, err := connect(t, podURLs(f, f.Pods[:1]), clusterDNS(), nats.UserInfo(cred["user"], cred["password"]))
 	var dnsErr *net.DNSError
 	switch {
 	case err == nil:
@@ -92,11 +92,11 @@ func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	t.Parallel()
 	f := formCluster(t, istio(""), rollback(v1alpha1.MeshRollbackAutomatic))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
-	generation := f.cluster.Generation
+	generation := f.Cluster.Generation
 	strictHolds(t, f, "nats-2")
 	killed := time.Now()
 	down := meshRollbackAfter + 40*time.Second
-	if err := cluster.KillProxy(f.ns, "nats-1", down); err != nil {
+	if err := cluster.KillProxy(f.NS, "nats-1", down); err != nil {
 		t.Fatal(err)
 	}
 	c := waitMeshReason(t, f, v1alpha1.ReasonMeshRolledBack, down)
@@ -109,8 +109,8 @@ func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	}
 	// At the wire too, on the servers whose proxies run: a client outside
 	// the mesh that speaks first is answered.
-	checkWire(t, &formed{ns: f.ns, cluster: f.cluster, pods: slices.DeleteFunc(slices.Clone(f.pods), func(p string) bool { return p == "nats-1" })}, wireAnswered)
-	expectWarningEvent(t, f.ns, v1alpha1.ReasonMeshRolledBack)
+	checkWire(t, &formed{NS: f.NS, Cluster: f.Cluster, Pods: slices.DeleteFunc(slices.Clone(f.Pods), func(p string) bool { return p == "nats-1" })}, wireAnswered)
+	expectWarningEvent(t, f.NS, v1alpha1.ReasonMeshRolledBack)
 	cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionMeshReady)
 	t.Logf("MeshReady after %s: %s", rolledBack.Round(time.Second), cond.Message)
 
@@ -142,7 +142,7 @@ func strictHolds(t *testing.T, f *formed, pod string) {
 	go func() {
 		defer close(frozen)
 		for {
-			_ = cluster.Kill(f.ns, pod, syscall.SIGSTOP) // no process between two runs: nothing to freeze
+			_ = cluster.Kill(f.NS, pod, syscall.SIGSTOP) // no process between two runs: nothing to freeze
 			select {
 			case <-stop:
 				return
@@ -156,11 +156,11 @@ func strictHolds(t *testing.T, f *formed, pod string) {
 			released = true
 			close(stop)
 			<-frozen
-			_ = cluster.Kill(f.ns, pod, syscall.SIGCONT)
+			_ = cluster.Kill(f.NS, pod, syscall.SIGCONT)
 		}
 	}
 	t.Cleanup(release)
-	c := f.cluster
+	c := f.Cluster
 	meshReady := func() *metav1.Condition {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return nil
@@ -201,7 +201,7 @@ func TestMeshReportsWhenRoutesBreak(t *testing.T) {
 	f := formCluster(t, istio(""))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
 	down := meshRollbackAfter + 40*time.Second
-	if err := cluster.KillProxy(f.ns, "nats-1", down); err != nil {
+	if err := cluster.KillProxy(f.NS, "nats-1", down); err != nil {
 		t.Fatal(err)
 	}
 	stillStrict := func() error {
@@ -217,7 +217,7 @@ func TestMeshReportsWhenRoutesBreak(t *testing.T) {
 	if err := stillStrict(); err != nil {
 		t.Fatal(err)
 	}
-	expectWarningEvent(t, f.ns, v1alpha1.ReasonMeshStrictUnhealthy)
+	expectWarningEvent(t, f.NS, v1alpha1.ReasonMeshStrictUnhealthy)
 	// The proxy comes back: the cluster recovers, still STRICT.
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, down+formTimeout)
 	if err := stillStrict(); err != nil {

@@ -105,14 +105,14 @@ func probeTLSFirst(ip, port string) (wireAnswer, error) {
 // to a client outside the mesh that speaks first, want closed unanswered".
 func checkWire(t *testing.T, f *formed, want wireAnswer) {
 	t.Helper()
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		for _, port := range []string{"4222", "6222"} {
 			probe := probeClientFirst
-			if port == "6222" && f.cluster.Spec.RouteTLSEnabled() {
+			if port == "6222" && f.Cluster.Spec.RouteTLSEnabled() {
 				probe = probeTLSFirst
 			}
 			eventually(t, wait, func() error {
-				got, err := probe(f.ip(pod), port)
+				got, err := probe(f.IP(pod), port)
 				if err != nil {
 					return err
 				}

@@ -28,25 +28,25 @@ func runtimeOf(ip string) (varzRuntime, error) {
 // it and every other server have routes to each other, all servers agree
 // on one meta leader, and that leader sees every follower current.
 func rejoined(f *formed, pod string) error {
-	for _, p := range f.pods {
+	for _, p := range f.Pods {
 		var r routez
-		if err := monitor(f.ip(p), "/routez", &r); err != nil {
+		if err := monitor(f.IP(p), "/routez", &r); err != nil {
 			return err
 		}
 		peers := map[string]bool{}
 		for _, route := range r.Routes {
 			peers[route.RemoteName] = true
 		}
-		for _, other := range f.pods {
+		for _, other := range f.Pods {
 			if other != p && (p == pod || other == pod) && !peers[other] {
 				return fmt.Errorf("%s has no route to %s yet", p, other)
 			}
 		}
 	}
 	leaders := map[string]bool{}
-	for _, p := range f.pods {
+	for _, p := range f.Pods {
 		var j jsz
-		if err := monitor(f.ip(p), "/jsz", &j); err != nil {
+		if err := monitor(f.IP(p), "/jsz", &j); err != nil {
 			return err
 		}
 		if j.Meta == nil || j.Meta.Leader == "" {
@@ -62,7 +62,7 @@ func rejoined(f *formed, pod string) error {
 		leader = l
 	}
 	var j jsz
-	if err := monitor(f.ip(leader), "/jsz", &j); err != nil {
+	if err := monitor(f.IP(leader), "/jsz", &j); err != nil {
 		return err
 	}
 	var current []string
@@ -71,13 +71,13 @@ func rejoined(f *formed, pod string) error {
 			current = append(current, r.Name)
 		}
 	}
-	for _, p := range f.pods {
+	for _, p := range f.Pods {
 		if p != leader && !slices.Contains(current, p) {
 			return fmt.Errorf("meta leader %s sees %v current, not %s", leader, current, p)
 		}
 	}
-	if j.Meta.Size != len(f.pods) {
-		return fmt.Errorf("meta group of %d peers, want %d", j.Meta.Size, len(f.pods))
+	if j.Meta.Size != len(f.Pods) {
+		return fmt.Errorf("meta group of %d peers, want %d", j.Meta.Size, len(f.Pods))
 	}
 	return nil
 }

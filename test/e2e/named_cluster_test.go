@@ -26,7 +26,7 @@ func formNamed(t *testing.T, ns, name string, edits ...func(*v1alpha1.NatsCluste
 	}
 	waitClusterReady(t, c, formTimeout)
 	t.Logf("NatsCluster %s/%s Ready %.1fs after creation", ns, name, time.Since(began).Seconds())
-	return &formed{ns: ns, cluster: c, pods: podNames(name, int(c.Spec.ReplicaCount()))}
+	return &formed{NS: ns, Cluster: c, Pods: podNames(name, int(c.Spec.ReplicaCount()))}
 }
 
 // waitClusterReady waits for c to report Ready for its current generation,
@@ -54,23 +54,12 @@ func waitClusterReady(t *testing.T, c *v1alpha1.NatsCluster, timeout time.Durati
 func serverPods(t *testing.T, f *formed) map[string]*corev1.Pod {
 	t.Helper()
 	out := map[string]*corev1.Pod{}
-	for _, name := range f.pods {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name}}
+	for _, name := range f.Pods {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: name}}
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(p), p); err != nil {
 			t.Fatal(err)
 		}
 		out[name] = p
 	}
 	return out
-}
-
-// natsStatus is the status of the pod's nats container, nil before the
-// kubelet first reports it.
-func natsStatus(p *corev1.Pod) *corev1.ContainerStatus {
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == "nats" {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/rbac"
 )
 
@@ -57,10 +58,9 @@ func runOperatorProcess(t *testing.T) *operatorProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stopOperator(); err != nil {
+	if err := e2ekit.StopOperator(); err != nil {
 		t.Fatalf("stopping the in-process operator: %v", err)
 	}
-	stopOperator = func() error { return nil }
 	p := &operatorProcess{bin: bin, kubeconfig: kubeconfig, log: log}
 	t.Cleanup(func() {
 		p.kill()
@@ -68,12 +68,9 @@ func runOperatorProcess(t *testing.T) *operatorProcess {
 		if err := p.crashed(); err != nil {
 			t.Error(err)
 		}
-		stop, err := startOperator()
-		if err != nil {
+		if err := e2ekit.StartOperator(); err != nil {
 			t.Errorf("starting the in-process operator again: %v", err)
-			return
 		}
-		stopOperator = stop
 	})
 	if err := p.start(); err != nil {
 		t.Fatal(err)

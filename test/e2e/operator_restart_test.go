@@ -79,8 +79,8 @@ func TestOperatorDiesAtEachStepOfAScaleDown(t *testing.T) {
 	r := restartAfterEachStep(steps, runOperatorProcess(t).restart)
 	defer r.halt()
 	began := time.Now()
-	setReplicas(t, sc.f.cluster, 3)
-	readyWith(t, sc.f.cluster, 3)
+	setReplicas(t, sc.f.Cluster, 3)
+	readyWith(t, sc.f.Cluster, 3)
 	n, err := r.halt()
 	if err != nil {
 		t.Fatal(err)
@@ -107,13 +107,13 @@ func TestOperatorDiesAtEachStepOfAScaleDown(t *testing.T) {
 // replaces the leader second and fails.
 func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
-	h := recordPods(t, f.ns)
-	h.seen(t, f.pods)
+	h := recordPods(t, f.NS)
+	h.seen(t, f.Pods)
 	pub, js, stream := startPublishing(t, f)
 	defer pub.halt()
-	leaderAt := f.pods[1]
-	moveLeaders(t, f, systemConn(t, f, f.pods), js.Conn(), leaderAt)
-	leaders := watchMetaLeader(t, f, f.pods)
+	leaderAt := f.Pods[1]
+	moveLeaders(t, f, systemConn(t, f, f.Pods), js.Conn(), leaderAt)
+	leaders := watchMetaLeader(t, f, f.Pods)
 	eventually(t, wait, func() error {
 		if n := pub.count(); n < 100 {
 			return fmt.Errorf("%d messages acknowledged before the upgrade", n)
@@ -123,7 +123,7 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	r := restartAfterEachStep(func() int { return len(h.deletions()) }, runOperatorProcess(t).restart)
 	defer r.halt()
 	began := time.Now()
-	edit(t, f.cluster, func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion })
+	edit(t, f.Cluster, func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion })
 	readyOnVersion(t, f, v1alpha1.DefaultVersion)
 	n, err := r.halt()
 	if err != nil {
@@ -132,7 +132,7 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	pub.halt()
 
 	dels := h.deletions()
-	if n < len(f.pods) || len(dels) != len(f.pods) {
+	if n < len(f.Pods) || len(dels) != len(f.Pods) {
 		t.Fatalf("deletions %v with %d operator restarts, want one per server, each followed by a restart", dels, n)
 	}
 	order := make([]string, len(dels))

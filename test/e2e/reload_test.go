@@ -34,12 +34,12 @@ func TestReloadableSettingReloadsInPlace(t *testing.T) {
 	f := formNamed(t, ns, "reload")
 	before := snapshot(t, f)
 	const payload = 2 << 20 // the default is 1 MiB
-	if before.varz[f.pods[0]].MaxPayload == payload {
+	if before.varz[f.Pods[0]].MaxPayload == payload {
 		t.Fatalf("max_payload is already %d: the change would prove nothing", payload)
 	}
 
 	changed := time.Now()
-	setConfig(t, f.cluster, "max_payload", payload)
+	setConfig(t, f.Cluster, "max_payload", payload)
 	inForce := func(v varzRuntime) error {
 		if v.MaxPayload != payload {
 			return fmt.Errorf("max_payload %d, want %d", v.MaxPayload, payload)
@@ -49,14 +49,14 @@ func TestReloadableSettingReloadsInPlace(t *testing.T) {
 	loaded := waitConfigLoaded(t, f, changed, wait, func() error { return onEveryServer(f, inForce) })
 	t.Logf("ConfigLoaded True, max_payload %d in force on every server %.2fs after the spec change (%s)",
 		payload, time.Since(changed).Seconds(), loaded.Message)
-	waitClusterReady(t, f.cluster, wait)
+	waitClusterReady(t, f.Cluster, wait)
 
 	after := snapshot(t, f)
 	if after.configHash != before.configHash || after.updateRevision != before.updateRevision {
 		t.Errorf("pod template changed (config hash %s -> %s, revision %s -> %s): a reloadable setting must not restart the servers",
 			before.configHash, after.configHash, before.updateRevision, after.updateRevision)
 	}
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		b, a := before.pods[pod], after.pods[pod]
 		bs, as := natsStatus(b), natsStatus(a)
 		switch {
@@ -83,12 +83,12 @@ func TestRestartSettingReplacesPods(t *testing.T) {
 	f := formNamed(t, ns, "restart")
 	before := snapshot(t, f)
 	const pending = 32 << 20 // the default is 64 MiB
-	if before.varz[f.pods[0]].MaxPending == pending {
+	if before.varz[f.Pods[0]].MaxPending == pending {
 		t.Fatalf("max_pending is already %d: the change would prove nothing", pending)
 	}
 
 	changed := time.Now()
-	setConfig(t, f.cluster, "max_pending", pending)
+	setConfig(t, f.Cluster, "max_pending", pending)
 	eventually(t, wait, func() error {
 		sts, err := statefulSet(t, f)
 		if err != nil {
@@ -100,7 +100,7 @@ func TestRestartSettingReplacesPods(t *testing.T) {
 		return nil
 	})
 	eventually(t, rolloutTimeout, func() error {
-		for _, pod := range f.pods {
+		for _, pod := range f.Pods {
 			p := &corev1.Pod{}
 			if err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: ns, Name: pod}, p); err != nil {
 				return err
@@ -115,7 +115,7 @@ func TestRestartSettingReplacesPods(t *testing.T) {
 		return nil
 	})
 	t.Logf("every server replaced and Ready %.2fs after the spec change", time.Since(changed).Seconds())
-	waitClusterReady(t, f.cluster, rolloutTimeout)
+	waitClusterReady(t, f.Cluster, rolloutTimeout)
 	eventually(t, wait, func() error {
 		return onEveryServer(f, func(v varzRuntime) error {
 			if v.MaxPending != pending {
@@ -139,8 +139,8 @@ type clusterSnapshot struct {
 func snapshot(t *testing.T, f *formed) *clusterSnapshot {
 	t.Helper()
 	s := &clusterSnapshot{pods: serverPods(t, f), varz: map[string]varzRuntime{}}
-	for _, pod := range f.pods {
-		v, err := runtimeOf(f.ip(pod))
+	for _, pod := range f.Pods {
+		v, err := runtimeOf(f.IP(pod))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +158,7 @@ func snapshot(t *testing.T, f *formed) *clusterSnapshot {
 // statefulSet reads f's StatefulSet.
 func statefulSet(t *testing.T, f *formed) (*appsv1.StatefulSet, error) {
 	sts := &appsv1.StatefulSet{}
-	err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: f.ns, Name: f.cluster.Name}, sts)
+	err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: f.NS, Name: f.Cluster.Name}, sts)
 	return sts, err
 }
 
@@ -178,8 +178,8 @@ func setConfig(t *testing.T, c *v1alpha1.NatsCluster, key string, value int64) {
 
 // onEveryServer runs check on each server's /varz.
 func onEveryServer(f *formed, check func(varzRuntime) error) error {
-	for _, pod := range f.pods {
-		v, err := runtimeOf(f.ip(pod))
+	for _, pod := range f.Pods {
+		v, err := runtimeOf(f.IP(pod))
 		if err != nil {
 			return err
 		}

@@ -54,7 +54,7 @@ func startRogue(t *testing.T, f *formed, ip string, kit rogueKit) *rogueServer {
 		tlsBlock = fmt.Sprintf(`tls { cert_file: %q, key_file: %q, ca_file: %q, insecure: true }`,
 			filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key"), filepath.Join(dir, "ca.crt"))
 	}
-	route := url.URL{Scheme: "nats", Host: f.ip(f.pods[0]) + ":6222"}
+	route := url.URL{Scheme: "nats", Host: f.IP(f.Pods[0]) + ":6222"}
 	if kit.password != "" {
 		route.User = url.UserPassword(render.RouteUser, kit.password)
 	}
@@ -72,7 +72,7 @@ cluster {
   %s
   routes: [%q]
 }
-`, r.name, r.ip, filepath.Join(dir, "js"), f.cluster.Name, r.ip, tlsBlock, route.String())
+`, r.name, r.ip, filepath.Join(dir, "js"), f.Cluster.Name, r.ip, tlsBlock, route.String())
 	confPath := filepath.Join(dir, "rogue.conf")
 	if err := os.WriteFile(confPath, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
@@ -102,9 +102,9 @@ cluster {
 // noRoguePeer: no server of the cluster routes to the rogue or counts it in
 // the meta group, and the rogue routes to nobody.
 func noRoguePeer(f *formed, r *rogueServer) error {
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		var rz routez
-		if err := monitor(f.ip(pod), "/routez", &rz); err != nil {
+		if err := monitor(f.IP(pod), "/routez", &rz); err != nil {
 			return err
 		}
 		for _, route := range rz.Routes {
@@ -113,10 +113,10 @@ func noRoguePeer(f *formed, r *rogueServer) error {
 			}
 		}
 		var j jsz
-		if err := monitor(f.ip(pod), "/jsz", &j); err != nil {
+		if err := monitor(f.IP(pod), "/jsz", &j); err != nil {
 			return err
 		}
-		if j.Meta != nil && j.Meta.Size != len(f.pods) {
+		if j.Meta != nil && j.Meta.Size != len(f.Pods) {
 			return fmt.Errorf("%s counts %d servers in the meta group", pod, j.Meta.Size)
 		}
 	}

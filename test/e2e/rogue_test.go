@@ -121,20 +121,20 @@ func TestRoutesRefuseAnotherCluster(t *testing.T) {
 // as the server's own log says, for every attempt it made.
 func refusedAlone(t *testing.T, f *formed, rogueIP string, kit rogueKit, refusal string) {
 	t.Helper()
-	before := len(cluster.ServerLog(f.ns, f.pods[0]))
+	before := len(cluster.ServerLog(f.NS, f.Pods[0]))
 	rogue := startRogue(t, f, rogueIP, kit)
 	for end := time.Now().Add(rogueWindow); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
 		if err := noRoguePeer(f, rogue); err != nil {
 			t.Fatalf("the rogue server got in: %v\nits log:\n%s", err, lastLines(rogue.log(), 20))
 		}
 	}
-	since := cluster.ServerLog(f.ns, f.pods[0])[before:]
+	since := cluster.ServerLog(f.NS, f.Pods[0])[before:]
 	if n := strings.Count(since, refusal); n < 2 {
 		t.Fatalf("%s's log has %d lines %q since the rogue started, want one per attempt:\n%s",
-			f.pods[0], n, refusal, lastLines(since, 20))
+			f.Pods[0], n, refusal, lastLines(since, 20))
 	}
-	if !strings.Contains(rogue.log(), f.ip(f.pods[0])) {
-		t.Errorf("the rogue's log shows no route attempt to %s:\n%s", f.ip(f.pods[0]), lastLines(rogue.log(), 20))
+	if !strings.Contains(rogue.log(), f.IP(f.Pods[0])) {
+		t.Errorf("the rogue's log shows no route attempt to %s:\n%s", f.IP(f.Pods[0]), lastLines(rogue.log(), 20))
 	}
 }
 
@@ -155,13 +155,13 @@ func formClustersNamedNats(t *testing.T, specs map[string][]func(*v1alpha1.NatsC
 		if err := cluster.Client.Create(testCtx(t), c); err != nil {
 			t.Fatal(err)
 		}
-		out[key] = &formed{ns: ns, cluster: c, pods: podNames(c.Name, 3)}
+		out[key] = &formed{NS: ns, Cluster: c, Pods: podNames(c.Name, 3)}
 	}
 	began := time.Now()
 	for key, f := range out {
-		waitClusterReady(t, f.cluster, formTimeout)
+		waitClusterReady(t, f.Cluster, formTimeout)
 		checkRoutes(t, f)
-		t.Logf("%s (%s) Ready and routed %.1fs after creation", key, f.ns, time.Since(began).Seconds())
+		t.Logf("%s (%s) Ready and routed %.1fs after creation", key, f.NS, time.Since(began).Seconds())
 	}
 	return out
 }
@@ -220,10 +220,10 @@ spec: {ca: {secretName: %[1]s-ca}}
 // so that a server trusting the issuer's CA would take it; and the CA.
 func stolenKit(t *testing.T, f *formed) rogueKit {
 	t.Helper()
-	tlsData := secretData(t, f.ns, render.RouteTLSSecretName(f.cluster))
+	tlsData := secretData(t, f.NS, render.RouteTLSSecretName(f.Cluster))
 	chain := string(tlsData[render.TLSCertKey])
-	if render.IssuesRouteCA(f.cluster) {
-		chain += string(secretData(t, f.ns, render.RouteCASecretName(f.cluster))[render.TLSCertKey])
+	if render.IssuesRouteCA(f.Cluster) {
+		chain += string(secretData(t, f.NS, render.RouteCASecretName(f.Cluster))[render.TLSCertKey])
 	}
 	return rogueKit{
 		password: routePassword(t, f),
@@ -240,7 +240,7 @@ func madeUpKit(t *testing.T, f *formed) rogueKit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, err := pki.Issue(ca, render.RouteDNSNames(f.cluster, render.DefaultClusterDomain), now, time.Hour)
+	leaf, err := pki.Issue(ca, render.RouteDNSNames(f.Cluster, render.DefaultClusterDomain), now, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func madeUpKit(t *testing.T, f *formed) rogueKit {
 // if they had leaked: what is left to keep the rogue out is the password.
 func leakedCertificate(t *testing.T, f *formed) rogueKit {
 	t.Helper()
-	data := secretData(t, f.ns, render.RouteTLSSecretName(f.cluster))
+	data := secretData(t, f.NS, render.RouteTLSSecretName(f.Cluster))
 	return rogueKit{cert: string(data[render.TLSCertKey]), key: string(data[render.TLSKeyKey]), ca: string(data[render.TLSCAKey])}
 }
 
@@ -263,14 +263,14 @@ func withPassword(k rogueKit, password string) rogueKit {
 // routePassword is the route password the operator made for f.
 func routePassword(t *testing.T, f *formed) string {
 	t.Helper()
-	return string(secretData(t, f.ns, render.RouteSecretName(f.cluster))[render.PasswordKey])
+	return string(secretData(t, f.NS, render.RouteSecretName(f.Cluster))[render.PasswordKey])
 }
 
 // issuerRootOf is the subject of the issuer's CA that f's route CA
 // chains to, as cert-manager records it beside the route CA.
 func issuerRootOf(t *testing.T, f *formed) string {
 	t.Helper()
-	ca, err := pki.ParseCert(string(secretData(t, f.ns, render.RouteCASecretName(f.cluster))[render.TLSCAKey]))
+	ca, err := pki.ParseCert(string(secretData(t, f.NS, render.RouteCASecretName(f.Cluster))[render.TLSCAKey]))
 	if err != nil {
 		t.Fatal(err)
 	}

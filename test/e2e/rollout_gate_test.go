@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -72,13 +70,13 @@ const maxStall = 8 * time.Second
 // is that no deletion precedes it.
 func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
-	h := recordPods(t, f.ns)
-	h.seen(t, f.pods)
-	st := recordStatus(t, f.cluster)
+	h := recordPods(t, f.NS)
+	h.seen(t, f.Pods)
+	st := recordStatus(t, f.Cluster)
 	// Leaders in the middle: ascending order replaces nats-0 then the
 	// leader, descending nats-2 then the leader; only "the leader last"
 	// passes.
-	frozen, leaderAt, others := f.pods[2], f.pods[1], f.pods[:2]
+	frozen, leaderAt, others := f.Pods[2], f.Pods[1], f.Pods[:2]
 
 	// The clients use the two other servers: a frozen server holds its
 	// clients' connections until their pings time out, which is a client's
@@ -119,11 +117,11 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 
 	// Frozen as the upgrade begins: the operator's first look at the new
 	// revision finds every pod Ready and one server not answering.
-	if err := cluster.Kill(f.ns, frozen, syscall.SIGSTOP); err != nil {
+	if err := cluster.Kill(f.NS, frozen, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	frozeAt := time.Now()
-	edit(t, f.cluster, func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion })
+	edit(t, f.Cluster, func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion })
 	// A stream created meanwhile puts the frozen server's meta log behind:
 	// when it resumes and campaigns (its election timer ran out while it
 	// was stopped), it cannot win, and the meta leader stays off the lowest
@@ -146,24 +144,24 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	bulk := writeBacklog(t, js, "scratch.bulk", frozeAt.Add(freezeFor-time.Second))
 	// What the leader has committed just before the follower resumes: the
 	// follower is current once it has applied that much of every group.
-	due, err := readRaftView(f.ip(leaderAt))
+	due, err := readRaftView(f.IP(leaderAt))
 	if err != nil {
 		t.Fatalf("the leader's /raftz before SIGCONT: %v", err)
 	}
 	time.Sleep(time.Until(frozeAt.Add(freezeFor)))
-	if err := cluster.Kill(f.ns, frozen, syscall.SIGCONT); err != nil {
+	if err := cluster.Kill(f.NS, frozen, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
 	resumedAt := time.Now()
 	h.froze(frozen, frozeAt, resumedAt)
-	caughtUp := watchCaughtUp(t, f.ip(frozen), due)
+	caughtUp := watchCaughtUp(t, f.IP(frozen), due)
 
 	readyOnVersion(t, f, v1alpha1.DefaultVersion)
 	pub.halt()
 	work.halt()
 
 	dels := h.deletions()
-	if len(dels) != len(f.pods) {
+	if len(dels) != len(f.Pods) {
 		t.Fatalf("deletions %v, want one per server", dels)
 	}
 	for _, d := range dels {
@@ -235,7 +233,7 @@ func clientConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 // systemConn connects as the operator's system user, to move leaders.
 func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.SystemSecretName(f.cluster)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.SystemSecretName(f.Cluster)}}
 	get(t, s)
 	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])), clusterDNS(),
 		nats.MaxReconnects(-1), nats.IgnoreDiscoveredServers())
@@ -244,22 +242,6 @@ func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
-}
-
-// podURLs names the servers of pods by their DNS names, which follow a
-// replaced pod to its new address (clusterDNS resolves them); a pod's IP
-// dies with the pod.
-func podURLs(f *formed, pods []string) string {
-	urls := make([]string, len(pods))
-	for i, p := range pods {
-		urls[i] = "nats://" + net.JoinHostPort(render.PodDNSName(f.cluster, p), "4222")
-	}
-	return strings.Join(urls, ",")
-}
-
-// clusterDNS lets a client of the test process dial cluster DNS names.
-func clusterDNS() nats.Option {
-	return nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial))
 }
 
 // moveLeaders makes server the leader of the meta group, the stream
@@ -284,7 +266,7 @@ func placeLeaders(f *formed, sys, app *nats.Conn, server string, consumers ...st
 	groups := []group{
 		{sys, "$JS.API.META.LEADER.STEPDOWN", func() (string, error) {
 			var j jsz
-			err := monitor(f.ip(server), "/jsz", &j)
+			err := monitor(f.IP(server), "/jsz", &j)
 			if err != nil || j.Meta == nil {
 				return "", err
 			}
@@ -359,7 +341,7 @@ func watchMetaLeader(t *testing.T, f *formed, pods []string) *metaLeaders {
 			for _, p := range pods {
 				var j jsz
 				at := time.Now()
-				if err := monitor(f.ip(p), "/jsz", &j); err == nil && j.Meta != nil && j.Meta.Leader != "" {
+				if err := monitor(f.IP(p), "/jsz", &j); err == nil && j.Meta != nil && j.Meta.Leader != "" {
 					l.mu.Lock()
 					l.samples = append(l.samples, leaderSample{at, j.Meta.Leader})
 					l.mu.Unlock()
@@ -410,7 +392,7 @@ func placeLeadersAtFirstTermination(t *testing.T, f *formed, sys, app *nats.Conn
 		err  = errors.New("no pod's termination began")
 	)
 	remove := cluster.OnTerminating(func(pod *corev1.Pod) {
-		if pod.Namespace != f.ns {
+		if pod.Namespace != f.NS {
 			return
 		}
 		once.Do(func() {

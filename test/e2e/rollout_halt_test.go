@@ -67,16 +67,16 @@ func TestCrashingServerHaltsTheRollout(t *testing.T) {
 // the revert.
 func haltAndRevert(t *testing.T, bad, revert func(*v1alpha1.NatsClusterSpec), troubles ...string) {
 	f := formCluster(t)
-	c := f.cluster
-	h := recordPods(t, f.ns)
-	h.seen(t, f.pods)
+	c := f.Cluster
+	h := recordPods(t, f.NS)
+	h.seen(t, f.Pods)
 	edit(t, c, bad)
 
 	// The halt: one server replaced, broken; Ready says which and why.
 	var broken string
 	eventually(t, upgradeTimeout, func() error {
 		var replaced []string
-		for _, p := range f.pods {
+		for _, p := range f.Pods {
 			if len(h.uids(p)) > 1 {
 				replaced = append(replaced, p)
 			}
@@ -89,13 +89,13 @@ func haltAndRevert(t *testing.T, bad, revert func(*v1alpha1.NatsClusterSpec), tr
 	})
 	t.Logf("halted on %s: %s", broken, meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady).Message)
 	pod := &corev1.Pod{}
-	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: broken}, pod); err != nil {
+	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: broken}, pod); err != nil {
 		t.Fatal(err)
 	}
 	checkBrokenPod(t, pod, troubles)
 
 	// Over a window: still halted, and nothing else touched.
-	others := slices.DeleteFunc(slices.Clone(f.pods), func(p string) bool { return p == broken })
+	others := slices.DeleteFunc(slices.Clone(f.Pods), func(p string) bool { return p == broken })
 	for end := time.Now().Add(haltWindow); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
 		if err := halted(t, c, broken, troubles); err != nil {
 			t.Fatalf("during the halt: %v", err)
@@ -133,9 +133,9 @@ func haltAndRevert(t *testing.T, bad, revert func(*v1alpha1.NatsClusterSpec), tr
 		if c.Status.ServerVersion != v1alpha1.DefaultVersion || c.Status.ServerVersionSource != v1alpha1.VersionObserved {
 			return fmt.Errorf("serverVersion %s (%s)", c.Status.ServerVersion, c.Status.ServerVersionSource)
 		}
-		for _, p := range f.pods {
+		for _, p := range f.Pods {
 			var v varz
-			if err := monitor(f.ip(p), "/varz", &v); err != nil || v.Version != v1alpha1.DefaultVersion {
+			if err := monitor(f.IP(p), "/varz", &v); err != nil || v.Version != v1alpha1.DefaultVersion {
 				return fmt.Errorf("%s runs %q (%v)", p, v.Version, err)
 			}
 		}

@@ -89,7 +89,7 @@ func (w *worker) count() int {
 // readyOnVersion waits for Ready with every server on version.
 func readyOnVersion(t *testing.T, f *formed, version string) {
 	t.Helper()
-	c := f.cluster
+	c := f.Cluster
 	eventually(t, upgradeTimeout, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
@@ -99,9 +99,9 @@ func readyOnVersion(t *testing.T, f *formed, version string) {
 			return fmt.Errorf("version %s (%s), Ready %+v", c.Status.ServerVersion, c.Status.ServerVersionSource,
 				meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady))
 		}
-		for _, p := range f.pods {
+		for _, p := range f.Pods {
 			var v varz
-			if err := monitor(f.ip(p), "/varz", &v); err != nil || v.Version != version {
+			if err := monitor(f.IP(p), "/varz", &v); err != nil || v.Version != version {
 				return fmt.Errorf("%s runs %q (%v)", p, v.Version, err)
 			}
 		}

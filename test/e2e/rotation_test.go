@@ -24,7 +24,7 @@ func TestRotatedPasswordReloads(t *testing.T) {
 	const first, second = "firstPassword1", "secondPassword2"
 	f, secret := formWithUserPassword(t, ns, "rotate", first)
 	before := snapshot(t, f)
-	history := recordStatus(t, f.cluster)
+	history := recordStatus(t, f.Cluster)
 
 	changed := rotatePassword(t, secret, second)
 	eventually(t, wait, func() error {
@@ -52,7 +52,7 @@ func TestRotatedPasswordReloads(t *testing.T) {
 // pod replaced, no container restarted, no new pod template.
 func reloadedInPlace(t *testing.T, f *formed, before, after *clusterSnapshot) {
 	t.Helper()
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		b, a := before.pods[pod], after.pods[pod]
 		switch {
 		case a.UID != b.UID:
@@ -105,8 +105,8 @@ func rotatePassword(t *testing.T, secret *corev1.Secret, password string) time.T
 // everyServer checks that the application user with password is let in
 // (or, with !accepted, refused) by each server of f on its own.
 func everyServer(f *formed, password string, accepted bool) error {
-	for _, pod := range f.pods {
-		nc, err := nats.Connect("nats://"+f.ip(pod)+":4222", nats.UserInfo("nats", password), nats.NoReconnect(), nats.Timeout(5*time.Second))
+	for _, pod := range f.Pods {
+		nc, err := nats.Connect("nats://"+f.IP(pod)+":4222", nats.UserInfo("nats", password), nats.NoReconnect(), nats.Timeout(5*time.Second))
 		if err == nil {
 			nc.Close()
 		}

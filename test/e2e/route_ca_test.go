@@ -16,7 +16,7 @@ import (
 func clusterCAName(t *testing.T, f *formed) string {
 	t.Helper()
 	var s corev1.Secret
-	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: render.CASecretName(f.cluster)}, &s); err != nil {
+	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: render.CASecretName(f.Cluster)}, &s); err != nil {
 		t.Fatal(err)
 	}
 	block, _ := pem.Decode(s.Data[render.TLSCertKey])
@@ -39,7 +39,7 @@ func checkRoutePorts(t *testing.T, f *formed, on bool) {
 	if on {
 		ca = clusterCAName(t, f)
 	}
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		if issuer := checkRoutePort(t, f, pod, on); issuer != ca {
 			t.Fatalf("%s: route certificate issued by %q, want the cluster's CA %q", pod, issuer, ca)
 		}

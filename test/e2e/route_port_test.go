@@ -22,7 +22,7 @@ import (
 // without TLS).
 func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) (issuer string) {
 	t.Helper()
-	addr := net.JoinHostPort(f.ip(pod), "6222")
+	addr := net.JoinHostPort(f.IP(pod), "6222")
 	if !wantTLS {
 		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
 		if err != nil {
@@ -53,7 +53,7 @@ func checkRoutePort(t *testing.T, f *formed, pod string, wantTLS bool) (issuer s
 		if len(state.PeerCertificates) > 0 {
 			issuer = state.PeerCertificates[0].Issuer.String()
 			names := state.PeerCertificates[0].DNSNames
-			if !slices.Contains(names, "*."+f.cluster.Name+"-headless") || len(state.PeerCertificates[0].IPAddresses) != 0 {
+			if !slices.Contains(names, "*."+f.Cluster.Name+"-headless") || len(state.PeerCertificates[0].IPAddresses) != 0 {
 				t.Errorf("%s's route certificate names %v, IPs %v; want the headless wildcards and no IP", pod, names, state.PeerCertificates[0].IPAddresses)
 			}
 		}

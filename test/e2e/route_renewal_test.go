@@ -39,7 +39,7 @@ import (
 // certificate does not verify against the CA the test read first).
 func TestRouteCertificateRenewsUnderPublishing(t *testing.T) {
 	f := formCluster(t)
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.CASecretName(f.cluster)}}
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.CASecretName(f.Cluster)}}
 	get(t, caSecret)
 	ca := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
 	roots := x509.NewCertPool()
@@ -54,11 +54,11 @@ func TestRouteCertificateRenewsUnderPublishing(t *testing.T) {
 // same CA for the same names, in the Secret the operator keeps.
 func putDueRouteCertificate(t *testing.T, f *formed, ca pki.KeyPair) {
 	t.Helper()
-	old, err := pki.Issue(ca, render.RouteDNSNames(f.cluster, render.DefaultClusterDomain), time.Now().Add(-70*time.Minute), 90*time.Minute)
+	old, err := pki.Issue(ca, render.RouteDNSNames(f.Cluster, render.DefaultClusterDomain), time.Now().Add(-70*time.Minute), 90*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.RouteTLSSecretName(f.cluster)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.RouteTLSSecretName(f.Cluster)}}
 	eventually(t, wait, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(s), s); err != nil {
 			return err
@@ -76,7 +76,7 @@ type monitorGetter interface {
 type plainMonitor struct{}
 
 func (plainMonitor) get(f *formed, pod, path string, out any) error {
-	return monitor(f.ip(pod), path, out)
+	return monitor(f.IP(pod), path, out)
 }
 
 // tlsMonitor reads a monitor port behind TLS, verified against roots
@@ -85,8 +85,8 @@ type tlsMonitor struct{ roots *x509.CertPool }
 
 func (m tlsMonitor) get(f *formed, pod, path string, out any) error {
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: m.roots, ServerName: render.PodDNSName(f.cluster, pod)}}}
-	resp, err := hc.Get("https://" + net.JoinHostPort(f.ip(pod), "8222") + path)
+		RootCAs: m.roots, ServerName: render.PodDNSName(f.Cluster, pod)}}}
+	resp, err := hc.Get("https://" + net.JoinHostPort(f.IP(pod), "8222") + path)
 	if err != nil {
 		return err
 	}
@@ -106,12 +106,12 @@ func (m tlsMonitor) get(f *formed, pod, path string, out any) error {
 // whole, every acknowledged message stored.
 func renewRouteCertificateUnderPublishing(t *testing.T, f *formed, roots *x509.CertPool, mon monitorGetter, pubOpts []nats.Option, renew func()) {
 	t.Helper()
-	h := recordPods(t, f.ns)
-	h.seen(t, f.pods)
+	h := recordPods(t, f.NS)
+	h.seen(t, f.Pods)
 	before := map[string]string{}
 	starts := map[string]time.Time{}
 	routes := map[string][]string{}
-	for _, p := range f.pods {
+	for _, p := range f.Pods {
 		before[p] = routeSerial(t, f, p, roots)
 		starts[p] = processStart(t, f, mon, p)
 		routes[p] = routeConnections(t, f, mon, p)
@@ -126,7 +126,7 @@ func renewRouteCertificateUnderPublishing(t *testing.T, f *formed, roots *x509.C
 	})
 	renewed := time.Now()
 	renew()
-	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: render.RouteTLSSecretName(f.cluster)}}
+	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.RouteTLSSecretName(f.Cluster)}}
 	var want string
 	eventually(t, 2*time.Minute, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(routeSecret), routeSecret); err != nil {
@@ -139,7 +139,7 @@ func renewRouteCertificateUnderPublishing(t *testing.T, f *formed, roots *x509.C
 		if want = cert.SerialNumber.String(); slices.Contains(mapValues(before), want) {
 			return fmt.Errorf("the route Secret still holds serial %s", want)
 		}
-		for _, p := range f.pods {
+		for _, p := range f.Pods {
 			got, err := tryRouteSerial(f, p, roots)
 			if err != nil {
 				return err
@@ -162,7 +162,7 @@ func renewRouteCertificateUnderPublishing(t *testing.T, f *formed, roots *x509.C
 	acked, stall := pub.result()
 	stored := storedCount(t, js, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
-	for _, p := range f.pods {
+	for _, p := range f.Pods {
 		if n := len(h.uids(p)); n != 1 {
 			t.Errorf("%s has had %d pods: the renewal replaced it", p, n)
 		}
@@ -208,12 +208,12 @@ func routeSerial(t *testing.T, f *formed, pod string, roots *x509.CertPool) stri
 // connection after; the client's side of a TLS 1.3 handshake is complete
 // by then.
 func tryRouteSerial(f *formed, pod string, roots *x509.CertPool) (string, error) {
-	conn, err := cluster.Dial("tcp", net.JoinHostPort(f.ip(pod), "6222"))
+	conn, err := cluster.Dial("tcp", net.JoinHostPort(f.IP(pod), "6222"))
 	if err != nil {
 		return "", err
 	}
 	defer conn.Close()
-	tc := tls.Client(conn, &tls.Config{RootCAs: roots, ServerName: render.PodDNSName(f.cluster, pod), MinVersion: tls.VersionTLS13})
+	tc := tls.Client(conn, &tls.Config{RootCAs: roots, ServerName: render.PodDNSName(f.Cluster, pod), MinVersion: tls.VersionTLS13})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
@@ -253,7 +253,7 @@ func routeConnections(t *testing.T, f *formed, mon monitorGetter, pod string) []
 			out = append(out, fmt.Sprintf("%s#%d", rt.RemoteName, rt.Rid))
 			peers[rt.RemoteName] = true
 		}
-		if len(peers) != len(f.pods)-1 {
+		if len(peers) != len(f.Pods)-1 {
 			return fmt.Errorf("%s has routes to %v, want every other server", pod, peers)
 		}
 		return nil
@@ -266,12 +266,12 @@ func routeConnections(t *testing.T, f *formed, mon monitorGetter, pod string) []
 // leader, and the leader sees every other member current.
 func metaWhole(t *testing.T, f *formed, mon monitorGetter) {
 	t.Helper()
-	for _, p := range f.pods {
+	for _, p := range f.Pods {
 		var j jsz
 		if err := mon.get(f, p, "/jsz", &j); err != nil {
 			t.Fatal(err)
 		}
-		if j.Meta == nil || j.Meta.Leader == "" || j.Meta.Size != len(f.pods) {
+		if j.Meta == nil || j.Meta.Leader == "" || j.Meta.Size != len(f.Pods) {
 			t.Fatalf("%s's meta group after the renewal: %+v", p, j.Meta)
 		}
 		if j.Meta.Leader != p {

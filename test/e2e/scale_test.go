@@ -43,13 +43,13 @@ func metaGroupOf(t *testing.T, f *formed, servers []string) {
 func metaGroupIs(f *formed, servers []string) error {
 	{
 		var j jsz
-		if err := monitor(f.ip(servers[0]), "/jsz", &j); err != nil {
+		if err := monitor(f.IP(servers[0]), "/jsz", &j); err != nil {
 			return err
 		}
 		if j.Meta == nil || j.Meta.Leader == "" {
 			return fmt.Errorf("no meta leader")
 		}
-		if err := monitor(f.ip(j.Meta.Leader), "/jsz", &j); err != nil {
+		if err := monitor(f.IP(j.Meta.Leader), "/jsz", &j); err != nil {
 			return err
 		}
 		got := []string{j.Meta.Leader}
@@ -91,8 +91,8 @@ func readyWithin(t *testing.T, c *v1alpha1.NatsCluster, n int32, timeout time.Du
 // stale peer behind; scaling below a stream's replicas is refused.
 func TestScaleOutAndBackIn(t *testing.T) {
 	f := formCluster(t)
-	c := f.cluster
-	js := appJetStream(t, appConn(t, f, "e2e-scale", f.pods...))
+	c := f.Cluster
+	js := appJetStream(t, appConn(t, f, "e2e-scale", f.Pods...))
 	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "SCALE", Subjects: []string{"scale.>"}, Replicas: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestScaleOutAndBackIn(t *testing.T) {
 		}
 		return nil
 	})
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: c.Name}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: c.Name}}
 	get(t, sts)
 	if *sts.Spec.Replicas != 5 {
 		t.Fatalf("StatefulSet replicas %d during a refused scale-down, want 5", *sts.Spec.Replicas)
@@ -146,7 +146,7 @@ func TestScaleOutAndBackIn(t *testing.T) {
 		return err
 	})
 	readyWith(t, c, 3)
-	metaGroupOf(t, f, f.pods)
+	metaGroupOf(t, f, f.Pods)
 	publish(100)
 	info, err := stream.Info(testCtx(t))
 	if err != nil {
@@ -162,14 +162,14 @@ func TestScaleOutAndBackIn(t *testing.T) {
 	}
 	// The removed servers' claims follow the retention policy: Retain.
 	for _, pod := range []string{"nats-3", "nats-4"} {
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: pod}, &corev1.Pod{}); err == nil {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: pod}, &corev1.Pod{}); err == nil {
 			t.Fatalf("pod %s still exists", pod)
 		}
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: claimName(pod)}, &corev1.PersistentVolumeClaim{}); err != nil {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: claimName(pod)}, &corev1.PersistentVolumeClaim{}); err != nil {
 			t.Fatalf("claim of %s under Retain: %v", pod, err)
 		}
 	}
-	if n := eventsWithReason(t, f.ns, "PeerRemoved"); n != 2 {
+	if n := eventsWithReason(t, f.NS, "PeerRemoved"); n != 2 {
 		t.Fatalf("%d PeerRemoved events, want 2", n)
 	}
 }

@@ -43,8 +43,8 @@ const consumerName = "W"
 func setUpScaleDown(t *testing.T) *scaleDownScene {
 	t.Helper()
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To(int32(5)) })
-	five := podNames(f.cluster.Name, 5)
-	f.pods = five
+	five := podNames(f.Cluster.Name, 5)
+	f.Pods = five
 	metaGroupOf(t, f, five)
 	sc := &scaleDownScene{f: f, staying: five[:3], leaving: []string{five[4], five[3]},
 		pubs: map[string]*publisher{}, before: map[string]*natsjs.ConsumerInfo{}}
@@ -91,15 +91,15 @@ func setUpScaleDown(t *testing.T) *scaleDownScene {
 
 	sys := systemConn(t, f, sc.staying)
 	moveMetaLeader(t, f, sys, sc.leaving[0])
-	sc.pods = recordPods(t, f.ns)
+	sc.pods = recordPods(t, f.NS)
 	sc.pods.seen(t, five)
 	sc.requests = recordSystemRequests(t, sys, scaleDownSubjects...)
 	sc.leaders = watchMetaLeader(t, f, sc.staying)
-	sc.views = recordDeletionViews(t, f.ns)
+	sc.views = recordDeletionViews(t, f.NS)
 	// What the deletion views will be judged against: each leaving server
 	// says it holds something now.
 	for _, server := range sc.leaving {
-		h, err := readOwnHoldings(f.ip(server))
+		h, err := readOwnHoldings(f.IP(server))
 		if err != nil {
 			t.Fatalf("%s's own view before the scale-down: %v", server, err)
 		}
@@ -205,7 +205,7 @@ func moveMetaLeader(t *testing.T, f *formed, sys *nats.Conn, server string) {
 	req := fmt.Appendf(nil, `{"placement":{"preferred":%q}}`, server)
 	eventually(t, wait, func() error {
 		var j jsz
-		if err := monitor(f.ip(server), "/jsz", &j); err == nil && j.Meta != nil && j.Meta.Leader == server {
+		if err := monitor(f.IP(server), "/jsz", &j); err == nil && j.Meta != nil && j.Meta.Leader == server {
 			return nil
 		}
 		if _, err := sys.Request(stepDownSubject, req, 5*time.Second); err != nil {

@@ -38,17 +38,17 @@ func TestScaleDownMovesReplicasAndLeadershipFirst(t *testing.T) {
 	sc := setUpScaleDown(t)
 	claims := sc.claimUIDs(t)
 	began := time.Now()
-	setReplicas(t, sc.f.cluster, 3)
+	setReplicas(t, sc.f.Cluster, 3)
 	sc.finished(t, began)
 
 	grew := time.Now()
-	setReplicas(t, sc.f.cluster, 5)
-	sc.f.pods = podNames(sc.f.cluster.Name, 5)
+	setReplicas(t, sc.f.Cluster, 5)
+	sc.f.Pods = podNames(sc.f.Cluster.Name, 5)
 	// nats-server lets a removed server back into the meta group only 5
 	// minutes after its removal: the servers run and pass their probes
 	// long before. Ready means they joined.
-	readyWithin(t, sc.f.cluster, 5, rejoinTimeout)
-	if err := metaGroupIs(sc.f, sc.f.pods); err != nil {
+	readyWithin(t, sc.f.Cluster, 5, rejoinTimeout)
+	if err := metaGroupIs(sc.f, sc.f.Pods); err != nil {
 		t.Fatalf("Ready at 5 servers, but %v", err)
 	}
 	t.Logf("scale-out 3 -> 5 onto the retained claims: Ready, every server in the meta group, %s after the spec change", time.Since(grew).Round(time.Millisecond))
@@ -64,7 +64,7 @@ func TestScaleDownMovesReplicasAndLeadershipFirst(t *testing.T) {
 				return err
 			}
 			for _, p := range peers {
-				if !slices.Contains(sc.f.pods, p) {
+				if !slices.Contains(sc.f.Pods, p) {
 					return fmt.Errorf("%s has a peer %q that is no server of the cluster", g, p)
 				}
 			}
@@ -90,8 +90,8 @@ func TestScaleDownMovesReplicasAndLeadershipFirst(t *testing.T) {
 func (sc *scaleDownScene) finished(t *testing.T, began time.Time) {
 	t.Helper()
 	f := sc.f
-	readyWith(t, f.cluster, 3)
-	f.pods = sc.staying
+	readyWith(t, f.Cluster, 3)
+	f.Pods = sc.staying
 	metaGroupOf(t, f, sc.staying)
 	for _, p := range sc.pubs {
 		p.halt()
@@ -222,7 +222,7 @@ func (sc *scaleDownScene) claimUIDs(t *testing.T) map[string]types.UID {
 	out := map[string]types.UID{}
 	for _, pod := range sc.leaving {
 		var claim corev1.PersistentVolumeClaim
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: sc.f.ns, Name: claimName(pod)}, &claim); err != nil {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: sc.f.NS, Name: claimName(pod)}, &claim); err != nil {
 			t.Fatalf("claim of %s: %v", pod, err)
 		}
 		out[pod] = claim.UID

@@ -27,8 +27,8 @@ func TestReloadWaitsOutASlowKubelet(t *testing.T) {
 	const first, second = "firstPassword1", "secondPassword2"
 	f, secret := formWithUserPassword(t, ns, "slow", first)
 	before := snapshot(t, f)
-	history := recordStatus(t, f.cluster)
-	reloads := recordSystemRequests(t, systemConn(t, f, f.pods), "$SYS.REQ.SERVER.*.RELOAD")
+	history := recordStatus(t, f.Cluster)
+	reloads := recordSystemRequests(t, systemConn(t, f, f.Pods), "$SYS.REQ.SERVER.*.RELOAD")
 
 	changed := rotatePassword(t, secret, second)
 	waitConfigLoaded(t, f, changed, slowKubeletDelay*2+time.Minute, func() error {
@@ -51,8 +51,8 @@ func TestReloadWaitsOutASlowKubelet(t *testing.T) {
 	// than one (the first reload reread the old files).
 	allowed := reloadsAllowed(pending) + 1
 	byServer := reloads.bySubject() // $SYS.REQ.SERVER.<id>.RELOAD
-	if len(byServer) != len(f.pods) {
-		t.Errorf("reloads were sent to %d servers, want every one of %d: %v", len(byServer), len(f.pods), byServer)
+	if len(byServer) != len(f.Pods) {
+		t.Errorf("reloads were sent to %d servers, want every one of %d: %v", len(byServer), len(f.Pods), byServer)
 	}
 	for subject, times := range byServer {
 		t.Logf("%s: %d reloads at %s", subject, len(times), offsets(changed, times))

@@ -55,7 +55,7 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 	limit := render.FileStoreLimit(claim.Value())
 	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Minute)
 	defer cancel()
-	nc := appConn(t, f, "e2e-filler", f.pods...)
+	nc := appConn(t, f, "e2e-filler", f.Pods...)
 	defer nc.Close()
 	js := appJetStream(t, nc)
 	before := serverPods(t, f)
@@ -72,13 +72,13 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 	t.Logf("R1 on %s took %d MiB before the refusal %q (max_file_store %d MiB of a %s claim)", holder, accepted>>20, refusal, limit>>20, storeClaim)
 	checkStoresFull(t, f, limit, holder)
 	waitStorageCondition(t, f, metav1.ConditionFalse, v1alpha1.ReasonStoreFull, holder)
-	waitEvent(t, f.ns, v1alpha1.ReasonStoreFull)
+	waitEvent(t, f.NS, v1alpha1.ReasonStoreFull)
 	checkServingWhileFull(ctx, t, f, before, one)
 	if err := one.Purge(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitStorageCondition(t, f, metav1.ConditionTrue, v1alpha1.ReasonStorageAvailable)
-	waitEvent(t, f.ns, v1alpha1.ReasonStorageAvailable)
+	waitEvent(t, f.NS, v1alpha1.ReasonStorageAvailable)
 	if _, err := js.Publish(ctx, "one.x", []byte("room again")); err != nil {
 		t.Fatalf("publishing after the purge: %v", err)
 	}
@@ -92,8 +92,8 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 	}
 	accepted, refusal = fillStream(ctx, t, js, "all.x", 2*limit)
 	t.Logf("R3 took %d MiB before the refusal %q", accepted>>20, refusal)
-	checkStoresFull(t, f, limit, f.pods...)
-	waitStorageCondition(t, f, metav1.ConditionFalse, v1alpha1.ReasonStoreFull, f.pods...)
+	checkStoresFull(t, f, limit, f.Pods...)
+	waitStorageCondition(t, f, metav1.ConditionFalse, v1alpha1.ReasonStoreFull, f.Pods...)
 	checkServingWhileFull(ctx, t, f, before, all)
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 5*time.Second)
 	t.Logf("purging the R3 stream with every replica full: %v", all.Purge(purgeCtx))
@@ -112,7 +112,7 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 func checkStoresFull(t *testing.T, f *formed, limit int64, full ...string) {
 	t.Helper()
 	eventually(t, wait, func() error {
-		for _, pod := range f.pods {
+		for _, pod := range f.Pods {
 			var jsz struct {
 				Disabled bool   `json:"disabled"`
 				Storage  uint64 `json:"storage"`
@@ -120,7 +120,7 @@ func checkStoresFull(t *testing.T, f *formed, limit int64, full ...string) {
 					MaxStorage int64 `json:"max_storage"`
 				} `json:"config"`
 			}
-			if err := monitor(f.ip(pod), "/jsz", &jsz); err != nil {
+			if err := monitor(f.IP(pod), "/jsz", &jsz); err != nil {
 				return err
 			}
 			wantFull := slices.Contains(full, pod)
@@ -164,8 +164,8 @@ func checkServingWhileFull(ctx context.Context, t *testing.T, f *formed, before 
 			t.Errorf("%s: the claim's filesystem is full", c.Name)
 		}
 	}
-	for _, pod := range f.pods {
-		log := cluster.ServerLog(f.ns, pod)
+	for _, pod := range f.Pods {
+		log := cluster.ServerLog(f.NS, pod)
 		for _, bad := range []string{"no space left", "will be DISABLED"} {
 			if strings.Contains(log, bad) {
 				t.Errorf("%s's log says %q: the disk filled before the store limit", pod, bad)
@@ -230,14 +230,14 @@ func waitStorageCondition(t *testing.T, f *formed, status metav1.ConditionStatus
 	c := &v1alpha1.NatsCluster{}
 	began := time.Now()
 	eventually(t, 2*time.Minute, func() error {
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(f.cluster), c); err != nil {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(f.Cluster), c); err != nil {
 			return err
 		}
 		cond := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionStorageAvailable)
 		if cond == nil || cond.Status != status || cond.Reason != reason {
 			return fmt.Errorf("StorageAvailable %+v, want %s/%s", cond, status, reason)
 		}
-		for _, pod := range f.pods {
+		for _, pod := range f.Pods {
 			if named := strings.Contains(cond.Message, pod+" "); named != slices.Contains(full, pod) {
 				return fmt.Errorf("StorageAvailable message %q: names %s %t, want %t", cond.Message, pod, named, !named)
 			}
@@ -251,9 +251,9 @@ func waitStorageCondition(t *testing.T, f *formed, status metav1.ConditionStatus
 // was, never restarted since, and Ready.
 func checkServersUntouched(t *testing.T, f *formed, before map[string]*corev1.Pod) {
 	t.Helper()
-	for _, name := range f.pods {
+	for _, name := range f.Pods {
 		p := &corev1.Pod{}
-		if err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: f.ns, Name: name}, p); err != nil {
+		if err := cluster.Client.Get(testCtx(t), types.NamespacedName{Namespace: f.NS, Name: name}, p); err != nil {
 			t.Fatal(err)
 		}
 		was, now := natsStatus(before[name]), natsStatus(p)

@@ -31,7 +31,7 @@ func TestStreamAndConsumerThroughOperator(t *testing.T) {
 	stream := &v1alpha1.Stream{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"},
 		Spec: v1alpha1.StreamSpec{
-			Target:   v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: f.cluster.Name}},
+			Target:   v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: f.Cluster.Name}},
 			Name:     "ORDERS",
 			Subjects: []string{"orders.>"},
 			Replicas: 3,
@@ -41,7 +41,7 @@ func TestStreamAndConsumerThroughOperator(t *testing.T) {
 	consumer := &v1alpha1.Consumer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "fulfilment"},
 		Spec: v1alpha1.ConsumerSpec{
-			Target:      v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: f.cluster.Name}},
+			Target:      v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: f.Cluster.Name}},
 			StreamName:  "ORDERS",
 			DurableName: "fulfilment",
 			AckPolicy:   "explicit",
@@ -59,7 +59,7 @@ func TestStreamAndConsumerThroughOperator(t *testing.T) {
 	waitSynced(t, consumer, formTimeout)
 	t.Logf("Stream and Consumer Synced %.2fs after creation; stream leader %s", time.Since(began).Seconds(), leaderOf(stream.Status.Cluster))
 
-	nc := appConn(t, f, "e2e-orders", f.pods...)
+	nc := appConn(t, f, "e2e-orders", f.Pods...)
 	js := appJetStream(t, nc)
 	checkServerStream(t, js)
 

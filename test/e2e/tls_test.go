@@ -52,14 +52,14 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 	})
 	checkCertificatesReady(t, f)
 	// The operator read the version from /varz over https, verifying it.
-	if f.cluster.Status.ServerVersionSource != v1alpha1.VersionObserved {
-		t.Errorf("server version %s (%s): the operator could not read /varz over https", f.cluster.Status.ServerVersion, f.cluster.Status.ServerVersionSource)
+	if f.Cluster.Status.ServerVersionSource != v1alpha1.VersionObserved {
+		t.Errorf("server version %s (%s): the operator could not read /varz over https", f.Cluster.Status.ServerVersion, f.Cluster.Status.ServerVersionSource)
 	}
 	creds := credentials(t, f)
 	if !strings.HasPrefix(creds["url"], "tls://") || creds["ca.crt"] == "" {
 		t.Fatalf("credentials Secret: url %s, ca.crt %d bytes; want a tls:// URL and the CA", redact(creds["url"]), len(creds["ca.crt"]))
 	}
-	if got := f.cluster.Status.Endpoint.Internal; !strings.HasPrefix(got, "tls://") {
+	if got := f.Cluster.Status.Endpoint.Internal; !strings.HasPrefix(got, "tls://") {
 		t.Errorf("status endpoint %s, want tls://", got)
 	}
 	roots := x509.NewCertPool()
@@ -75,10 +75,10 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 		t.Fatalf("a client with the credentials Secret: %v", err)
 	}
 	roundTripJetStream(t, steady)
-	plaintextRefused(t, f.ip(f.pods[1]), creds["user"], creds["password"])
+	plaintextRefused(t, f.IP(f.Pods[1]), creds["user"], creds["password"])
 
 	// Rotation: the servers serve the renewed certificate after a reload.
-	pod := f.pods[0]
+	pod := f.Pods[0]
 	before := servedSerial(t, f, pod, roots)
 	startedBefore := serverStart(t, f, pod, roots)
 	if err := loopback.TriggerRenewal(testCtx(t), cluster.Client, ns, "secure-client"); err != nil {
@@ -108,7 +108,7 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 
 	// The route certificate, signed by the operator with the cluster's
 	// own route CA from the issuer (<name>-routes-ca), falls due.
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteCASecretName(f.cluster)}}
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteCASecretName(f.Cluster)}}
 	get(t, caSecret)
 	routeCA := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
 	routeRoots := x509.NewCertPool()
@@ -129,12 +129,12 @@ func (dialer) Dial(network, address string) (net.Conn, error) { return cluster.D
 func checkCertificatesReady(t *testing.T, f *formed) {
 	t.Helper()
 	eventually(t, wait, func() error {
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(f.cluster), f.cluster); err != nil {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(f.Cluster), f.Cluster); err != nil {
 			return err
 		}
-		c := meta.FindStatusCondition(f.cluster.Status.Conditions, v1alpha1.ConditionCertificatesReady)
-		if c == nil || c.Status != metav1.ConditionTrue || f.cluster.Status.CertificatesExpiry == nil {
-			return fmt.Errorf("CertificatesReady %+v, expiry %v", c, f.cluster.Status.CertificatesExpiry)
+		c := meta.FindStatusCondition(f.Cluster.Status.Conditions, v1alpha1.ConditionCertificatesReady)
+		if c == nil || c.Status != metav1.ConditionTrue || f.Cluster.Status.CertificatesExpiry == nil {
+			return fmt.Errorf("CertificatesReady %+v, expiry %v", c, f.Cluster.Status.CertificatesExpiry)
 		}
 		return nil
 	})
@@ -182,7 +182,7 @@ func servedSerial(t *testing.T, f *formed, pod string, roots *x509.CertPool) str
 // then would see.
 func tryServedSerial(t *testing.T, f *formed, pod string, roots *x509.CertPool) (string, error) {
 	creds := credentials(t, f)
-	url := fmt.Sprintf("tls://%s.%s-headless.%s.svc:4222", pod, f.cluster.Name, f.ns)
+	url := fmt.Sprintf("tls://%s.%s-headless.%s.svc:4222", pod, f.Cluster.Name, f.NS)
 	nc, err := nats.Connect(url, nats.UserInfo(creds["user"], creds["password"]), nats.SetCustomDialer(dialer{}),
 		nats.Secure(&tls.Config{RootCAs: roots}), nats.NoReconnect(), nats.Timeout(5*time.Second))
 	if err != nil {
@@ -201,8 +201,8 @@ func tryServedSerial(t *testing.T, f *formed, pod string, roots *x509.CertPool) 
 func serverStart(t *testing.T, f *formed, pod string, roots *x509.CertPool) time.Time {
 	t.Helper()
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: roots, ServerName: fmt.Sprintf("%s.%s-headless.%s.svc", pod, f.cluster.Name, f.ns)}}}
-	resp, err := hc.Get("https://" + net.JoinHostPort(f.ip(pod), "8222") + "/varz")
+		RootCAs: roots, ServerName: fmt.Sprintf("%s.%s-headless.%s.svc", pod, f.Cluster.Name, f.NS)}}}
+	resp, err := hc.Get("https://" + net.JoinHostPort(f.IP(pod), "8222") + "/varz")
 	if err != nil {
 		t.Fatalf("https monitoring of %s: %v", pod, err)
 	}
@@ -214,7 +214,7 @@ func serverStart(t *testing.T, f *formed, pod string, roots *x509.CertPool) time
 		t.Fatal(err)
 	}
 	// Go's TLS listener answers plain http with a 400.
-	if plain, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + net.JoinHostPort(f.ip(pod), "8222") + "/varz"); err == nil {
+	if plain, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + net.JoinHostPort(f.IP(pod), "8222") + "/varz"); err == nil {
 		plain.Body.Close()
 		if plain.StatusCode == http.StatusOK {
 			t.Errorf("%s serves /varz over plain http too", pod)
@@ -351,7 +351,7 @@ func TestTLSFirstClients(t *testing.T) {
 
 	// A client that waits for INFO first hears nothing: the server waits
 	// for a ClientHello.
-	conn, err := net.DialTimeout("tcp", net.JoinHostPort(f.ip(f.pods[0]), "4222"), 5*time.Second)
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(f.IP(f.Pods[0]), "4222"), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +368,7 @@ func TestTLSFirstClients(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSynced(t, stream, formTimeout)
-	if f.cluster.Status.ServerVersionSource != v1alpha1.VersionObserved {
-		t.Errorf("server version %s (%s): the operator could not read it over TLS", f.cluster.Status.ServerVersion, f.cluster.Status.ServerVersionSource)
+	if f.Cluster.Status.ServerVersionSource != v1alpha1.VersionObserved {
+		t.Errorf("server version %s (%s): the operator could not read it over TLS", f.Cluster.Status.ServerVersion, f.Cluster.Status.ServerVersionSource)
 	}
 }

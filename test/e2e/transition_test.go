@@ -37,8 +37,8 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 	// Replacements are counted from the pods themselves (distinct UIDs per
 	// name), not from RollingUpdate events, which the recorder folds into
 	// one when a careless operator restarts a server twice in a flip.
-	pods := recordPods(t, f.ns)
-	pods.seen(t, f.pods)
+	pods := recordPods(t, f.NS)
+	pods.seen(t, f.Pods)
 	checkRoutePorts(t, f, false)
 	for flip, on := range []bool{true, false} {
 		began := time.Now()
@@ -48,7 +48,7 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 		// marks the pods and restarts them with the old config passes
 		// waitRouteTLS and fails here.
 		checkRoutePorts(t, f, on)
-		for _, pod := range f.pods {
+		for _, pod := range f.Pods {
 			if n := len(pods.uids(pod)); n != flip+2 {
 				t.Errorf("after flip %d, %s has had %d pods, want one replacement per flip (%d)", flip+1, pod, n, flip+2)
 			}
@@ -65,7 +65,7 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 
 func setRouteTLS(t *testing.T, f *formed, on bool) {
 	t.Helper()
-	c := f.cluster
+	c := f.Cluster
 	eventually(t, wait, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
@@ -80,16 +80,16 @@ func waitRouteTLS(t *testing.T, f *formed, on bool) {
 	t.Helper()
 	want := fmt.Sprint(on)
 	eventually(t, upgradeTimeout, func() error {
-		c := f.cluster
+		c := f.Cluster
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
 		}
 		if c.Status.ObservedGeneration != c.Generation || !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionReady) {
 			return fmt.Errorf("not Ready yet: %+v", meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady))
 		}
-		for _, name := range f.pods {
+		for _, name := range f.Pods {
 			var p corev1.Pod
-			if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.ns, Name: name}, &p); err != nil {
+			if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: name}, &p); err != nil {
 				return err
 			}
 			if p.Annotations[render.AnnotationRouteTLS] != want {

@@ -42,7 +42,7 @@ type publisher struct {
 func startPublishing(t *testing.T, f *formed, opts ...nats.Option) (*publisher, natsjs.JetStream, natsjs.Stream) {
 	t.Helper()
 	cred := credentials(t, f)
-	nc, err := nats.Connect(podURLs(f, f.pods), append([]nats.Option{nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
+	nc, err := nats.Connect(podURLs(f, f.Pods), append([]nats.Option{nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -111,10 +111,10 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 		return nil
 	})
 
-	pods := recordPods(t, f.ns)
-	pods.seen(t, f.pods)
+	pods := recordPods(t, f.NS)
+	pods.seen(t, f.Pods)
 	started := time.Now()
-	c := f.cluster
+	c := f.Cluster
 	eventually(t, wait, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
@@ -131,11 +131,11 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 			ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
 			return fmt.Errorf("version %s (%s), Ready %+v", c.Status.ServerVersion, c.Status.ServerVersionSource, ready)
 		}
-		for _, p := range f.pods {
+		for _, p := range f.Pods {
 			var v struct {
 				Version string `json:"version"`
 			}
-			if err := monitor(f.ip(p), "/varz", &v); err != nil || v.Version != "2.15.3" {
+			if err := monitor(f.IP(p), "/varz", &v); err != nil || v.Version != "2.15.3" {
 				return fmt.Errorf("%s runs %q (%v)", p, v.Version, err)
 			}
 		}
@@ -152,7 +152,7 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	// not from RollingUpdate events: the recorder folds a repeat into one
 	// Event, so an operator that replaced a server twice would pass a
 	// count of events.
-	for _, pod := range f.pods {
+	for _, pod := range f.Pods {
 		if n := len(pods.uids(pod)); n != 2 {
 			t.Errorf("%s has had %d pods during the upgrade, want exactly one replacement (2)", pod, n)
 		}

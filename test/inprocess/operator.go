@@ -24,9 +24,14 @@ func Operator(ctx context.Context, cfg *rest.Config, dial jetstream.DialerFunc) 
 }
 
 // OperatorWith is Operator with more of the manager's options (o.Dialer
-// among them); what a test process needs is set on top.
+// among them); what a test process needs is set on top. The metrics are
+// served only where o.MetricsBindAddress says (a suite whose Prometheus
+// scrapes the operator); health probes never.
 func OperatorWith(ctx context.Context, cfg *rest.Config, o manager.Options) (stop func() error, _ error) {
-	o.MetricsBindAddress, o.HealthProbeBindAddress = "0", "0"
+	if o.MetricsBindAddress == "" {
+		o.MetricsBindAddress = "0"
+	}
+	o.HealthProbeBindAddress = "0"
 	// The tests' NATS systems named by connection.servers run on
 	// loopback addresses.
 	o.AllowLocalTargets, o.RepeatedInProcess = true, true

@@ -1,4 +1,4 @@
-package e2e_test
+package e2emetrics_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/promserver"
 )
 
@@ -59,23 +60,23 @@ type dashboardFile struct {
 // writeDashboardAnswers asks p every panel query of the servers' and the
 // streams' dashboards for f's cluster, from from to now, and writes the
 // answers under $KUBENATS_DASHBOARD_OUT.
-func writeDashboardAnswers(t *testing.T, p *promserver.Server, f *formed, from time.Time) {
+func writeDashboardAnswers(t *testing.T, p *promserver.Server, f *e2ekit.Formed, from time.Time) {
 	dir := os.Getenv(dashboardOut)
 	if dir == "" {
 		return
 	}
-	ctx := testCtx(t)
+	ctx := e2ekit.Ctx(t)
 	// The pictures end once every server has been back for five scrapes:
 	// the server-down check returns on the first scrape that sees it up,
 	// which a range query's 2 s steps may not reach yet.
 	back := fmt.Sprintf(`min_over_time(kubenats_exporter_server_up{%s}[%s]) == 1`, selector(f), 5*promScrape)
-	eventually(t, wait, func() error {
+	e2ekit.Eventually(t, e2ekit.Wait, func() error {
 		got, err := p.Query(ctx, back)
 		if err != nil {
 			return err
 		}
-		if len(got) != len(f.pods) {
-			return fmt.Errorf("%d of %d servers up for the last five scrapes", len(got), len(f.pods))
+		if len(got) != len(f.Pods) {
+			return fmt.Errorf("%d of %d servers up for the last five scrapes", len(got), len(f.Pods))
 		}
 		return nil
 	})
@@ -112,8 +113,8 @@ func writeDashboardAnswers(t *testing.T, p *promserver.Server, f *formed, from t
 
 // panelSeries is one panel query over the test, the dashboard's variables
 // set to f's namespace and cluster.
-func panelSeries(ctx context.Context, t *testing.T, p *promserver.Server, f *formed, expr string, from time.Time) []seriesAnswer {
-	q := strings.NewReplacer("$namespace", f.ns, "$natscluster", f.cluster.Name).Replace(expr)
+func panelSeries(ctx context.Context, t *testing.T, p *promserver.Server, f *e2ekit.Formed, expr string, from time.Time) []seriesAnswer {
+	q := strings.NewReplacer("$namespace", f.NS, "$natscluster", f.Cluster.Name).Replace(expr)
 	got, err := p.QueryRange(ctx, q, from, time.Now(), promScrape)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)

@@ -1,4 +1,4 @@
-package e2e_test
+package e2ekit
 
 import (
 	"fmt"
@@ -37,7 +37,7 @@ type timeline struct {
 func watchTimeline(t *testing.T, ns string) *timeline {
 	t.Helper()
 	tl := &timeline{marks: map[string]time.Time{}, podReady: map[string]time.Time{}, wasReady: map[string]bool{}}
-	if err := cluster.WatchNamespace(testCtx(t), ns, func(ev watch.Event, at time.Time) {
+	if err := Cluster.WatchNamespace(Ctx(t), ns, func(ev watch.Event, at time.Time) {
 		if ev.Type == watch.Added || ev.Type == watch.Modified {
 			tl.observe(ev.Object, at)
 		}

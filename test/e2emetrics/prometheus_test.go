@@ -1,4 +1,4 @@
-package e2e_test
+package e2emetrics_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/poll"
 	"github.com/kubenats/kubenats/test/promserver"
 )
@@ -46,13 +47,13 @@ func TestMetricsWithARealPrometheus(t *testing.T) {
 	// tests (main_test.go).
 	t.Parallel()
 	began := time.Now()
-	a := formCluster(t, monitored(metricsClaim))
-	b := formCluster(t, monitored(""), func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](1) })
-	admin := startPrometheus(t, "admin", scrapeJobs(t, adminKubeconfig(t), a.cluster, b.cluster), true)
+	a := e2ekit.FormCluster(t, monitored(metricsClaim))
+	b := e2ekit.FormCluster(t, monitored(""), func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](1) })
+	admin := startPrometheus(t, "admin", scrapeJobs(t, adminKubeconfig(t), a.Cluster, b.Cluster), true)
 	// The reader is configured for both namespaces, as a platform's
 	// Prometheus would be; its token's RBAC is what limits it to A.
-	reader := startPrometheus(t, "reader", scrapeJobs(t, readerKubeconfig(t, a.ns), a.cluster, b.cluster), false)
-	t.Logf("two clusters formed and two Prometheus servers ready in %s", time.Since(began).Round(time.Second))
+	reader := startPrometheus(t, "reader", scrapeJobs(t, readerKubeconfig(t, a.NS), a.Cluster, b.Cluster), false)
+	t.Logf("two clusters e2ekit.Formed and two Prometheus servers ready in %s", time.Since(began).Round(time.Second))
 
 	t.Run("workload counted once per stream and consumer", func(t *testing.T) { checkWorkloadCounts(t, a, admin) })
 	t.Run("a reader of namespace A gets none of B", func(t *testing.T) { checkReaderIsolation(t, a, b, admin, reader) })
@@ -64,8 +65,8 @@ func TestMetricsWithARealPrometheus(t *testing.T) {
 }
 
 // selector picks f's series.
-func selector(f *formed) string {
-	return fmt.Sprintf(`namespace=%q,natscluster=%q`, f.ns, f.cluster.Name)
+func selector(f *e2ekit.Formed) string {
+	return fmt.Sprintf(`namespace=%q,natscluster=%q`, f.NS, f.Cluster.Name)
 }
 
 // checkWorkloadCounts: the stream shows exactly N messages and its
@@ -74,10 +75,10 @@ func selector(f *formed) string {
 // failing: the exporter serving every replica's view of a stream and its
 // consumers instead of the leader's only (internal/exporter/jsz.go), which
 // shows each stream three times (three series, a sum of 3N).
-func checkWorkloadCounts(t *testing.T, f *formed, p *promserver.Server) {
-	ctx := testCtx(t)
-	nc := appConn(t, f, "e2e-metrics", f.pods...)
-	js := appJetStream(t, nc)
+func checkWorkloadCounts(t *testing.T, f *e2ekit.Formed, p *promserver.Server) {
+	ctx := e2ekit.Ctx(t)
+	nc := e2ekit.AppConn(t, f, "e2e-metrics", f.Pods...)
+	js := e2ekit.AppJetStream(t, nc)
 	stream, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3, Storage: natsjs.FileStorage})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func checkWorkloadCounts(t *testing.T, f *formed, p *promserver.Server) {
 		}
 		return nil
 	}
-	eventually(t, wait, check)
+	e2ekit.Eventually(t, e2ekit.Wait, check)
 	// Every server is scraped several times in the window: a follower's
 	// series would show within it.
 	poll.Holds(t, 4*promScrape, check)
@@ -145,16 +146,16 @@ func checkWorkloadCounts(t *testing.T, f *formed, p *promserver.Server) {
 // reader's Role bound cluster-wide (a ClusterRole and ClusterRoleBinding,
 // as a shared Prometheus is often given), which lets it discover B's pods
 // and read B's streams.
-func checkReaderIsolation(t *testing.T, a, b *formed, admin, reader *promserver.Server) {
-	ctx := testCtx(t)
-	servers := func(p *promserver.Server, f *formed) (float64, error) {
+func checkReaderIsolation(t *testing.T, a, b *e2ekit.Formed, admin, reader *promserver.Server) {
+	ctx := e2ekit.Ctx(t)
+	servers := func(p *promserver.Server, f *e2ekit.Formed) (float64, error) {
 		got, err := p.Query(ctx, fmt.Sprintf(`count(kubenats_exporter_server_up{%s} == 1)`, selector(f)))
 		if err != nil || len(got) == 0 {
 			return 0, err
 		}
 		return got[0].Value, nil
 	}
-	eventually(t, wait, func() error {
+	e2ekit.Eventually(t, e2ekit.Wait, func() error {
 		if n, err := servers(admin, b); err != nil || n != 1 {
 			return fmt.Errorf("the admin's Prometheus sees %v of B's 1 server (%v)", n, err)
 		}
@@ -164,12 +165,12 @@ func checkReaderIsolation(t *testing.T, a, b *formed, admin, reader *promserver.
 		return nil
 	})
 	poll.Holds(t, 4*promScrape, func() error {
-		got, err := reader.Query(ctx, fmt.Sprintf(`count by (namespace) ({__name__=~"nats_.+|kubenats_.+",namespace!=%q})`, a.ns))
+		got, err := reader.Query(ctx, fmt.Sprintf(`count by (namespace) ({__name__=~"nats_.+|kubenats_.+",namespace!=%q})`, a.NS))
 		if err != nil {
 			return err
 		}
 		if len(got) != 0 {
-			return fmt.Errorf("the reader of %s has series of %v", a.ns, got)
+			return fmt.Errorf("the reader of %s has series of %v", a.NS, got)
 		}
 		targets, err := reader.Targets(ctx)
 		if err != nil {
@@ -186,11 +187,11 @@ func checkReaderIsolation(t *testing.T, a, b *formed, admin, reader *promserver.
 // NatsJetStreamStorageHigh fire for each of the three servers. Careless
 // variant watched failing: the rule on the wrong series (used memory over
 // max memory, whose ratio stays near zero), which never fires.
-func checkStorageAlert(t *testing.T, f *formed, p *promserver.Server) {
-	ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Minute)
+func checkStorageAlert(t *testing.T, f *e2ekit.Formed, p *promserver.Server) {
+	ctx, cancel := context.WithTimeout(e2ekit.Ctx(t), 5*time.Minute)
 	defer cancel()
-	nc := appConn(t, f, "e2e-metrics-filler", f.pods...)
-	js := appJetStream(t, nc)
+	nc := e2ekit.AppConn(t, f, "e2e-metrics-filler", f.Pods...)
+	js := e2ekit.AppJetStream(t, nc)
 	if _, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "FILL", Subjects: []string{"fill.>"}, Replicas: 3, Storage: natsjs.FileStorage}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,9 +204,9 @@ func checkStorageAlert(t *testing.T, f *formed, p *promserver.Server) {
 		}
 	}
 	began := time.Now()
-	eventually(t, wait+storageFor, func() error {
-		for _, pod := range f.pods {
-			a, err := firing(ctx, p, "NatsJetStreamStorageHigh", map[string]string{"namespace": f.ns, "server_name": pod})
+	e2ekit.Eventually(t, e2ekit.Wait+storageFor, func() error {
+		for _, pod := range f.Pods {
+			a, err := firing(ctx, p, "NatsJetStreamStorageHigh", map[string]string{"namespace": f.NS, "server_name": pod})
 			if err != nil {
 				return err
 			}
@@ -231,12 +232,12 @@ func checkStorageAlert(t *testing.T, f *formed, p *promserver.Server) {
 // (its uptime went back to zero). Careless variant watched failing: the
 // exporter labelling series by the server's id (a new one at every
 // start), which breaks each series in two at the restart.
-func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
-	ctx := testCtx(t)
+func checkServerDown(t *testing.T, f *e2ekit.Formed, p *promserver.Server) {
+	ctx := e2ekit.Ctx(t)
 	const victim = "nats-2"
 	sel := fmt.Sprintf(`%s,server_name=%q`, selector(f), victim)
-	labels := map[string]string{"namespace": f.ns, "server_name": victim}
-	eventually(t, wait, func() error {
+	labels := map[string]string{"namespace": f.NS, "server_name": victim}
+	e2ekit.Eventually(t, e2ekit.Wait, func() error {
 		if up, err := promOne(ctx, p, `kubenats_exporter_server_up{`+sel+`}`); err != nil || up != 1 {
 			return fmt.Errorf("server_up %v before the freeze (%v)", up, err)
 		}
@@ -244,11 +245,11 @@ func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
 	})
 	restartsBefore := natsRestarts(t, f, victim)
 	frozen := time.Now()
-	if err := cluster.Kill(f.ns, victim, syscall.SIGSTOP); err != nil {
+	if err := cluster.Kill(f.NS, victim, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	var fired *promserver.Alert
-	eventually(t, downFor+wait, func() error {
+	e2ekit.Eventually(t, downFor+e2ekit.Wait, func() error {
 		a, err := firing(ctx, p, "NatsServerDown", labels)
 		if err != nil {
 			return err
@@ -266,16 +267,16 @@ func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
 	t.Logf("NatsServerDown fired %s after the freeze (for: %s, scrape every %s)", firedAfter.Round(time.Second), downFor, promScrape)
 	// Killed as its liveness probe would have it killed; the kubelet
 	// starts it again.
-	if err := cluster.Kill(f.ns, victim, syscall.SIGKILL); err != nil {
+	if err := cluster.Kill(f.NS, victim, syscall.SIGKILL); err != nil {
 		t.Logf("SIGKILL: %v (the kubelet had killed it already)", err)
 	}
-	eventually(t, formTimeout, func() error {
+	e2ekit.Eventually(t, e2ekit.FormTimeout, func() error {
 		if n := natsRestarts(t, f, victim); n <= restartsBefore {
 			return fmt.Errorf("restart count %d, was %d", n, restartsBefore)
 		}
 		return nil
 	})
-	eventually(t, formTimeout, func() error {
+	e2ekit.Eventually(t, e2ekit.FormTimeout, func() error {
 		if on, err := active(ctx, p, "NatsServerDown", labels); err != nil || on {
 			return fmt.Errorf("NatsServerDown still active (%v)", err)
 		}
@@ -306,13 +307,13 @@ func checkServerDown(t *testing.T, f *formed, p *promserver.Server) {
 }
 
 // natsRestarts is the restart count of the pod's nats container.
-func natsRestarts(t *testing.T, f *formed, pod string) int32 {
+func natsRestarts(t *testing.T, f *e2ekit.Formed, pod string) int32 {
 	t.Helper()
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: pod}}
-	if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(p), p); err != nil {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: pod}}
+	if err := cluster.Client.Get(e2ekit.Ctx(t), client.ObjectKeyFromObject(p), p); err != nil {
 		t.Fatal(err)
 	}
-	if cs := natsStatus(p); cs != nil {
+	if cs := e2ekit.NatsStatus(p); cs != nil {
 		return cs.RestartCount
 	}
 	return 0

@@ -1,4 +1,4 @@
-package e2e_test
+package e2emetrics_test
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/promserver"
 )
 
@@ -105,7 +106,7 @@ func adminKubeconfig(t *testing.T) string {
 // TokenRequest, as a projected token volume holds): a team's Prometheus.
 func readerKubeconfig(t *testing.T, ns string) string {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := e2ekit.Ctx(t)
 	const name = "prometheus-reader"
 	objs := []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},

@@ -1,4 +1,4 @@
-package e2e_test
+package e2ekit
 
 import (
 	"fmt"
@@ -15,33 +15,33 @@ import (
 // diagnoseOnFailure logs, when the test fails, what explains most
 // failures: the NatsCluster's status, the pods' statuses, the tail of each
 // server's log and of the kubelet's.
-func diagnoseOnFailure(t *testing.T, ns string) {
+func DiagnoseOnFailure(t *testing.T, ns string) {
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
 		}
-		ctx := testCtx(t)
+		ctx := Ctx(t)
 		var clusters v1alpha1.NatsClusterList
-		if err := cluster.Client.List(ctx, &clusters, client.InNamespace(ns)); err == nil {
+		if err := Cluster.Client.List(ctx, &clusters, client.InNamespace(ns)); err == nil {
 			for _, c := range clusters.Items {
 				status, _ := yaml.Marshal(c.Status)
 				t.Logf("NatsCluster %s status:\n%s", c.Name, status)
 			}
 		}
 		var pods corev1.PodList
-		if err := cluster.Client.List(ctx, &pods, client.InNamespace(ns)); err == nil {
+		if err := Cluster.Client.List(ctx, &pods, client.InNamespace(ns)); err == nil {
 			for _, p := range pods.Items {
 				status, _ := yaml.Marshal(p.Status)
 				t.Logf("pod %s (node %q) status:\n%s", p.Name, p.Spec.NodeName, status)
-				t.Logf("pod %s server log (tail):\n%s", p.Name, lastLines(cluster.ServerLog(ns, p.Name), 40))
+				t.Logf("pod %s server log (tail):\n%s", p.Name, LastLines(Cluster.ServerLog(ns, p.Name), 40))
 			}
 		}
-		t.Logf("kubelet log (tail):\n%s", lastLines(cluster.KubeletLog(), 60))
-		t.Logf("everything else is in %s", cluster.Dir)
+		t.Logf("kubelet log (tail):\n%s", LastLines(Cluster.KubeletLog(), 60))
+		t.Logf("everything else is in %s", Cluster.Dir)
 	})
 }
 
-func lastLines(s string, n int) string {
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = append([]string{fmt.Sprintf("... %d lines before", len(lines)-n)}, lines[len(lines)-n:]...)
