@@ -15,6 +15,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.mode) || self.auth.mode != 'jwt' || !has(self.jetstream) || !has(self.jetstream.enabled) || self.jetstream.enabled",message="auth.mode jwt keeps the account JWTs on the JetStream volume: it needs JetStream enabled"
 // +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users' || self.auth.mode == 'jwt'",message="leafnodes.accept needs auth.mode users or jwt: leafnodes always authenticate"
 // +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.leafnodes.accept.secretRef) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users'",message="leafnodes.accept.secretRef applies to auth.mode users only: in mode jwt leafnodes present a NatsUser's creds"
+// +kubebuilder:validation:XValidation:rule="!has(self.gateway) || !has(self.replicas) || self.replicas > 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a gateway with JetStream needs 3 or more replicas: nats-server runs JetStream in a supercluster only clustered (\"JetStream cluster requires configured routes\"); disable JetStream for a single server"
 type NatsClusterSpec struct {
 	// Replicas is the number of NATS servers. JetStream needs 1, or 3 or more.
 	// +kubebuilder:default=3

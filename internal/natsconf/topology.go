@@ -236,6 +236,11 @@ func (c *Config) validateTopology() error {
 		if c.Cluster != nil && c.Cluster.Name != g.Name {
 			return fmt.Errorf("gateway name %q must be the cluster name %q", g.Name, c.Cluster.Name)
 		}
+		if c.JetStream != nil && c.Cluster == nil {
+			// nats-server 2.15 refuses to start: "JetStream cluster
+			// requires configured routes".
+			return fmt.Errorf("gateway: JetStream in a supercluster needs a cluster of servers (routes); a single server cannot run it")
+		}
 		if err := validateTLS("gateway", g.TLS); err != nil {
 			return err
 		}

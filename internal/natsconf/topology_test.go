@@ -158,6 +158,10 @@ func TestTopologyRefusals(t *testing.T) {
 		"gateway without name":       func(c *Config) { c.Gateway.Name = ""; c.Cluster = nil },
 		"gateway URLs literal":       func(c *Config) { c.Gateway.Gateways[0].URLs = String("nats://x:7222") },
 		"gateway TLS without key":    func(c *Config) { c.Gateway.TLS.KeyFile = "" },
+		"gateway, JetStream, no routes": func(c *Config) {
+			c.Cluster = nil
+			c.JetStream = &JetStream{StoreDir: "/data"}
+		},
 	}
 	for name, breakIt := range cases {
 		t.Run(name, func(t *testing.T) {
