@@ -153,8 +153,10 @@ const hubConf = "leafnodes { host: $HOST, port: 7422, authorization { user: edge
 //     reload: the same pod (UID), no container restart, the first hub
 //     dropped and the second joined.
 //
-// Careless variants: the remotes in the restart hash (a new pod UID);
-// the leafnodes mark left out (Ready never says the reload took).
+// The careless variants of these steps (the leafnode account dropped,
+// the authorization left out, the leafnodes mark left out) were run
+// against the process tier, test/topologyproc, which fails for each;
+// here the same steps run through the operator and the kubelet.
 func TestLeafnodes(t *testing.T) {
 	t.Parallel()
 	ns := e2ekit.Namespace(t)
