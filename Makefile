@@ -20,12 +20,13 @@ build: ## Build bin/kubenats.
 	go build -trimpath -o $(BIN)/kubenats ./cmd/kubenats
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the alert rules and dashboards, dist/install.yaml and docs/api.md.
+generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the alert rules and dashboards, the chart's copies of them, dist/install.yaml and docs/api.md.
 	$(CONTROLLER_GEN) object paths=./api/...
 	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/controller/... paths=./internal/manager/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/genadmission config/admission/policy.yaml
 	go run ./hack/genmonitoring config
+	go run ./hack/genchart config charts/kubenats
 	$(KUSTOMIZE) build config/default > dist/install.yaml
 	$(KUSTOMIZE) build config/namespaced > dist/install-namespaced.yaml
 	$(KUSTOMIZE) build config/istio > dist/install-istio.yaml
@@ -33,7 +34,7 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the a
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when the generated files are not committed as generated.
-	@git diff --exit-code -- api config dist docs/api.md || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
+	@git diff --exit-code -- api config dist charts docs/api.md || { echo "generated files are stale: run 'make generate' and commit"; exit 1; }
 
 .PHONY: lint
 lint: ## go vet and gofmt.
@@ -41,7 +42,8 @@ lint: ## go vet and gofmt.
 	cd test/netpol && go vet ./...
 	cd test/promql && go vet ./...
 	cd hack/benchplot && go vet ./...
-	@out=$$(gofmt -l api cmd internal test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
+	cd test/helm && go vet ./...
+	@out=$$(gofmt -l api cmd internal hack test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
 
 .PHONY: test-bins
 test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector and Prometheus binaries for the tests (first time ~25 min).
@@ -55,13 +57,15 @@ test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Ist
 # The main module's tests are long and mostly wait (the end-to-end suite
 # is about 16 minutes of clusters forming and rolling); the NetworkPolicy
 # truth tables, the PromQL check and the short fuzz run beside them, the
-# fuzz with one worker, instead of after them. Every part runs to its end
+# fuzz with one worker, instead of after them. test/helm (the chart, its
+# own module) runs beside them too. Every part runs to its end
 # and the target fails if any did. The main run prints through
 # hack/testsummary: what plain go test prints, then the slowest tests.
 test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; beside them the NetworkPolicy truth tables, the PromQL check and a short fuzz.
 	go test -json $(GO_TEST_FLAGS) ./... 2>&1 | go run ./hack/testsummary & main=$$!; status=0; \
 	(cd test/netpol && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	(cd test/promql && go test $(GO_TEST_FLAGS) ./...) || status=1; \
+	(cd test/helm && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	$(MAKE) fuzz FUZZ_WORKERS=1 || status=1; \
 	wait $$main || status=1; \
 	exit $$status

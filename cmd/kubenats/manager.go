@@ -25,6 +25,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.IntVar(&o.JetStreamWorkers, "jetstream-workers", 16, "JetStream resources of each kind reconciled in parallel")
 	fs.IntVar(&o.NatsClusterWorkers, "natscluster-workers", controller.DefaultNatsClusterWorkers, "NatsClusters reconciled in parallel: a hung cluster's pass holds one of them")
+	fs.IntVar(&o.NatsClusterWorkersPerNamespace, "natscluster-workers-per-namespace", 0, "of those, how many one namespace's clusters may hold at once, so that one tenant's hung clusters cannot take them all; 0: a quarter of the workers")
 	fs.DurationVar(&o.RouteCertificateRenewBefore, "route-certificate-renew-before", 0, "how long before its end the route certificate from the operator's own CA is renewed; 0: once two thirds of its 90 days have passed")
 	fs.DurationVar(&o.ServerAnswerBound, "server-answer-timeout", controller.DefaultAnswerBound, "how long a ready server has to answer on its monitor port before it counts as hung")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)

@@ -79,6 +79,9 @@ type NatsClusterReconciler struct {
 	// Workers is how many NatsClusters are reconciled at once;
 	// DefaultNatsClusterWorkers when zero.
 	Workers int
+	// WorkersPerNamespace is how many of them one namespace's clusters may
+	// hold at once (namespaceShare); a quarter of Workers when zero.
+	WorkersPerNamespace int
 	// RouteCertRenewBefore is how long before its end the operator's own
 	// route certificate is renewed; zero: once two thirds of its life
 	// have passed (pki.Due).
@@ -96,6 +99,8 @@ type NatsClusterReconciler struct {
 	meshModes meshModes
 
 	reloads reloads
+	// passes counts each namespace's passes under way, for its share.
+	passes namespacePasses
 }
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch
@@ -115,6 +120,11 @@ type NatsClusterReconciler struct {
 // Reconcile brings one NatsCluster's children to what its spec says, then
 // writes its status once.
 func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	done, ok := r.passes.take(req.Namespace, namespaceShare(r.workers(), r.WorkersPerNamespace))
+	if !ok {
+		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
+	}
+	defer done()
 	var live v1alpha1.NatsCluster
 	if err := r.Get(ctx, req.NamespacedName, &live); err != nil {
 		if apierrors.IsNotFound(err) {

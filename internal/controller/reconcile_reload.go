@@ -38,6 +38,7 @@ type reloads struct {
 
 type reloadMemory struct {
 	want      string
+	marks     plan.Marks // want, as marks
 	since     time.Time
 	confirmed string // the pods (UIDs) that confirmed want, "" when not all
 }
@@ -82,7 +83,7 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 	sts := o.StatefulSet
 	key := fmt.Sprint(want)
 	podSet := podUIDs(pods)
-	mem := r.reloadMemory(c.UID, key)
+	mem := r.reloadMemory(c.UID, key, want)
 	if mem.confirmed != "" && mem.confirmed == podSet {
 		return configLoaded(), 0
 	}
@@ -196,7 +197,7 @@ func validServerID(id string) bool {
 	return true
 }
 
-func (r *NatsClusterReconciler) reloadMemory(uid types.UID, want string) reloadMemory {
+func (r *NatsClusterReconciler) reloadMemory(uid types.UID, want string, marks plan.Marks) reloadMemory {
 	r.reloads.mu.Lock()
 	defer r.reloads.mu.Unlock()
 	if r.reloads.byUID == nil {
@@ -204,10 +205,19 @@ func (r *NatsClusterReconciler) reloadMemory(uid types.UID, want string) reloadM
 	}
 	mem, ok := r.reloads.byUID[uid]
 	if !ok || mem.want != want {
-		mem = reloadMemory{want: want, since: time.Now()}
+		mem = reloadMemory{want: want, marks: marks, since: time.Now()}
 		r.reloads.byUID[uid] = mem
 	}
 	return mem
+}
+
+// confirmedMark reports whether every server confirmed the files last
+// written, and their marks had mark at value.
+func (m *reloads) confirmedMark(uid types.UID, mark, value string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	mem, ok := m.byUID[uid]
+	return ok && mem.confirmed != "" && mem.marks[mark] == value
 }
 
 func (r *NatsClusterReconciler) confirm(uid types.UID, want, pods string) {

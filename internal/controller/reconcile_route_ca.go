@@ -43,30 +43,15 @@ func (r *NatsClusterReconciler) issuedRoutePKI(ctx context.Context, c *v1alpha1.
 			Message: "Secret " + caSecret.Name + " is not the route CA cert-manager issued for this cluster (it lacks the cluster's labels): delete it, cert-manager writes it anew"}, nil
 	}
 	ca := pki.KeyPair{Cert: pki.FirstCertPEM(string(caSecret.Data[render.TLSCertKey])), Key: string(caSecret.Data[render.TLSKeyKey])}
-	cert, err := r.ownedKeyPair(ctx, c, render.RouteTLSSecretName(c))
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	now := time.Now()
-	names := render.RouteDNSNames(c, r.clusterDomain())
-	decision, ok := pki.DueFromIssuedCA(cert, ca, names, now, r.RouteCertRenewBefore)
-	if !ok {
+	if !pki.UsableCA(ca) {
 		return nil, 0, &status.Blocker{Reason: v1alpha1.ReasonCertificateInvalid,
 			Message: "the route CA in Secret " + caSecret.Name + " is not a readable CA certificate with its key: the issuer must be able to issue CA certificates (isCA), as a CA or Vault issuer does"}, nil
 	}
-	if decision.Action == pki.Renew {
-		if cert, err = pki.Issue(ca, names, now, pki.CertValidity); err != nil {
-			return nil, 0, nil, err
-		}
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCertificate",
-			"issued the route certificate with the cluster's route CA from cert-manager: %s", decision.Why)
-	}
-	out := &render.RoutePKI{CACert: ca.Cert, Cert: cert.Cert, Key: cert.Key}
-	at, ok := pki.RenewAt(cert.Cert, r.RouteCertRenewBefore)
-	if !ok {
-		return out, 0, nil, nil
-	}
-	return out, max(time.Until(at), time.Second), nil, nil
+	// cert-manager renews the CA with its key (rotationPolicy Never), and
+	// the certificates it signed still verify; a CA with a new key (its
+	// Secret deleted, another key algorithm) goes through the overlap.
+	out, next, err := r.signRoutes(ctx, c, ca, render.RouteDNSNames(c, r.clusterDomain()), time.Now())
+	return out, next, nil, err
 }
 
 // deleteLegacyRouteCertificate removes the route Certificate c had before

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -16,14 +17,15 @@ import (
 	"github.com/kubenats/kubenats/internal/status"
 )
 
-// routePKI returns the route CA and certificate the operator keeps for c,
-// made or renewed as pki.Due decides, and when to look again for the next
-// renewal. Renewed files reach the servers through their Secret volume and
-// a reload: no server restarts.
+// routePKI returns the route CA and certificate the operator keeps for c:
+// the CA made anew when pki.Due says it must be, the certificate and the
+// CAs the servers trust as signRoutes decides, and when to look again.
+// Renewed files reach the servers through their Secret volume and a
+// reload: no server restarts.
 //
-// A CA deleted under running servers is not made anew (missingGenerated):
-// a new CA restarts every server at once. A deleted route certificate is
-// issued again from the kept CA, which the servers take by reload.
+// A CA deleted under running servers is not made anew without the user's
+// word (missingGenerated). A deleted route certificate is issued again
+// from the kept CA, which the servers take by reload.
 func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.RoutePKI, time.Duration, *status.Blocker, error) {
 	caSecret, foreign, err := r.lookupSecret(ctx, c, render.CASecretName(c))
 	if err != nil {
@@ -51,26 +53,18 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 	}
 	now := time.Now()
 	names := render.RouteDNSNames(c, r.clusterDomain())
-	decision := pki.Due(cert, ca, names, now, r.RouteCertRenewBefore)
-	switch decision.Action {
-	case pki.ReplaceCA:
+	// A CA that must be replaced is made here; the route certificate and
+	// the CAs the servers trust follow it through the overlap
+	// (signRoutes), never at once.
+	if decision := pki.Due(cert, ca, names, now, r.RouteCertRenewBefore); decision.Action == pki.ReplaceCA {
 		if ca, err = pki.NewCA(c.Namespace+"/"+c.Name+" route CA", now, pki.CAValidity); err != nil {
 			return nil, 0, nil, err
 		}
-		fallthrough
-	case pki.Renew:
-		if cert, err = pki.Issue(ca, names, now, pki.CertValidity); err != nil {
-			return nil, 0, nil, err
-		}
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCertificate",
-			"issued the route certificate: %s", decision.Why)
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCA",
+			"made a new route CA: %s", decision.Why)
 	}
-	out := &render.RoutePKI{CACert: ca.Cert, CAKey: ca.Key, Cert: cert.Cert, Key: cert.Key}
-	at, ok := pki.RenewAt(cert.Cert, r.RouteCertRenewBefore)
-	if !ok {
-		return out, 0, nil, nil
-	}
-	return out, max(time.Until(at), time.Second), nil, nil
+	out, next, err := r.signRoutes(ctx, c, ca, names, now)
+	return out, next, nil, err
 }
 
 // ownedKeyPair reads tls.crt and tls.key of a Secret the operator made for
@@ -102,7 +96,7 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 		cert := status.Certificate{Listener: "routes", Secret: render.RouteTLSSecretName(c)}
 		if routes != nil {
 			fillCertificate(&cert, map[string][]byte{
-				render.TLSCertKey: []byte(routes.Cert), render.TLSKeyKey: []byte(routes.Key), render.TLSCAKey: []byte(routes.CACert),
+				render.TLSCertKey: []byte(routes.Cert), render.TLSKeyKey: []byte(routes.Key), render.TLSCAKey: []byte(cmp.Or(routes.Trust, routes.CACert)),
 			})
 		} else if _, err := r.readCertificate(ctx, c, &cert); err != nil {
 			return nil, "", err

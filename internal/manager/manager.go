@@ -57,6 +57,10 @@ type Options struct {
 	// worker, not the others' (controller.DefaultNatsClusterWorkers when
 	// zero).
 	NatsClusterWorkers int
+	// NatsClusterWorkersPerNamespace is how many of those workers one
+	// namespace's clusters may hold at once, so that one tenant's hung
+	// clusters cannot take them all (a quarter of the workers when zero).
+	NatsClusterWorkersPerNamespace int
 	// ServerAnswerBound is how long a ready server has to answer the
 	// operator on its monitor port before it counts as hung
 	// (controller.DefaultAnswerBound when zero).
@@ -193,13 +197,14 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		ExporterImage:      o.ExporterImage,
 		// Istio's injector makes the proxy a native sidecar from the
 		// Kubernetes version where they are stable.
-		NativeSidecars:    nativeSidecars(cfg),
-		MeshRollbackAfter: o.MeshRollbackAfter,
-		MeshPushAllowance: o.MeshPushAllowance,
-		Images:            images,
-		Issuers:           issuers,
-		Workers:           o.NatsClusterWorkers,
-		AnswerBound:       o.ServerAnswerBound,
+		NativeSidecars:      nativeSidecars(cfg),
+		MeshRollbackAfter:   o.MeshRollbackAfter,
+		MeshPushAllowance:   o.MeshPushAllowance,
+		Images:              images,
+		Issuers:             issuers,
+		Workers:             o.NatsClusterWorkers,
+		WorkersPerNamespace: o.NatsClusterWorkersPerNamespace,
+		AnswerBound:         o.ServerAnswerBound,
 
 		RouteCertRenewBefore: o.RouteCertificateRenewBefore,
 	}

@@ -45,16 +45,12 @@ func Due(found KeyPair, foundCA KeyPair, names []string, now time.Time, renewBef
 	return dueLeaf(found, ca, names, now, renewBefore)
 }
 
-// DueFromIssuedCA decides the same of a certificate the operator signs
-// with a CA cert-manager issued and renews (keeping its key): the CA is
-// never replaced here, only the certificate renewed. foundCA must hold a
-// readable CA; ok is false when it does not.
-func DueFromIssuedCA(found KeyPair, foundCA KeyPair, names []string, now time.Time, renewBefore time.Duration) (_ Decision, ok bool) {
-	ca, err := ParseCert(foundCA.Cert)
-	if foundCA.Key == "" || err != nil || !ca.IsCA {
-		return Decision{}, false
-	}
-	return dueLeaf(found, ca, names, now, renewBefore), true
+// UsableCA reports whether ca is a readable CA certificate with a key:
+// what a CA cert-manager issued must be before the operator signs with
+// it. When to renew the certificate it signs is PlanRouteTrust's to say.
+func UsableCA(ca KeyPair) bool {
+	cert, err := ParseCert(ca.Cert)
+	return ca.Key != "" && err == nil && cert.IsCA
 }
 
 func dueLeaf(found KeyPair, ca *x509.Certificate, names []string, now time.Time, renewBefore time.Duration) Decision {

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
 )
 
 // Keys of the Secrets the operator generates.
@@ -85,7 +86,21 @@ type Credentials struct {
 // RoutePKI is a generated CA and the route certificate it signed, PEM.
 type RoutePKI struct {
 	CACert, CAKey, Cert, Key string
+	// Trust is ca.crt: CACert alone (when empty), or with the CA it
+	// replaces while the servers move over (pki.PlanRouteTrust).
+	Trust string
+	// Signer is the CA that signed Cert, with its key: the route Secret
+	// keeps it (never mounted) so that a replaced CA can still sign the
+	// certificates of the overlap.
+	Signer pki.KeyPair
 }
+
+// Keys of the route TLS Secret that the pods never mount: the CA that
+// signed its certificate.
+const (
+	RouteSignerCertKey = "signer.crt"
+	RouteSignerKeyKey  = "signer.key"
+)
 
 // RouteSecretName holds the route password and the route URLs with it.
 func RouteSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes" }
@@ -128,9 +143,18 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 		out = append(out, Secret(c, CASecretName(c), map[string]string{TLSCertKey: p.CACert, TLSKeyKey: p.CAKey}))
 	}
 	if p := cred.RoutePKI; p != nil && SignsRouteCertificate(c) {
-		// ca.crt is the cluster's CA alone, never the chain above it: the
-		// servers accept exactly the peers of this cluster.
-		out = append(out, Secret(c, RouteTLSSecretName(c), map[string]string{TLSCertKey: p.Cert, TLSKeyKey: p.Key, TLSCAKey: p.CACert}))
+		// ca.crt is the cluster's CA, never the chain above it: the
+		// servers accept exactly the peers of this cluster (and, while a
+		// replaced CA is phased out, those of the CA before it).
+		trust := p.Trust
+		if trust == "" {
+			trust = p.CACert
+		}
+		data := map[string]string{TLSCertKey: p.Cert, TLSKeyKey: p.Key, TLSCAKey: trust}
+		if p.Signer.Cert != "" && p.Signer.Key != "" {
+			data[RouteSignerCertKey], data[RouteSignerKeyKey] = p.Signer.Cert, p.Signer.Key
+		}
+		out = append(out, Secret(c, RouteTLSSecretName(c), data))
 	}
 	out = append(out, topologySecrets(c, cred.Topology)...)
 	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))

@@ -190,7 +190,15 @@ func (m *holdingMonitor) release() { m.once.Do(func() { close(m.released) }) }
 // a holding monitor listens.
 func hungCluster(t *testing.T, ns string) *holdingMonitor {
 	t.Helper()
-	c := oneServerCluster(t, ns)
+	c, sts := settledCluster(t, ns, "nats")
+	return hang(t, c, sts)
+}
+
+// settledCluster is a one-server cluster in ns whose StatefulSet is
+// settled, with no pod yet: nothing for the operator to wait on.
+func settledCluster(t *testing.T, ns, name string) (*v1alpha1.NatsCluster, *appsv1.StatefulSet) {
+	t.Helper()
+	c := serverCluster(t, ns, name)
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.Name}}
 	poll.Until(t, wait, func() error { return k8s.Get(context.Background(), client.ObjectKeyFromObject(sts), sts) })
 	sts.Status = appsv1.StatefulSetStatus{
@@ -200,13 +208,20 @@ func hungCluster(t *testing.T, ns string) *holdingMonitor {
 	if err := k8s.Status().Update(context.Background(), sts); err != nil {
 		t.Fatal(err)
 	}
+	return c, sts
+}
+
+// hang gives c's StatefulSet its server pod, running and ready at a
+// loopback address where a holding monitor listens.
+func hang(t *testing.T, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet) *holdingMonitor {
+	t.Helper()
 	ip := fmt.Sprintf("127.%d.%d.1", 100+rand.IntN(150), 1+rand.IntN(254))
 	mon := holdMonitor(t, ip)
 	readyPod(t, c, sts, ip)
 	return mon
 }
 
-// readyPod makes the cluster's server pod nats-0, running and ready at
+// readyPod makes the cluster's server pod <name>-0, running and ready at
 // ip. It joins the operator's cache (the managed-by label) only once its
 // status says so.
 func readyPod(t *testing.T, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, ip string) {
@@ -214,7 +229,7 @@ func readyPod(t *testing.T, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, ip
 	labels := render.SelectorLabels(c)
 	labels[appsv1.ControllerRevisionHashLabelKey] = "r1"
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: "nats-0", Labels: labels,
+		ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name + "-0", Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: sts.Name, UID: sts.UID, Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "nats", Image: "nats"}}},
 	}
@@ -238,7 +253,13 @@ func readyPod(t *testing.T, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, ip
 // JetStream in ns.
 func oneServerCluster(t *testing.T, ns string) *v1alpha1.NatsCluster {
 	t.Helper()
-	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats"}}
+	return serverCluster(t, ns, "nats")
+}
+
+// serverCluster is oneServerCluster under another name.
+func serverCluster(t *testing.T, ns, name string) *v1alpha1.NatsCluster {
+	t.Helper()
+	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
 	c.Spec.Replicas = ptr.To[int32](1)
 	c.Spec.JetStream.Enabled = ptr.To(false)
 	if err := k8s.Create(context.Background(), c); err != nil {
