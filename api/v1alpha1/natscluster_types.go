@@ -20,6 +20,9 @@ import (
 // +kubebuilder:validation:XValidation:rule="!has(self.mqtt) || !((has(self.mqtt.port) ? self.mqtt.port : 1883) in [4222, 6222, 7777, 8222])",message="mqtt.port is taken: 4222 (clients), 6222 (routes), 7777 (metrics) and 8222 (monitoring) are the servers' own"
 // +kubebuilder:validation:XValidation:rule="!has(self.websocket) || !has(self.mqtt) || (has(self.websocket.port) ? self.websocket.port : 8080) != (has(self.mqtt.port) ? self.mqtt.port : 1883)",message="websocket.port and mqtt.port must differ"
 // +kubebuilder:validation:XValidation:rule="!((has(self.websocket) && has(self.websocket.from)) || (has(self.mqtt) && has(self.mqtt.from))) || (has(self.networkPolicy) && has(self.networkPolicy.enabled) && self.networkPolicy.enabled)",message="websocket.from and mqtt.from admit clients through the NetworkPolicy: they need networkPolicy.enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users' || self.auth.mode == 'jwt'",message="leafnodes.accept needs auth.mode users or jwt: leafnodes always authenticate"
+// +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.leafnodes.accept.secretRef) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users'",message="leafnodes.accept.secretRef applies to auth.mode users only: in mode jwt leafnodes present a NatsUser's creds"
+// +kubebuilder:validation:XValidation:rule="!has(self.gateway) || !has(self.replicas) || self.replicas > 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a gateway with JetStream needs 3 or more replicas: nats-server runs JetStream in a supercluster only clustered (\"JetStream cluster requires configured routes\"); disable JetStream for a single server"
 type NatsClusterSpec struct {
 	// Replicas is the number of NATS servers. JetStream needs 1, or 3 or more.
 	// +kubebuilder:default=3
@@ -114,6 +117,14 @@ type NatsClusterSpec struct {
 	// consumer (docs/monitoring.md). Off unless enabled.
 	// +optional
 	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
+
+	// Leafnodes accepts leafnodes and dials hubs (docs/topologies.md).
+	// +optional
+	Leafnodes *LeafnodesSpec `json:"leafnodes,omitempty"`
+
+	// Gateway joins a supercluster (docs/topologies.md).
+	// +optional
+	Gateway *GatewaySpec `json:"gateway,omitempty"`
 }
 
 // ServiceType is the type of the client Service.

@@ -134,7 +134,13 @@ func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render
 	if render.HasUsersFile(c) {
 		_, usersRevision, _ = render.UsersConf(c, cred)
 	}
-	return wantedMarks(conf.Revision, usersRevision, certs)
+	m := wantedMarks(conf.Revision, usersRevision, certs)
+	if render.HasLeafnodesFile(c) {
+		if _, revision, err := render.LeafnodesFiles(c, cred.Topology.Remotes); err == nil {
+			m[render.MetadataLeafnodesKey] = revision
+		}
+	}
+	return m
 }
 
 // withCertificates folds the expiry of each certificate into a hash.

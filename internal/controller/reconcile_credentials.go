@@ -83,6 +83,11 @@ func (r *NatsClusterReconciler) credentials(ctx context.Context, c *v1alpha1.Nat
 		cred.Route = value
 		sum.Write([]byte(value))
 	}
+	topology, blocker, err := r.topologyCredentials(ctx, c, used, read, sum)
+	if blocker != nil || err != nil {
+		return cred, "", blocker, err
+	}
+	cred.Topology = topology
 	if render.HasUsersFile(c) {
 		if _, _, err := render.UsersConf(c, cred); err != nil {
 			return cred, "", &status.Blocker{Reason: v1alpha1.ReasonSecretInvalid, Fatal: true, Message: "spec.auth.secretRef: " + err.Error()}, nil

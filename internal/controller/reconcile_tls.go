@@ -112,6 +112,12 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 		clientCA = string(data[render.TLSCAKey])
 		out = append(out, cert)
 	}
+	for _, cert := range topologyCertificates(c) {
+		if _, err := r.readCertificate(ctx, c, &cert); err != nil {
+			return nil, "", err
+		}
+		out = append(out, cert)
+	}
 	return out, clientCA, nil
 }
 
@@ -178,6 +184,9 @@ func refusedMount(certs []status.Certificate) *status.Blocker {
 func (r *NatsClusterReconciler) issued(c *v1alpha1.NatsCluster, listener string) bool {
 	if listener == "client" {
 		return c.Spec.TLS.Client != nil && c.Spec.TLS.Client.IssuerRef != nil
+	}
+	if issued, ok := topologyIssued(c, listener); ok {
+		return issued
 	}
 	return c.Spec.TLS.Routes.IssuerRef != nil
 }

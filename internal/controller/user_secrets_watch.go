@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
 )
 
 // userSecretIndex indexes resources by the user Secrets they name, so that
@@ -21,7 +22,7 @@ const userSecretIndex = "kubenats.io/user-secret"
 // token, and its own certificates.
 func clusterSecrets(o client.Object) []string {
 	spec := o.(*v1alpha1.NatsCluster).Spec
-	var out []string
+	out := append(render.LeafnodeUserSecrets(o.(*v1alpha1.NatsCluster)), render.GatewayUserSecrets(o.(*v1alpha1.NatsCluster))...)
 	if ref := spec.Auth.SecretRef; ref != nil {
 		out = append(out, ref.Name)
 	}

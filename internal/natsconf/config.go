@@ -55,6 +55,13 @@ type Config struct {
 	// mark what a server loaded: nats-server reports them in /varz and in
 	// every system account reply.
 	Metadata map[string]Value
+	// Leafnodes and Gateway are the topology listeners (topology.go).
+	Leafnodes *Leafnodes
+	Gateway   *Gateway
+	// MoreIncludes are further files nats.conf includes after Include,
+	// under the same rule (relative paths): the leafnode remotes'
+	// credentials, which a reload rereads.
+	MoreIncludes []string
 	// Extra holds the user's passthrough settings, as decoded from JSON:
 	// map[string]any, []any, string, float64, json.Number, int64, int, bool.
 	// Keys are written after the operator's own, sorted at every level. A

@@ -18,20 +18,22 @@ import (
 // writeInclude writes the include directive first, so that the variables
 // the included file defines are known to every later reference.
 func (c *Config) writeInclude(w *confWriter) error {
-	if c.Include == "" {
-		return nil
+	for _, file := range append([]string{c.Include}, c.MoreIncludes...) {
+		if file == "" {
+			continue
+		}
+		// A relative path, below the file's own directory: nats-server reads it
+		// from there, and the operator never names a file elsewhere.
+		if path.IsAbs(file) || strings.HasPrefix(path.Clean(file), "..") {
+			return fmt.Errorf("include %q: must be a path relative to the config file's directory", file)
+		}
+		quoted, err := quoteString(file)
+		if err != nil {
+			return fmt.Errorf("include: %w", err)
+		}
+		// A directive, not a key: no separator.
+		w.line("include " + quoted)
 	}
-	// A relative path, below the file's own directory: nats-server reads it
-	// from there, and the operator never names a file elsewhere.
-	if path.IsAbs(c.Include) || strings.HasPrefix(path.Clean(c.Include), "..") {
-		return fmt.Errorf("include %q: must be a path relative to the config file's directory", c.Include)
-	}
-	quoted, err := quoteString(c.Include)
-	if err != nil {
-		return fmt.Errorf("include: %w", err)
-	}
-	// A directive, not a key: no separator.
-	w.line("include " + quoted)
 	return nil
 }
 

@@ -31,6 +31,8 @@ func (c *Config) Render() ([]byte, error) {
 		c.writeJetStream,
 		c.writeWebSocket,
 		c.writeMQTT,
+		c.writeLeafnodes,
+		c.writeGateway,
 		c.writeAuthorization,
 		c.writeAccounts,
 		c.writeTrust,

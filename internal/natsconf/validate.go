@@ -30,6 +30,7 @@ func (c *Config) validate() error {
 		c.validateEnvNotShadowed,
 		c.validateExtraKeys,
 		c.validateTrustAlone,
+		c.validateTopology,
 	}
 	for _, check := range checks {
 		if err := check(); err != nil {

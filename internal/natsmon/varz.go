@@ -80,7 +80,7 @@ func FetchLoaded(ctx context.Context, c *http.Client, url string) (Loaded, error
 // decodeLoaded reads the part of a /varz document that Loaded holds.
 func decodeLoaded(r io.Reader) (Loaded, error) {
 	d := newJSONReader(r, "/varz")
-	var now, loaded, clientCert, routeCert time.Time
+	var now, loaded, clientCert, routeCert, gatewayCert, leafCert time.Time
 	l := Loaded{Metadata: map[string]string{}, CertNotAfter: map[string]time.Time{}}
 	err := d.Object(func(key []byte) error {
 		var err error
@@ -104,6 +104,19 @@ func decodeLoaded(r io.Reader) (Loaded, error) {
 				routeCert, err = d.Time("certificate expiry")
 				return err
 			})
+		case "gateway", "leaf":
+			into := &gatewayCert
+			if string(key) == "leaf" {
+				into = &leafCert
+			}
+			err = d.Object(func(key []byte) error {
+				if string(key) != "tls_cert_not_after" {
+					return d.Skip()
+				}
+				var err error
+				*into, err = d.Time("certificate expiry")
+				return err
+			})
 		default:
 			err = d.Skip()
 		}
@@ -123,6 +136,12 @@ func decodeLoaded(r io.Reader) (Loaded, error) {
 	}
 	if !routeCert.IsZero() {
 		l.CertNotAfter["routes"] = routeCert
+	}
+	if !gatewayCert.IsZero() {
+		l.CertNotAfter["gateway"] = gatewayCert
+	}
+	if !leafCert.IsZero() {
+		l.CertNotAfter["leafnodes"] = leafCert
 	}
 	l.SinceLoad = max(now.Sub(loaded), 0)
 	return l, nil

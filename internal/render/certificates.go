@@ -46,7 +46,7 @@ func Certificates(c *v1alpha1.NatsCluster, clusterDomain string) []client.Object
 		out = append(out, certificate(c, ClientCertificateName(c), ClientTLSSecretName(c), ct.IssuerRef,
 			ClientDNSNames(c, clusterDomain), "server auth", "client auth"))
 	}
-	return out
+	return append(out, topologyCertificates(c, clusterDomain)...)
 }
 
 // routeCACertificate is the cluster's own route CA, from the issuer the

@@ -34,7 +34,7 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 			{Name: "nats", ContainerPort: ClientPort, Protocol: corev1.ProtocolTCP},
 			{Name: "cluster", ContainerPort: ClusterPort, Protocol: corev1.ProtocolTCP},
 			{Name: "monitor", ContainerPort: MonitorPort, Protocol: corev1.ProtocolTCP},
-		}, listenerContainerPorts(c)...),
+		}, append(listenerContainerPorts(c), topologyContainerPorts(c)...)...),
 		Resources:       resources,
 		VolumeMounts:    mounts,
 		StartupProbe:    startupProbe(c),
@@ -77,6 +77,7 @@ func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) [
 			secretEnv(EnvRouteURLs, RouteSecretName(c), RouteURLsKey),
 			corev1.EnvVar{Name: EnvRouteAdvertise, Value: routeAdvertise(c)})
 	}
+	env = append(env, topologyEnv(c)...)
 	if limit := goMemLimit(resources); limit != "" {
 		env = append(env, corev1.EnvVar{Name: "GOMEMLIMIT", Value: limit})
 	}

@@ -158,6 +158,7 @@ func PeerAuthentication(c *v1alpha1.NatsCluster, stage MeshStage) *securityv1.Pe
 		levels[MetricsPort] = &securityapi.PeerAuthentication_MutualTLS{Mode: securityapi.PeerAuthentication_MutualTLS_PERMISSIVE}
 	}
 	listenerMeshLevels(c, levels)
+	topologyMeshLevels(c, levels)
 	if len(levels) > 0 {
 		pa.Spec.PortLevelMtls = levels
 	}

@@ -72,7 +72,12 @@ func natsConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (*natsco
 		JetStream:           jetStreamBlock(c),
 		WebSocket:           webSocketBlock(c),
 		MQTT:                mqttBlock(c),
+		Leafnodes:           leafnodesBlock(c),
+		Gateway:             gatewayBlock(c),
 		Extra:               extra,
+	}
+	if HasLeafnodesFile(c) {
+		conf.MoreIncludes = []string{LeafnodesConfKey}
 	}
 	if HasUsersFile(c) {
 		conf.Include = UsersConfKey
@@ -120,7 +125,7 @@ func clusterBlock(c *v1alpha1.NatsCluster) *natsconf.Cluster {
 		return nil
 	}
 	return &natsconf.Cluster{
-		Name: c.Name, Port: ClusterPort, NoAdvertise: true,
+		Name: GatewayName(c), Port: ClusterPort, NoAdvertise: true,
 		// The route URLs carry the route password, so they come from the
 		// routes Secret through the environment.
 		RouteURLs: natsconf.Env(EnvRouteURLs),
@@ -223,6 +228,9 @@ func markedNatsConf(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf
 	if HasUsersFile(c) {
 		conf.Metadata[MetadataUsersKey] = natsconf.Env(EnvUsersRevision)
 	}
+	if HasLeafnodesFile(c) {
+		conf.Metadata[MetadataLeafnodesKey] = natsconf.Env(EnvLeafnodesRevision)
+	}
 	unmarked, err := conf.Render()
 	if err != nil {
 		return nil, "", fmt.Errorf("nats.conf: %w", err)
@@ -261,6 +269,12 @@ func renderConf(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf,
 	restart.Authorization, restart.Accounts, restart.SystemAccount, restart.Metadata = nil, nil, "", nil
 	if HasSystemUser(c) {
 		restart.MQTT = withoutReloadableMQTT(conf.MQTT)
+	}
+	if l := conf.Leafnodes; l != nil && HasSystemUser(c) {
+		// Remotes reload (nats-server 2.14+); the listener does not.
+		listener := *l
+		listener.Remotes = nil
+		restart.Leafnodes = &listener
 	}
 	restart.Extra = map[string]any{}
 	for k, v := range conf.Extra {

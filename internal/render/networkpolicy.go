@@ -65,6 +65,11 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 		return nil, err
 	}
 	rules = append(rules, listenerRules...)
+	topology, err := topologyIngress(c)
+	if err != nil {
+		return nil, err
+	}
+	rules = append(rules, topology...)
 	// A podSelector alone selects pods in the policy's namespace: the
 	// servers of this cluster, not those of a namesake elsewhere; with the
 	// managed-by label, not those of a namesake in this namespace either

@@ -181,5 +181,6 @@ func configProjection(c *v1alpha1.NatsCluster) *corev1.ProjectedVolumeSource {
 			Items:                []corev1.KeyToPath{{Key: UsersConfKey, Path: UsersConfKey}},
 		}})
 	}
+	sources = append(sources, leafnodesProjection(c)...)
 	return &corev1.ProjectedVolumeSource{Sources: sources}
 }

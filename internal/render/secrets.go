@@ -79,6 +79,8 @@ type Credentials struct {
 	ClientCA string
 	// Trust are the trust Secret's values (mode jwt).
 	Trust map[string]string
+	// Topology are the leafnode and gateway credentials (topology.go).
+	Topology TopologyCredentials
 }
 
 // RoutePKI is a generated CA and the route certificate it signed, PEM.
@@ -154,6 +156,7 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 		}
 		out = append(out, Secret(c, RouteTLSSecretName(c), data))
 	}
+	out = append(out, topologySecrets(c, cred.Topology)...)
 	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))
 }
 

@@ -32,7 +32,7 @@ func ClientService(c *v1alpha1.NatsCluster) *corev1.Service {
 		Spec: corev1.ServiceSpec{
 			Type:     serviceType(spec.Type),
 			Selector: ManagedSelectorLabels(c),
-			Ports:    append([]corev1.ServicePort{port("nats", ClientPort, clientAppProtocol(c))}, listenerServicePorts(c)...),
+			Ports:    append([]corev1.ServicePort{port("nats", ClientPort, clientAppProtocol(c))}, append(listenerServicePorts(c), topologyServicePorts(c, false)...)...),
 		},
 	}
 	if len(spec.Annotations) > 0 {
@@ -72,6 +72,7 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 			},
 		},
 	}
+	svc.Spec.Ports = append(svc.Spec.Ports, topologyServicePorts(c, true)...)
 	if c.Spec.MonitoringEnabled() {
 		// On the headless Service too: Istio matches only declared ports.
 		svc.Spec.Ports = append(svc.Spec.Ports, port(MetricsPortName, MetricsPort, "http"))

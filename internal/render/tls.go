@@ -176,6 +176,7 @@ func tlsVolumes(c *v1alpha1.NatsCluster) ([]corev1.Volume, []corev1.VolumeMount)
 	if c.Spec.TLS.Client != nil {
 		add(clientTLSVolume, ClientTLSSecretName(c), ClientTLSDir)
 	}
+	topologyTLS(c, add)
 	return vols, mounts
 }
 
