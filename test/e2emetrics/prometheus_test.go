@@ -53,7 +53,7 @@ func TestMetricsWithARealPrometheus(t *testing.T) {
 	// The reader is configured for both namespaces, as a platform's
 	// Prometheus would be; its token's RBAC is what limits it to A.
 	reader := startPrometheus(t, "reader", scrapeJobs(t, readerKubeconfig(t, a.NS), a.Cluster, b.Cluster), false)
-	t.Logf("two clusters e2ekit.Formed and two Prometheus servers ready in %s", time.Since(began).Round(time.Second))
+	t.Logf("two clusters formed and two Prometheus servers ready in %s", time.Since(began).Round(time.Second))
 
 	t.Run("workload counted once per stream and consumer", func(t *testing.T) { checkWorkloadCounts(t, a, admin) })
 	t.Run("a reader of namespace A gets none of B", func(t *testing.T) { checkReaderIsolation(t, a, b, admin, reader) })

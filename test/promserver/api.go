@@ -65,18 +65,41 @@ func (s *Server) Query(ctx context.Context, q string) ([]Sample, error) {
 
 // QueryRange asks for q from start to end, one point each step.
 func (s *Server) QueryRange(ctx context.Context, q string, start, end time.Time, step time.Duration) ([]Series, error) {
-	var data struct {
-		Result []struct {
-			Metric map[string]string `json:"metric"`
-			Values [][2]any          `json:"values"`
-		} `json:"result"`
-	}
+	var data matrix
 	params := url.Values{"query": {q}, "start": {unix(start)}, "end": {unix(end)}, "step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
 	if err := s.get(ctx, "/api/v1/query_range", params, &data); err != nil {
 		return nil, err
 	}
-	out := make([]Series, 0, len(data.Result))
-	for _, r := range data.Result {
+	return data.series()
+}
+
+// Samples are the raw samples Prometheus stored for selector in the
+// window that ends at end, per series: where a scrape was missing, a
+// range query would fill the hole from its lookback, and these show it.
+func (s *Server) Samples(ctx context.Context, selector string, end time.Time, window time.Duration) ([]Series, error) {
+	var data matrix
+	q := fmt.Sprintf("%s[%dms]", selector, window.Milliseconds())
+	if err := s.get(ctx, "/api/v1/query", url.Values{"query": {q}, "time": {unix(end)}}, &data); err != nil {
+		return nil, err
+	}
+	if data.ResultType != "matrix" {
+		return nil, fmt.Errorf("%s: a %s, not a matrix", q, data.ResultType)
+	}
+	return data.series()
+}
+
+// matrix is an answer of series with several points each.
+type matrix struct {
+	ResultType string `json:"resultType"`
+	Result     []struct {
+		Metric map[string]string `json:"metric"`
+		Values [][2]any          `json:"values"`
+	} `json:"result"`
+}
+
+func (m matrix) series() ([]Series, error) {
+	out := make([]Series, 0, len(m.Result))
+	for _, r := range m.Result {
 		series := Series{Labels: r.Metric}
 		for _, p := range r.Values {
 			t, v, err := point(p)

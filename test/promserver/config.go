@@ -29,11 +29,24 @@ type ScrapeConfig struct {
 	ScrapeInterval       string          `json:"scrape_interval,omitempty"`
 	ScrapeTimeout        string          `json:"scrape_timeout,omitempty"`
 	MetricsPath          string          `json:"metrics_path,omitempty"`
+	Scheme               string          `json:"scheme,omitempty"`
+	Authorization        *Authorization  `json:"authorization,omitempty"`
+	TLSConfig            *TLSConfig      `json:"tls_config,omitempty"`
 	HonorLabels          bool            `json:"honor_labels"`
 	KubernetesSDConfigs  []KubernetesSD  `json:"kubernetes_sd_configs,omitempty"`
 	StaticConfigs        []StaticConfig  `json:"static_configs,omitempty"`
 	RelabelConfigs       []RelabelConfig `json:"relabel_configs,omitempty"`
 	MetricRelabelConfigs []RelabelConfig `json:"metric_relabel_configs,omitempty"`
+}
+
+// Authorization sends the token in a file as a bearer token.
+type Authorization struct {
+	CredentialsFile string `json:"credentials_file"`
+}
+
+// TLSConfig is how a job checks the target's certificate.
+type TLSConfig struct {
+	InsecureSkipVerify bool `json:"insecure_skip_verify,omitempty"`
 }
 
 // StaticConfig is a fixed list of targets.
