@@ -117,6 +117,9 @@ func (r *JetStreamReconciler[T, C]) adoption(ctx context.Context, obj T, mark st
 	switch {
 	case c == claimMine:
 		return "", nil
+	case lc.AdoptExisting && !guestMayAdopt(obj, c, owner):
+		// Whose it is stays unsaid, as below.
+		return refuse(false, "%s exists on the server and was not made from namespace %q: a resource on a NatsCluster of another namespace adopts only what its own namespace made; adopt it from the NatsCluster's namespace", what, obj.GetNamespace())
 	case c == claimUnmarked && !lc.AdoptExisting:
 		return refuse(false, "%s exists on the server and kubenats did not create it: set adoptExisting to take it over", what)
 	case !lc.AdoptExisting:
@@ -134,4 +137,20 @@ func (r *JetStreamReconciler[T, C]) adoption(ctx context.Context, obj T, mark st
 		}
 	}
 	return reasonAdopted, nil
+}
+
+// guestMayAdopt says whether obj may adopt a server object of claim c
+// (last marked by owner). A guest, a resource on a NatsCluster of another
+// namespace (let in by spec.jetstream.allowedNamespaces), adopts only
+// what a gone resource of its own namespace made: what nobody marked
+// (made with natscli, by the cluster's own team) or what the cluster's
+// own namespace made belongs to the cluster's namespace, which a guest
+// must not take over just by naming it. A resource of the cluster's
+// namespace, or on a connection it configured itself, is no guest.
+func guestMayAdopt(obj v1alpha1.JetStreamObject, c claim, owner ownerMark) bool {
+	ref := obj.GetTarget().Cluster
+	if ref == nil || ref.Namespace == "" || ref.Namespace == obj.GetNamespace() {
+		return true
+	}
+	return c == claimMarked && owner.namespace == obj.GetNamespace()
 }

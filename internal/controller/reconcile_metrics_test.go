@@ -22,6 +22,7 @@ func TestServersPending(t *testing.T) {
 		pending                 int32
 	}{
 		{"settled", 3, 3, 3, 0},
+		{"rollout begun, none replaced yet", 3, 3, 0, 3},
 		{"rollout one done of three", 3, 3, 1, 2},
 		{"scale-down from five to three", 3, 5, 3, 2},
 	} {

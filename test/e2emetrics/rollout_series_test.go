@@ -37,8 +37,8 @@ const (
 // monitored cluster goes through a rolling upgrade and then a route TLS
 // transition. From the samples Prometheus stored:
 //
-//   - the operator's kubenats_natscluster_servers_pending climbs to 3 as
-//     the upgrade starts and comes down one server at a time to 0, and
+//   - the operator's kubenats_natscluster_servers_pending rises as the
+//     upgrade starts and comes down one server at a time to 0, and
 //     kubenats_natscluster_waiting has a series while it rolls;
 //   - every server's series go on under the same server_id (its name)
 //     across both, with no gap longer than that server's own restart
@@ -162,8 +162,16 @@ func change(t *testing.T, f *e2ekit.Formed, r *restarts, times int, what string,
 }
 
 // checkPendingStaircase: the operator's pending servers, in the order
-// Prometheus scraped them, rise to 3 and come down to 0 without rising
-// again, through every value between.
+// Prometheus scraped them, rise and come down to 0 without rising again,
+// through every value between, from 2 at least.
+//
+// The value 3 lasts only from the moment the StatefulSet controller takes
+// the new revision to the moment it re-creates the first server the
+// operator deleted (a terminating pod is not counted as updated): a few
+// hundred milliseconds on the loopback cluster, which a scrape every
+// 500 ms catches in some runs only (TestServersPending shows 3 computed
+// for that moment). Every later step lasts a whole server restart and its
+// settling, several scrapes.
 func checkPendingStaircase(t *testing.T, series []promserver.Series) {
 	t.Helper()
 	if len(series) != 1 {
@@ -178,12 +186,11 @@ func checkPendingStaircase(t *testing.T, series []promserver.Series) {
 	t.Logf("servers_pending through the upgrade: %v (%d samples)", steps, len(series[0].Points))
 	peak := -1
 	for i, v := range steps {
-		if v == 3 {
+		if peak < 0 || v > steps[peak] {
 			peak = i
-			break
 		}
 	}
-	if peak < 0 {
+	if peak < 0 || steps[peak] < 2 {
 		t.Fatalf("servers_pending never rose during the upgrade (values %v)", steps)
 	}
 	if steps[len(steps)-1] != 0 {
@@ -198,7 +205,7 @@ func checkPendingStaircase(t *testing.T, series []promserver.Series) {
 	for _, v := range steps[peak:] {
 		seen[v] = true
 	}
-	for _, v := range []float64{3, 2, 1, 0} {
+	for _, v := range []float64{2, 1, 0} {
 		if !seen[v] {
 			t.Errorf("servers_pending skipped %v: the rollout's progress is not shown server by server (values %v)", v, steps)
 		}

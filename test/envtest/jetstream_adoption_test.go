@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	js "github.com/nats-io/nats.go/jetstream"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -97,6 +98,57 @@ func TestAdoptionOfAGoneOwnersStream(t *testing.T) {
 		cfg, err := serverStream(t, j, "kept")
 		if err == nil && (cfg.Description != "again" || cfg.Metadata["io.kubenats.owner"] != fmt.Sprintf("Stream/%s/kept/%s", ns, again.UID)) {
 			err = fmt.Errorf("stream kept: description %q, owner %q", cfg.Description, cfg.Metadata["io.kubenats.owner"])
+		}
+		return err
+	})
+}
+
+// TestGuestCannotAdoptTheClusterTeamsStream: a NatsCluster lets namespace
+// guest in (spec.jetstream.allowedNamespaces); its own team made stream
+// LEGACY with natscli (no kubenats mark). A Stream in guest that names
+// LEGACY and sets adoptExisting is refused, and keeps being refused while
+// it retries, with LEGACY untouched; the same Stream in the cluster's own
+// namespace adopts it. Careless variant watched failing: main before
+// guestMayAdopt, where the guest's Stream turned Synced and rewrote
+// LEGACY's subjects and description.
+func TestGuestCannotAdoptTheClusterTeamsStream(t *testing.T) {
+	home, guest := namespace(t), namespace(t)
+	s := natsServer(t, 0)
+	clusterAt(t, home, "shared", s, guest)
+	j := jsClient(t, s)
+	if _, err := j.CreateStream(ctx(t), js.StreamConfig{Name: "LEGACY", Subjects: []string{"legacy.>"}, Description: "the team's"}); err != nil {
+		t.Fatal(err)
+	}
+	ref := v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Namespace: home, Name: "shared"}}
+	adopt := func(sp *v1alpha1.StreamSpec) {
+		sp.Name, sp.Subjects, sp.Description, sp.AdoptExisting = "LEGACY", []string{"taken.>"}, "taken", true
+	}
+	thief := newStream(guest, "legacy", ref, adopt)
+	create(t, thief)
+	jsReady(t, thief, metav1.ConditionFalse, "AlreadyExists")
+	untouched := func() error {
+		cfg, err := serverStream(t, j, "LEGACY")
+		switch {
+		case err != nil:
+			return err
+		case cfg.Description != "the team's" || cfg.Metadata["io.kubenats.owner"] != "":
+			return fmt.Errorf("stream LEGACY now has description %q and owner %q", cfg.Description, cfg.Metadata["io.kubenats.owner"])
+		}
+		return nil
+	}
+	poll.Holds(t, 2*time.Second, untouched)
+	deleteAndWait(t, thief)
+	if err := untouched(); err != nil {
+		t.Fatalf("after the guest's Stream was deleted: %v", err)
+	}
+
+	owner := newStream(home, "legacy", ref, adopt)
+	create(t, owner)
+	jsReady(t, owner, metav1.ConditionTrue, "Synced")
+	eventually(t, wait, func() error {
+		cfg, err := serverStream(t, j, "LEGACY")
+		if err == nil && cfg.Metadata["io.kubenats.owner"] != fmt.Sprintf("Stream/%s/legacy/%s", home, owner.UID) {
+			err = fmt.Errorf("stream LEGACY: owner %q", cfg.Metadata["io.kubenats.owner"])
 		}
 		return err
 	})
