@@ -34,7 +34,9 @@ var Rules = []Rule{
 		Name: "NatsServerDown", For: "2m", Severity: "critical",
 		// A server whose pod is gone serves no series at all: the
 		// operator's count of ready servers says so instead.
-		Expr:    `kubenats_exporter_server_up{` + scope + `} == 0 or (kubenats_natscluster_servers{` + scope + `} - kubenats_natscluster_servers_ready{` + scope + `}) > 0`,
+		// A rollout takes servers down one at a time on purpose; while it
+		// has servers pending, NatsRolloutStalled watches it instead.
+		Expr:    `kubenats_exporter_server_up{` + scope + `} == 0 or ((kubenats_natscluster_servers{` + scope + `} - kubenats_natscluster_servers_ready{` + scope + `}) > 0 unless kubenats_natscluster_servers_pending{` + scope + `} > 0)`,
 		Summary: "A NATS server of {{ $labels.namespace }}/{{ $labels.natscluster }} is down",
 		Help:    "A metrics container cannot read its server's monitor port ({{ $labels.server_name }}), or fewer servers are ready than asked for: the server is down, hung or not scheduled.",
 	},
@@ -97,6 +99,14 @@ var Rules = []Rule{
 		Expr:    `kubenats_natscluster_reload_pending{` + scope + `} == 1`,
 		Summary: "Configuration of {{ $labels.namespace }}/{{ $labels.natscluster }} not loaded",
 		Help:    "Some server has not confirmed the current configuration for 15 minutes: see the ConfigLoaded condition.",
+	},
+	{
+		// The operator never loosens STRICT by itself unless the spec asks
+		// (rollback: Automatic): a mesh fault is reported, and paged here.
+		Name: "NatsMeshUnhealthy", For: "5m", Severity: "warning",
+		Expr:    `kubenats_natscluster_condition{type="MeshReady",status="False"` + sep + scope + `} == 1`,
+		Summary: "The Istio mesh of {{ $labels.namespace }}/{{ $labels.natscluster }} is unhealthy",
+		Help:    "MeshReady has been False for 5 minutes: a sidecar is missing or not ready, or routes are down under STRICT (StrictUnhealthy), or the operator went back to PERMISSIVE (RolledBack). kubectl describe natscluster says which.",
 	},
 	{
 		Name: "KubenatsReconcileErrors", For: "15m", Severity: "warning",

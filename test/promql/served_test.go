@@ -6,11 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubenats/kubenats/internal/alerts"
 	"github.com/kubenats/kubenats/internal/exporter"
@@ -118,17 +119,37 @@ func TestAlertsUseServedSeries(t *testing.T) {
 }
 
 // TestShippedRulesAreGenerated: config/prometheus/rules.yaml holds the
-// same expressions as internal/alerts (make generate writes it).
+// rules of internal/alerts, expressions and all (make generate writes it).
 func TestShippedRulesAreGenerated(t *testing.T) {
+	file := shippedRules(t)
+	want := alerts.Groups("", "")[0].Rules
+	if len(file) != len(want) {
+		t.Errorf("rules.yaml has %d rules, internal/alerts %d: run make generate", len(file), len(want))
+	}
+	for i := range min(len(file), len(want)) {
+		if file[i].Alert != want[i].Alert || file[i].Expr.String() != want[i].Expr.String() || *file[i].For != *want[i].For {
+			t.Errorf("rules.yaml's rule %d is %s %q for %s, internal/alerts has %s %q for %s: run make generate",
+				i, file[i].Alert, file[i].Expr.String(), *file[i].For, want[i].Alert, want[i].Expr.String(), *want[i].For)
+		}
+	}
+}
+
+// shippedRules are the rules of config/prometheus/rules.yaml, the file a
+// user applies.
+func shippedRules(t *testing.T) []monitoringv1.Rule {
+	t.Helper()
 	text, err := os.ReadFile("../../config/prometheus/rules.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range alerts.Groups("", "")[0].Rules {
-		if !strings.Contains(string(text), "alert: "+r.Alert) {
-			t.Errorf("rules.yaml has no %s: run make generate", r.Alert)
-		}
+	var pr monitoringv1.PrometheusRule
+	if err := yaml.UnmarshalStrict(text, &pr); err != nil {
+		t.Fatal(err)
 	}
+	if len(pr.Spec.Groups) != 1 {
+		t.Fatalf("rules.yaml has %d groups, want 1", len(pr.Spec.Groups))
+	}
+	return pr.Spec.Groups[0].Rules
 }
 
 // TestDashboardsUseServedSeries parses every query of every dashboard in
