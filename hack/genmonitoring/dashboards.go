@@ -3,10 +3,23 @@ package main
 // A dashboard is a list of panels, each a PromQL query or a few. The
 // queries aggregate by stream_name and consumer_name (not by server):
 // stream and consumer series come from the leader, which moves.
+//
+// Its namespace and natscluster variables list the clusters that have
+// scopeSeries: a NATS dashboard's come from the servers' own series, so
+// that a team's Prometheus that scrapes its servers and not the operator
+// still offers its clusters.
 type dashboard struct {
 	file, uid, title string
+	scopeSeries      string
 	panels           []panel
 }
+
+// The series the variables read: one per server, or one per cluster from
+// the operator.
+const (
+	serverScope   = "kubenats_exporter_server_up"
+	operatorScope = "kubenats_natscluster_servers"
+)
 
 type panel struct {
 	title, unit string
@@ -22,6 +35,7 @@ const sel = `namespace=~"$namespace",natscluster=~"$natscluster"`
 func dashboards() []dashboard {
 	return []dashboard{{
 		file: "kubenats-servers.json", uid: "kubenats-servers", title: "kubenats / NATS servers and JetStream",
+		scopeSeries: serverScope,
 		panels: []panel{
 			{"Server up", "short", []query{{`kubenats_exporter_server_up{` + sel + `}`, "{{server_name}}"}}},
 			{"Healthz (0 = ok)", "short", []query{{`nats_healthz_status{` + sel + `}`, "{{server_name}}"}}},
@@ -47,6 +61,7 @@ func dashboards() []dashboard {
 		},
 	}, {
 		file: "kubenats-streams.json", uid: "kubenats-streams", title: "kubenats / Streams and consumers",
+		scopeSeries: serverScope,
 		panels: []panel{
 			{"Messages per stream", "short", []query{{`max by (account, stream_name) (nats_stream_total_messages{` + sel + `})`, "{{stream_name}}"}}},
 			{"Bytes per stream", "bytes", []query{{`max by (account, stream_name) (nats_stream_total_bytes{` + sel + `})`, "{{stream_name}}"}}},
@@ -68,6 +83,7 @@ func dashboards() []dashboard {
 		},
 	}, {
 		file: "kubenats-operator.json", uid: "kubenats-operator", title: "kubenats / Operator",
+		scopeSeries: operatorScope,
 		panels: []panel{
 			{"NatsClusters not Ready", "short", []query{{`sum by (namespace, natscluster) (kubenats_natscluster_condition{type="Ready",status!="True",` + sel + `})`, "{{namespace}}/{{natscluster}}"}}},
 			{"Servers ready / asked for", "short", []query{
@@ -124,8 +140,8 @@ func (d dashboard) json() map[string]any {
 		"panels":  panels,
 		"templating": map[string]any{"list": []any{
 			map[string]any{"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus"},
-			variable("namespace", "label_values(kubenats_natscluster_servers, namespace)"),
-			variable("natscluster", `label_values(kubenats_natscluster_servers{namespace=~"$namespace"}, natscluster)`),
+			variable("namespace", "label_values("+d.scopeSeries+", namespace)"),
+			variable("natscluster", "label_values("+d.scopeSeries+`{namespace=~"$namespace"}, natscluster)`),
 		}},
 	}
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -193,4 +195,106 @@ func TestDashboardsUseServedSeries(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDashboardVariablesReadTheirPanelsSeries: each dashboard's namespace
+// and natscluster variables are `label_values` of a served series that
+// carries the label, and a dashboard whose panels show the servers' series
+// reads its variables from a server series too: a team's Prometheus that
+// scrapes its servers and not the operator must still be offered its
+// clusters. Careless variant watched failing: the servers dashboard
+// reading its variables from kubenats_natscluster_servers (the operator's)
+// showed no cluster at all to such a Prometheus.
+func TestDashboardVariablesReadTheirPanelsSeries(t *testing.T) {
+	fromServers := map[string][]string{}
+	for _, f := range exporter.Families() {
+		fromServers[f.Name] = f.Labels
+	}
+	have := served()
+	files, err := filepath.Glob("../../config/grafana/*.json")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("dashboards: %v %v", files, err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Panels []struct {
+				Targets []struct {
+					Expr string `json:"expr"`
+				} `json:"targets"`
+			} `json:"panels"`
+			Templating struct {
+				List []struct {
+					Name  string          `json:"name"`
+					Type  string          `json:"type"`
+					Query json.RawMessage `json:"query"` // a data source variable's is a string
+
+				} `json:"list"`
+			} `json:"templating"`
+		}
+		if err := json.Unmarshal(data, &d); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		showsServers := false
+		for _, p := range d.Panels {
+			for _, tg := range p.Targets {
+				ns, _ := names(tg.Expr)
+				for _, n := range ns {
+					showsServers = showsServers || fromServers[n] != nil
+				}
+			}
+		}
+		base := filepath.Base(file)
+		seen := 0
+		for _, v := range d.Templating.List {
+			if v.Type != "query" {
+				continue
+			}
+			seen++
+			var q struct {
+				Query string `json:"query"`
+			}
+			if err := json.Unmarshal(v.Query, &q); err != nil {
+				t.Errorf("%s: variable %s: %v", base, v.Name, err)
+				continue
+			}
+			series, label, ok := labelValues(q.Query)
+			if !ok {
+				t.Errorf("%s: variable %s: %q is not label_values(series, label)", base, v.Name, q.Query)
+				continue
+			}
+			ns, err := names(series)
+			if err != nil || len(ns) != 1 || !have[ns[0]] {
+				t.Errorf("%s: variable %s reads %q, not one served series (%v)", base, v.Name, series, err)
+				continue
+			}
+			labels, isServer := fromServers[ns[0]]
+			if isServer && !slices.Contains(labels, label) {
+				t.Errorf("%s: variable %s reads label %s, which %s does not carry", base, v.Name, label, ns[0])
+			}
+			if showsServers && !isServer {
+				t.Errorf("%s shows the servers' series but its variable %s reads %s, an operator series", base, v.Name, ns[0])
+			}
+		}
+		if seen != 2 {
+			t.Errorf("%s has %d query variables, want namespace and natscluster", base, seen)
+		}
+	}
+}
+
+// labelValues splits Grafana's label_values(series, label).
+func labelValues(q string) (series, label string, ok bool) {
+	inner, found := strings.CutPrefix(q, "label_values(")
+	if !found || !strings.HasSuffix(inner, ")") {
+		return "", "", false
+	}
+	inner = strings.TrimSuffix(inner, ")")
+	i := strings.LastIndex(inner, ",")
+	if i < 0 {
+		return "", "", false
+	}
+	return strings.TrimSpace(inner[:i]), strings.TrimSpace(inner[i+1:]), true
 }
