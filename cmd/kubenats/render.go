@@ -121,9 +121,10 @@ func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 				render.RouteTLSSecretName(c), names))
 		}
 	}
-	if ct := c.Spec.TLS.Client; ct != nil && ct.IssuerRef == nil {
-		out = append(out, fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: the client certificate", render.ClientTLSSecretName(c)))
+	if ct := c.Spec.TLS.Client; ct != nil {
+		out = append(out, certificateSecret(render.ClientTLSSecretName(c), "the client certificate", render.ClientCertificateName(c), ct.IssuerRef != nil))
 	}
+	out = append(out, topologySecrets(c)...)
 	if len(out) == 0 {
 		out = append(out, "(none)")
 	}

@@ -244,6 +244,7 @@ func TestRenderGolden(t *testing.T) {
 		{filepath.Join("testdata", "networkpolicy.yaml"), filepath.Join("testdata", "networkpolicy.golden.yaml")},
 		{filepath.Join("testdata", "mesh.yaml"), filepath.Join("testdata", "mesh.golden.yaml")},
 		{filepath.Join("testdata", "tls.yaml"), filepath.Join("testdata", "tls.golden.yaml")},
+		{filepath.Join("testdata", "topology.yaml"), filepath.Join("testdata", "topology.golden.yaml")},
 	} {
 		t.Run(filepath.Base(tc.golden), func(t *testing.T) {
 			got := renderOK(t, tc.input)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// certificateSecret describes a certificate's Secret: yours, or made by
+// cert-manager from a Certificate render prints.
+func certificateSecret(secret, what, certificate string, issued bool) string {
+	if issued {
+		return fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: %s, which cert-manager issues from Certificate %s (printed below)", secret, what, certificate)
+	}
+	return fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: %s", secret, what)
+}
+
+// topologySecrets describes the Secrets the leafnodes and the gateway
+// read. Without the operator, the ones it writes (the leafnode password,
+// leafnodes.conf with the remotes' files, the gateway URLs) are yours too.
+func topologySecrets(c *v1alpha1.NatsCluster) []string {
+	var out []string
+	if ref, ok := render.LeafnodeAuthRef(c); ok {
+		out = append(out, fmt.Sprintf("Secret %s, key %s: the password accepted leafnodes present as user %s", ref.Name, ref.Key, render.LeafnodeUser(c)))
+	}
+	if render.HasLeafnodesFile(c) {
+		var from []string
+		for _, r := range c.Spec.Leafnodes.Remotes {
+			for _, ref := range []*v1alpha1.LocalSecretRef{r.UserSecretRef, r.CredsSecretRef, r.TLS} {
+				if ref != nil {
+					from = append(from, ref.Name)
+				}
+			}
+		}
+		what := fmt.Sprintf("Secret %s, key %s and the remotes' files: the leafnode remotes", render.LeafnodesSecretName(c), render.LeafnodesConfKey)
+		if len(from) > 0 {
+			what += ", which the operator writes from Secrets " + strings.Join(from, ", ")
+		}
+		out = append(out, what)
+	}
+	if c.Spec.LeafnodesAccepted() {
+		if t := c.Spec.Leafnodes.Accept.TLS; t != nil {
+			out = append(out, certificateSecret(render.LeafnodesTLSSecretName(c), "the leafnode listener's certificate", render.LeafnodesCertificateName(c), t.IssuerRef != nil))
+		}
+	}
+	if g := c.Spec.Gateway; g != nil {
+		keys := make([]string, len(g.Gateways))
+		for i, gw := range g.Gateways {
+			keys[i] = fmt.Sprintf("urls-%d (%s)", i, gw.Name)
+		}
+		out = append(out,
+			fmt.Sprintf("Secret %s, keys %s and %s: the supercluster's gateway user and password", g.SecretRef.Name, render.GatewayUserKey, render.PasswordKey),
+			fmt.Sprintf("Secret %s, keys %s: each gateway's URLs with that user and password, as a nats.conf array", render.GatewaysSecretName(c), strings.Join(keys, ", ")),
+			certificateSecret(render.GatewayTLSSecretName(c), "the gateway certificate (server and client)", render.GatewayCertificateName(c), g.TLS.IssuerRef != nil))
+	}
+	return out
+}
