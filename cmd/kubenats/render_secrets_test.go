@@ -110,4 +110,3 @@ func secretsRead(t *testing.T, rendering string) []string {
 	sort.Strings(out)
 	return out
 }
-
