@@ -88,10 +88,11 @@ func TestCollectorCountsDropped(t *testing.T) {
 	for range 2 {
 		gather(t, c)
 	}
-	// c-1 leads ORDERS: 6 stream, 4 replica and 8 consumer series, left
-	// out at each of three scrapes (reading the counter is the third).
-	if got := testutil.ToFloat64(onlyFamily(c, FamilySeriesDropped)); got != 3*18 {
-		t.Fatalf("dropped %v, want %v", got, 3*18)
+	// c-1 leads ORDERS and its consumer: 6 stream, 4 stream replica, 8
+	// consumer and 4 consumer replica series, left out at each of three
+	// scrapes (reading the counter is the third).
+	if got := testutil.ToFloat64(onlyFamily(c, FamilySeriesDropped)); got != 3*22 {
+		t.Fatalf("dropped %v, want %v", got, 3*22)
 	}
 }
 

@@ -51,17 +51,19 @@ var varzFields = []string{
 
 // Names of the families that code below refers to by name.
 const (
-	FamilyHealthz           = "nats_healthz_status"
-	FamilyServerUp          = "kubenats_exporter_server_up"
-	FamilySeriesDropped     = "kubenats_exporter_series_dropped_total"
-	FamilyScrapeErrors      = "kubenats_exporter_scrape_errors_total"
-	FamilyUptime            = "nats_varz_uptime_seconds"
-	FamilyJetStreamDisabled = "nats_server_jetstream_disabled"
-	FamilyStreamMessages    = "nats_stream_total_messages"
-	FamilyConsumerPending   = "nats_consumer_num_pending"
-	FamilyStreamReplica     = "nats_stream_replica_current"
-	FamilyStreamReplicaLag  = "nats_stream_replica_lag"
-	FamilyStreamNoLeader    = "nats_stream_without_leader"
+	FamilyHealthz            = "nats_healthz_status"
+	FamilyServerUp           = "kubenats_exporter_server_up"
+	FamilySeriesDropped      = "kubenats_exporter_series_dropped_total"
+	FamilyScrapeErrors       = "kubenats_exporter_scrape_errors_total"
+	FamilyUptime             = "nats_varz_uptime_seconds"
+	FamilyJetStreamDisabled  = "nats_server_jetstream_disabled"
+	FamilyStreamMessages     = "nats_stream_total_messages"
+	FamilyConsumerPending    = "nats_consumer_num_pending"
+	FamilyStreamReplica      = "nats_stream_replica_current"
+	FamilyStreamReplicaLag   = "nats_stream_replica_lag"
+	FamilyStreamNoLeader     = "nats_stream_without_leader"
+	FamilyConsumerReplica    = "nats_consumer_replica_current"
+	FamilyConsumerReplicaLag = "nats_consumer_replica_lag"
 )
 
 var families = buildFamilies()
@@ -131,6 +133,8 @@ func buildFamilies() []Family {
 	consumer(FamilyConsumerPending, "Messages not delivered yet.")
 	consumer("nats_consumer_ack_floor_stream_seq", "Stream sequence under which every message is acknowledged.")
 	consumer("nats_consumer_ack_floor_consumer_seq", "Consumer sequence under which every message is acknowledged.")
+	add(Family{Name: FamilyConsumerReplica, Help: "From the consumer's leader: 1 when a follower replica is current, 0 when it is not.", Labels: withLabel(consumerLabels, "replica"), Addition: true})
+	add(Family{Name: FamilyConsumerReplicaLag, Help: "From the consumer's leader: Raft entries a follower replica lags behind.", Labels: withLabel(consumerLabels, "replica"), Addition: true})
 	return out
 }
 

@@ -141,6 +141,14 @@ func streamSamples(id Identity, js []string, a Account, s Stream) []Sample {
 		} {
 			out = append(out, Sample{Name: v.name, Labels: cl, Value: v.value})
 		}
+		if c.Cluster != nil {
+			for _, r := range c.Cluster.Replicas {
+				l := insert(cl, r.Name)
+				out = append(out,
+					Sample{Name: FamilyConsumerReplica, Labels: l, Value: boolValue(r.Current && !r.Offline)},
+					Sample{Name: FamilyConsumerReplicaLag, Labels: l, Value: float64(r.Lag)})
+			}
+		}
 	}
 	return out
 }

@@ -115,6 +115,33 @@ func TestReplicaCurrencyFromTheLeader(t *testing.T) {
 	}
 }
 
+// TestConsumerReplicaCurrencyFromTheLeader: a consumer's replicas, from
+// its leader c-1, where both followers are current; c-0 and c-2 each see
+// the other as not current, which is not served. Careless variant watched
+// failing: reading the replicas of every consumer in the capture, not
+// only those this server leads, gives six series, two of them 0.
+func TestConsumerReplicaCurrencyFromTheLeader(t *testing.T) {
+	all := clusterSamples(t)
+	got := find(all, FamilyConsumerReplica, map[string]string{"stream_name": capturedStream, "consumer_name": capturedConsumer})
+	if len(got) != 2 {
+		t.Fatalf("%d consumer replica series, want the leader's two followers: %+v", len(got), got)
+	}
+	replicas := map[string]bool{}
+	for _, s := range got {
+		l := labelsOf(s)
+		if l["server_name"] != "c-1" || l["consumer_leader"] != "c-1" || s.Value != 1 {
+			t.Fatalf("consumer replica series %v = %v, want from the leader c-1, current", l, s.Value)
+		}
+		replicas[l["replica"]] = true
+	}
+	if !replicas["c-0"] || !replicas["c-2"] {
+		t.Fatalf("replicas %v, want c-0 and c-2", replicas)
+	}
+	if n := len(find(all, FamilyConsumerReplicaLag, map[string]string{"consumer_name": capturedConsumer})); n != 2 {
+		t.Fatalf("%d consumer lag series, want 2", n)
+	}
+}
+
 // TestAccountsFromTheMetaLeader: every server reports an account's usage
 // over the whole cluster (1560 bytes: ORDERS' 390 three times and the
 // mirror's once), so it shows once, from the meta leader. Careless
