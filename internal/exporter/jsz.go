@@ -105,14 +105,7 @@ func streamSamples(id Identity, js []string, a Account, s Stream) []Sample {
 		} {
 			out = append(out, Sample{Name: v.name, Labels: sl, Value: v.value})
 		}
-		if s.Cluster != nil {
-			for _, r := range s.Cluster.Replicas {
-				l := insert(sl, r.Name)
-				out = append(out,
-					Sample{Name: FamilyStreamReplica, Labels: l, Value: boolValue(r.Current && !r.Offline)},
-					Sample{Name: FamilyStreamReplicaLag, Labels: l, Value: float64(r.Lag)})
-			}
-		}
+		out = append(out, replicaSamples(FamilyStreamReplica, FamilyStreamReplicaLag, sl, s.Cluster)...)
 		if m := s.Mirror; m != nil {
 			out = append(out, Sample{Name: "nats_stream_mirror_lag", Labels: insert(sl, m.Name), Value: float64(m.Lag)})
 		}
@@ -141,14 +134,24 @@ func streamSamples(id Identity, js []string, a Account, s Stream) []Sample {
 		} {
 			out = append(out, Sample{Name: v.name, Labels: cl, Value: v.value})
 		}
-		if c.Cluster != nil {
-			for _, r := range c.Cluster.Replicas {
-				l := insert(cl, r.Name)
-				out = append(out,
-					Sample{Name: FamilyConsumerReplica, Labels: l, Value: boolValue(r.Current && !r.Offline)},
-					Sample{Name: FamilyConsumerReplicaLag, Labels: l, Value: float64(r.Lag)})
-			}
-		}
+		out = append(out, replicaSamples(FamilyConsumerReplica, FamilyConsumerReplicaLag, cl, c.Cluster)...)
+	}
+	return out
+}
+
+// replicaSamples are the currency and lag of each follower of Raft group
+// g (none when not clustered), as its leader sees them, labelled with
+// labels and the replica's name.
+func replicaSamples(current, lag string, labels []string, g *Raft) []Sample {
+	if g == nil {
+		return nil
+	}
+	out := make([]Sample, 0, 2*len(g.Replicas))
+	for _, r := range g.Replicas {
+		l := insert(labels, r.Name)
+		out = append(out,
+			Sample{Name: current, Labels: l, Value: boolValue(r.Current && !r.Offline)},
+			Sample{Name: lag, Labels: l, Value: float64(r.Lag)})
 	}
 	return out
 }

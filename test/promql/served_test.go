@@ -158,15 +158,7 @@ func shippedRules(t *testing.T) []monitoringv1.Rule {
 // config/grafana as Grafana would send it.
 func TestDashboardsUseServedSeries(t *testing.T) {
 	have := served()
-	files, err := filepath.Glob("../../config/grafana/*.json")
-	if err != nil || len(files) < 3 {
-		t.Fatalf("dashboards: %v %v", files, err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for file, data := range dashboards(t) {
 		var d struct {
 			UID    string `json:"uid"`
 			Panels []struct {
@@ -211,15 +203,7 @@ func TestDashboardVariablesReadTheirPanelsSeries(t *testing.T) {
 		fromServers[f.Name] = f.Labels
 	}
 	have := served()
-	files, err := filepath.Glob("../../config/grafana/*.json")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("dashboards: %v %v", files, err)
-	}
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for file, data := range dashboards(t) {
 		var d struct {
 			Panels []struct {
 				Targets []struct {
@@ -297,4 +281,23 @@ func labelValues(q string) (series, label string, ok bool) {
 		return "", "", false
 	}
 	return strings.TrimSpace(inner[:i]), strings.TrimSpace(inner[i+1:]), true
+}
+
+// dashboards are the files of config/grafana, by path: the three
+// dashboards the project ships.
+func dashboards(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := filepath.Glob("../../config/grafana/*.json")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("dashboards: %v %v", files, err)
+	}
+	out := map[string][]byte{}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[file] = data
+	}
+	return out
 }
