@@ -34,6 +34,22 @@ func FormCluster(t *testing.T, edits ...func(*v1alpha1.NatsClusterSpec)) *Formed
 // of its choosing.
 func FormClusterIn(t *testing.T, ns, name string, edits ...func(*v1alpha1.NatsClusterSpec)) *Formed {
 	t.Helper()
+	return StartClusterIn(t, ns, name, edits...).Ready(t)
+}
+
+// Forming is a NatsCluster created and not waited for yet: clusters that
+// can only become Ready together (the members of a JetStream supercluster,
+// whose meta group needs every member) are started first, then waited for.
+type Forming struct {
+	c  *v1alpha1.NatsCluster
+	ns string
+	tl *timeline
+}
+
+// StartClusterIn creates the NatsCluster FormClusterIn would, without
+// waiting for it.
+func StartClusterIn(t *testing.T, ns, name string, edits ...func(*v1alpha1.NatsClusterSpec)) *Forming {
+	t.Helper()
 	DiagnoseOnFailure(t, ns)
 	tl := watchTimeline(t, ns)
 	c := NatsCluster(ns, name, edits...)
@@ -44,6 +60,14 @@ func FormClusterIn(t *testing.T, ns, name string, edits ...func(*v1alpha1.NatsCl
 	// The clock starts before the create call, which has been seen to take
 	// seconds on a busy machine: the timeline shows when it returned.
 	tl.mark("NatsCluster create call returned")
+	return &Forming{c: c, ns: ns, tl: tl}
+}
+
+// Ready waits for the cluster to report Ready and logs how long each step
+// took.
+func (f *Forming) Ready(t *testing.T) *Formed {
+	t.Helper()
+	c, ns, tl := f.c, f.ns, f.tl
 	Eventually(t, FormTimeout, func() error {
 		if err := Cluster.Client.Get(Ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err

@@ -20,18 +20,33 @@ import (
 	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
-// member is a single-server NatsCluster of the supercluster, naming the
-// other by reference.
-func member(name, otherName, otherNS string) func(*v1alpha1.NatsClusterSpec) {
+// member is a NatsCluster of servers servers in the supercluster, naming
+// the other (of as many servers) by reference.
+func member(name, otherName, otherNS string, servers int32) func(*v1alpha1.NatsClusterSpec) {
 	return func(s *v1alpha1.NatsClusterSpec) {
 		// A single server runs no JetStream in a supercluster (refused at
 		// admission: nats-server requires routes for it).
-		s.Replicas, s.JetStream.Enabled = ptr.To[int32](1), ptr.To(false)
+		s.Replicas, s.JetStream.Enabled = ptr.To(servers), ptr.To(servers > 1)
 		s.Gateway = &v1alpha1.GatewaySpec{
 			Name: name, SecretRef: v1alpha1.LocalSecretRef{Name: "gw"},
-			TLS:      v1alpha1.GatewayTLSSpec{SecretName: "gw-tls"},
-			Gateways: []v1alpha1.GatewayRemote{{Name: otherName, ClusterRef: &v1alpha1.GatewayClusterRef{Name: otherName, Namespace: otherNS}}},
+			TLS: v1alpha1.GatewayTLSSpec{SecretName: "gw-tls"},
+			Gateways: []v1alpha1.GatewayRemote{{Name: otherName,
+				ClusterRef: &v1alpha1.GatewayClusterRef{Name: otherName, Namespace: otherNS, Replicas: servers}}},
 		}
+	}
+}
+
+// superclusterSecrets writes, in each of the members' namespaces, the
+// gateway credentials (Secret gw) and a certificate of ca for the
+// member's gateway names (Secret gw-tls).
+func superclusterSecrets(t *testing.T, ca pki.KeyPair, members map[string]string) {
+	t.Helper()
+	gw := map[string]string{"user": "gw", "password": "gwPassw0rd"}
+	for name, ns := range members {
+		userSecret(t, ns, "gw", gw)
+		ref := &v1alpha1.NatsCluster{}
+		ref.Name, ref.Namespace = name, ns
+		userSecret(t, ns, "gw-tls", issue(t, ca, render.GatewayDNSNames(ref, render.DefaultClusterDomain)))
 	}
 }
 
@@ -60,45 +75,12 @@ func TestSupercluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := map[string]string{"user": "gw", "password": "gwPassw0rd"}
-	for _, m := range []struct{ ns, name string }{{nsEast, "east"}, {nsWest, "west"}} {
-		userSecret(t, m.ns, "gw", gw)
-		ref := &v1alpha1.NatsCluster{}
-		ref.Name, ref.Namespace = m.name, m.ns
-		userSecret(t, m.ns, "gw-tls", issue(t, ca, render.GatewayDNSNames(ref, render.DefaultClusterDomain)))
-	}
+	superclusterSecrets(t, ca, map[string]string{"east": nsEast, "west": nsWest})
 	// West forms first: a server is ready while its gateways still retry.
-	west := e2ekit.FormClusterIn(t, nsWest, "west", member("west", "east", nsEast))
-	east := e2ekit.FormClusterIn(t, nsEast, "east", member("east", "west", nsWest))
-	gatewayz := func(f *e2ekit.Formed) (out, in map[string]json.RawMessage, _ error) {
-		resp, err := http.Get("http://" + f.IP(f.Pods[0]) + ":8222/gatewayz")
-		if err != nil {
-			return nil, nil, err
-		}
-		defer resp.Body.Close()
-		body, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return nil, nil, err
-		}
-		var g struct {
-			Out map[string]json.RawMessage `json:"outbound_gateways"`
-			In  map[string]json.RawMessage `json:"inbound_gateways"`
-		}
-		err = json.Unmarshal(body, &g)
-		return g.Out, g.In, err
-	}
-	for _, side := range []struct {
-		f     *e2ekit.Formed
-		other string
-	}{{east, "west"}, {west, "east"}} {
-		e2ekit.Eventually(t, time.Minute, func() error {
-			out, in, err := gatewayz(side.f)
-			if err != nil || out[side.other] == nil || in[side.other] == nil {
-				return fmt.Errorf("%s: no gateway to %s both ways (%v)", side.f.Cluster.Name, side.other, err)
-			}
-			return nil
-		})
-	}
+	west := e2ekit.FormClusterIn(t, nsWest, "west", member("west", "east", nsEast, 1))
+	east := e2ekit.FormClusterIn(t, nsEast, "east", member("east", "west", nsWest, 1))
+	joined(t, east, "west")
+	joined(t, west, "east")
 	crosses(t, e2ekit.AppConn(t, east, "east-app", east.Pods[0]), e2ekit.AppConn(t, west, "west-app", west.Pods[0]), "across")
 
 	// A rogue west with the right CA and no credentials.
@@ -120,6 +102,37 @@ func TestSupercluster(t *testing.T) {
 	e2ekit.Eventually(t, time.Minute, func() error {
 		if !refused.MatchString(e2ekit.Cluster.ServerLog(nsEast, east.Pods[0])) {
 			return errors.New("east's log has no gateway authentication error")
+		}
+		return nil
+	})
+}
+
+// gatewayz is the first server of f's outbound and inbound gateways.
+func gatewayz(f *e2ekit.Formed) (out, in map[string]json.RawMessage, _ error) {
+	resp, err := http.Get("http://" + f.IP(f.Pods[0]) + ":8222/gatewayz")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	var g struct {
+		Out map[string]json.RawMessage `json:"outbound_gateways"`
+		In  map[string]json.RawMessage `json:"inbound_gateways"`
+	}
+	err = json.Unmarshal(body, &g)
+	return g.Out, g.In, err
+}
+
+// joined waits until f's first server has a gateway to other both ways.
+func joined(t *testing.T, f *e2ekit.Formed, other string) {
+	t.Helper()
+	e2ekit.Eventually(t, time.Minute, func() error {
+		out, in, err := gatewayz(f)
+		if err != nil || out[other] == nil || in[other] == nil {
+			return fmt.Errorf("%s: no gateway to %s both ways (%v)", f.Cluster.Name, other, err)
 		}
 		return nil
 	})
