@@ -39,7 +39,7 @@ func natsServerBinary(t *testing.T) string {
 	}
 	bin := filepath.Join(root, "bin", "nats-server", v1alpha1.DefaultVersion, "nats-server")
 	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("no %s: run hack/build-nats-servers.sh", bin)
+		t.Fatalf("no %s: run hack/build-nats-servers.sh (make test-bins)", bin)
 	}
 	return bin
 }
@@ -76,7 +76,7 @@ func startWithHosts(t *testing.T, dir, conf, ip string, env []string, hosts stri
 	p.cmd = exec.Command(natsServerBinary(t), "-c", conf, "-l", p.log)
 	if hosts != "" {
 		if os.Geteuid() != 0 {
-			t.Skip("pod DNS names need a mount namespace: run as root")
+			t.Fatal("pod DNS names need a mount namespace: run as root, as the loopback cluster does")
 		}
 		file := filepath.Join(dir, "hosts")
 		if err := os.WriteFile(file, []byte(hosts), 0o644); err != nil {
