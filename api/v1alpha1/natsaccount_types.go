@@ -162,6 +162,12 @@ const (
 	// ReasonImportNotExported: the exporter does not export the subject
 	// to this account; the servers would refuse the import.
 	ReasonImportNotExported = "ImportNotExported"
+	// ReasonAccountKeysMissing: the Secret of an account's keys is gone
+	// while users hold credentials signed by them. New keys would be a new
+	// account (every user locked out, the JetStream data left behind), so
+	// none are made without the user's word: delete and re-create the
+	// NatsAccount.
+	ReasonAccountKeysMissing = "AccountKeysMissing"
 )
 
 // AccountJetStreamUsage is what an account holds in JetStream, as the

@@ -115,3 +115,26 @@ type NatsUserList struct {
 func init() {
 	SchemeBuilder.Register(&NatsUser{}, &NatsUserList{})
 }
+
+// CredentialsSecretName is the Secret that gets u's creds file.
+func (u *NatsUser) CredentialsSecretName() string {
+	if u.Spec.SecretName != "" {
+		return u.Spec.SecretName
+	}
+	return u.Name + "-nats-creds"
+}
+
+// Finalizers of NatsAccount and NatsUser: the operator revokes what it
+// issued before the object goes (the account's users on the servers, the
+// user in its account's JWT).
+const (
+	AccountFinalizer = "kubenats.io/account"
+	UserFinalizer    = "kubenats.io/user"
+)
+
+// The keys of a NatsUser's credentials Secret.
+const (
+	CredsKey    = "user.creds"
+	CredsURLKey = "url"
+	CredsCAKey  = "ca.crt"
+)

@@ -159,3 +159,18 @@ func limits(l *jwt.OperatorLimits, in v1alpha1.AccountLimits) {
 	set(&l.Streams, js.Streams)
 	set(&l.Consumer, js.Consumers)
 }
+
+// DisabledAccountClaims is the JWT a deleted account leaves on the
+// servers: every user it issued before at revoked, no connection
+// admitted. The full resolver keeps an account JWT it was given (deletion
+// is off, natsconf/trust.go), so this one, not nothing, is what a server
+// down at the deletion finds when it syncs. Its JetStream data stays on
+// the servers, unreachable: kubenats deletes no data the user did not
+// name.
+func DisabledAccountClaims(a Account, at int64) *jwt.AccountClaims {
+	c, _, _ := AccountClaims(Account{Ref: a.Ref, PublicKey: a.PublicKey, SigningKey: a.SigningKey, Revoked: a.Revoked}, nil)
+	c.Limits.Conn = 0
+	c.Limits.LeafNodeConn = 0
+	c.RevokeAt(jwt.All, unix(at))
+	return c
+}

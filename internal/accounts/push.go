@@ -35,27 +35,34 @@ func Push(ctx context.Context, nc *nats.Conn, accountJWT string, servers int) (i
 	if err := nc.PublishRequest(ClaimsUpdateSubject, inbox, []byte(accountJWT)); err != nil {
 		return 0, err
 	}
-	took := 0
-	for took < servers {
+	// Answers are counted by server name: one server's answer counted
+	// twice would stand for another's that never came.
+	took := map[string]bool{}
+	for len(took) < servers {
 		select {
 		case <-ctx.Done():
-			return took, fmt.Errorf("%d of %d servers took the account JWT: %w", took, servers, ctx.Err())
+			return len(took), fmt.Errorf("%d of %d servers took the account JWT: %w", len(took), servers, ctx.Err())
 		case m := <-replies:
-			if err := claimsReply(m.Data); err != nil {
-				return took, err
+			server, err := claimsReply(m.Data)
+			if err != nil {
+				return len(took), err
 			}
-			took++
+			took[server] = true
 		}
 	}
-	return took, nil
+	return len(took), nil
 }
 
-// claimsReply reads one server's answer to a claims update.
-func claimsReply(data []byte) error {
+// claimsReply reads one server's answer to a claims update: the server's
+// name, or an error.
+func claimsReply(data []byte) (string, error) {
 	if len(data) > maxReply {
-		return errors.New("a server answered the claims update with more than 4KiB")
+		return "", errors.New("a server answered the claims update with more than 4KiB")
 	}
 	var r struct {
+		Server struct {
+			Name string `json:"name"`
+		} `json:"server"`
 		Data *struct {
 			Code int `json:"code"`
 		} `json:"data"`
@@ -65,13 +72,13 @@ func claimsReply(data []byte) error {
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
-		return fmt.Errorf("a server's answer to the claims update: %w", err)
+		return "", fmt.Errorf("a server's answer to the claims update: %w", err)
 	}
 	if r.Error != nil {
-		return fmt.Errorf("a server refused the account JWT: %s (code %d)", natsmon.Shown(r.Error.Description), r.Error.Code)
+		return "", fmt.Errorf("a server refused the account JWT: %s (code %d)", natsmon.Shown(r.Error.Description), r.Error.Code)
 	}
-	if r.Data == nil || r.Data.Code != 200 {
-		return errors.New("a server answered the claims update without taking it")
+	if r.Data == nil || r.Data.Code != 200 || r.Server.Name == "" {
+		return "", errors.New("a server answered the claims update without taking it")
 	}
-	return nil
+	return r.Server.Name, nil
 }

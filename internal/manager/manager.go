@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/accountcontroller"
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
@@ -209,6 +210,17 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		RouteCertRenewBefore: o.RouteCertificateRenewBefore,
 	}
 	if err := clusters.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	accountsReconciler := &accountcontroller.Reconciler{
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Applier:   applier,
+		Scheme:    scheme,
+		Recorder:  mgr.GetEventRecorder("kubenats"),
+		Servers:   clusters,
+	}
+	if err := accountsReconciler.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	// The API server's addresses as the cluster publishes them, read again

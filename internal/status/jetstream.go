@@ -13,3 +13,9 @@ func JetStreamConditions(prev []metav1.Condition, generation int64, now metav1.T
 		Type: v1alpha1.ConditionReady, Status: boolStatus(ready), Reason: reason, Message: message,
 	})
 }
+
+// ReadyConditions are the conditions of a kind with Ready alone (a
+// NatsAccount, a NatsUser), with the reason the pass found.
+func ReadyConditions(prev []metav1.Condition, generation int64, now metav1.Time, ready bool, reason, message string) []metav1.Condition {
+	return JetStreamConditions(prev, generation, now, ready, reason, message)
+}

@@ -133,8 +133,9 @@ func (s *LeakScanner) learnSecret(obj any) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, v := range sec.Data {
-		// A url without credentials (modes none and jwt) is the servers'.
-		if publicKeys[k] || (k == "url" && string(v) == string(sec.Data["servers"])) {
+		// A url without credentials (modes none and jwt, a NatsUser's creds
+		// Secret) is the servers' address.
+		if publicKeys[k] || (k == "url" && !strings.Contains(string(v), "@")) {
 			continue
 		}
 		for _, value := range secretParts(string(v)) {
@@ -147,6 +148,17 @@ func (s *LeakScanner) learnSecret(obj any) {
 // itself, or for a PEM private key each line of its body (a log line would
 // hold it without its armour).
 func secretParts(value string) []string {
+	if strings.Contains(value, "NKEY SEED-----") {
+		// A creds file: its seed alone is the secret (the JWT is public),
+		// and a leak would carry it without the file around it.
+		var seeds []string
+		for _, line := range strings.Split(value, "\n") {
+			if line = strings.TrimSpace(line); len(line) == 58 && line[0] == 'S' {
+				seeds = append(seeds, line)
+			}
+		}
+		return seeds
+	}
 	if !strings.Contains(value, "PRIVATE KEY-----") {
 		if len(value) < minSecretLen {
 			return nil

@@ -1,0 +1,175 @@
+package accountcontroller
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/accounts"
+	"github.com/kubenats/kubenats/internal/apply"
+)
+
+// +kubebuilder:rbac:groups=kubenats.io,resources=natsaccounts;natsusers,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=kubenats.io,resources=natsaccounts/status;natsusers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=kubenats.io,resources=natsaccounts/finalizers;natsusers/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
+// Servers reaches a cluster's servers as the operator's system user.
+type Servers interface {
+	// SystemConn connects to c's ready servers; ready is how many there
+	// are, each of which answers a system request for itself.
+	SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (nc *nats.Conn, ready int, err error)
+}
+
+// Reconciler runs NatsAccounts and their NatsUsers.
+type Reconciler struct {
+	client.Client
+	// APIReader reads past the cache: the keys Secret is read from the API
+	// server before any is made, so that a cache that has not seen it yet
+	// never makes an account a second identity.
+	APIReader client.Reader
+	Applier   *apply.Applier
+	Scheme    *runtime.Scheme
+	Recorder  recorder.EventRecorder
+	Servers   Servers
+	Workers   int
+}
+
+// resync is how often an account's status (connections, JetStream usage)
+// is read again with nothing changed; the JWT is pushed again with it, so
+// a server that missed a push has it within this time, not only within
+// the resolver's own two-minute sync.
+const resync = 30 * time.Second
+
+// pushWait bounds how long a pass waits for the servers' answers.
+const pushWait = 5 * time.Second
+
+// Reconcile is one pass over an account and its users.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	users, err := r.usersOf(ctx, req.Namespace, req.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	acct := &v1alpha1.NatsAccount{}
+	switch err := r.Get(ctx, req.NamespacedName, acct); {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{}, r.orphanUsers(ctx, users)
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	if !acct.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, acct, users)
+	}
+	if controllerutil.AddFinalizer(acct, v1alpha1.AccountFinalizer) {
+		if err := r.Update(ctx, acct); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	cluster, err := r.admittedCluster(ctx, acct)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if cluster == nil {
+		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonClusterNotAdmitted, clusterNotAdmitted)
+	}
+	ref := accounts.AccountRef{Namespace: acct.Namespace, Name: acct.Name}
+	keys, problem, err := r.accountKeys(ctx, cluster, acct)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if problem != nil {
+		return ctrl.Result{}, r.refuse(ctx, acct, users, problem.reason, problem.message)
+	}
+
+	// Users: who gets credentials, which keys are revoked. Revocations
+	// are recorded before the push that carries them and before any new
+	// creds are written.
+	views, err := r.userViews(ctx, users)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	target := credsTarget{cluster: cluster, caPEM: r.clientCA(ctx, cluster)}
+	plan := planUsers(views, func(u *v1alpha1.NatsUser) string { return target.digest(u, keys) })
+	if keys, err = r.revoke(ctx, cluster, ref, keys, plan.Revoke); err != nil {
+		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+	}
+	seeds := map[types.UID][]byte{}
+	for _, v := range views {
+		seeds[v.User.UID] = v.seed
+	}
+	issued := r.issue(ctx, plan, seeds, keys, target)
+
+	peers, err := r.peers(ctx, cluster, ref)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	operator, err := r.operatorSeed(ctx, cluster)
+	if err != nil {
+		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+	}
+	jwtText, refused, err := signAccount(acct, ref, keys, peers, operator)
+	if err != nil {
+		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+	}
+	usage, pushErr := r.push(ctx, cluster, keys.PublicKey, jwtText, accountHasJetStream(acct))
+	log.FromContext(ctx).V(1).Info("account pushed", "generation", acct.Generation, "revoked", len(keys.Revoked),
+		"issued", len(plan.Issue), "released", len(plan.Release), "error", pushErr)
+	if pushErr == nil {
+		if err := r.release(ctx, plan.Release); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.writeStatuses(ctx, acct, keys, plan, issued, refused, usage, pushErr); err != nil {
+		return ctrl.Result{}, err
+	}
+	if pushErr != nil {
+		if errors.Is(pushErr, errNoServers) {
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+		}
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	return ctrl.Result{RequeueAfter: resync}, nil
+}
+
+// usersOf lists the NatsUsers of account ns/name from the cache.
+func (r *Reconciler) usersOf(ctx context.Context, ns, name string) ([]*v1alpha1.NatsUser, error) {
+	var list v1alpha1.NatsUserList
+	if err := r.List(ctx, &list, client.InNamespace(ns), client.MatchingFields{userAccountIndex: name}); err != nil {
+		return nil, err
+	}
+	out := make([]*v1alpha1.NatsUser, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out, nil
+}
+
+// release drops the finalizer of deleted users whose revocation the
+// servers took.
+func (r *Reconciler) release(ctx context.Context, users []*v1alpha1.NatsUser) error {
+	for _, u := range users {
+		if controllerutil.RemoveFinalizer(u, v1alpha1.UserFinalizer) {
+			if err := r.Update(ctx, u); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			r.Recorder.Eventf(u, nil, corev1.EventTypeNormal, "Revoked", "Delete",
+				"the user's key is revoked in its account on every server")
+		}
+	}
+	return nil
+}
+
+func accountHasJetStream(a *v1alpha1.NatsAccount) bool { return a.Spec.Limits.JetStream != nil }

@@ -1,0 +1,129 @@
+package accounts
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
+)
+
+// An account's keys live in a Secret of the cluster's namespace, where no
+// tenant reads them: its identity seed (whose public key is the account's
+// name on the servers, and signs the activations of its exports), the
+// signing seed that signs its users, and the users it revoked. The
+// revocations are kept here, not only in the JWT on the servers, because
+// every account JWT is signed anew from this Secret: a revocation that
+// lived only in the last JWT would be dropped by the next.
+const (
+	AccountSeedKey        = "account.seed"
+	AccountSigningSeedKey = "signing.seed"
+	AccountRevocationsKey = "revocations.json"
+)
+
+// AllUsers in the revocations revokes every user issued before its time:
+// what a deleted account leaves, so that a NatsAccount made again with
+// its name (and so its keys) does not bring its old users back.
+const AllUsers = jwt.All
+
+// MaxRevocations bounds an account's revoked users: each is ~70 bytes of
+// the account JWT every server stores and every update carries.
+const MaxRevocations = 4096
+
+// KeysSecretName is the Secret of account ref's keys on the cluster named
+// cluster: the cluster's name and a digest of the account's namespace and
+// name (both can be long; the digest keeps the name within bounds and
+// unique per account).
+func KeysSecretName(cluster string, ref AccountRef) string {
+	sum := sha256.Sum256([]byte(ref.Namespace + "/" + ref.Name))
+	return cluster + "-account-" + hex.EncodeToString(sum[:6])
+}
+
+// AccountKeys are an account's keys and revocations.
+type AccountKeys struct {
+	Seed, SigningSeed     []byte
+	PublicKey, SigningKey string
+	// Revoked: user public key -> Unix time before which its JWTs are refused.
+	Revoked map[string]int64
+}
+
+// NewAccountKeys makes an account's keys, once.
+func NewAccountKeys() (AccountKeys, error) {
+	seed, err := NewSeed(nkeys.PrefixByteAccount)
+	if err != nil {
+		return AccountKeys{}, err
+	}
+	signing, err := NewSeed(nkeys.PrefixByteAccount)
+	if err != nil {
+		return AccountKeys{}, err
+	}
+	return ReadAccountKeys(map[string][]byte{AccountSeedKey: seed, AccountSigningSeedKey: signing})
+}
+
+// ReadAccountKeys reads a keys Secret's data, holding it to what
+// NewAccountKeys writes: seeds of accounts, revocations of user keys, at
+// most MaxRevocations. The error names keys, never values.
+func ReadAccountKeys(data map[string][]byte) (AccountKeys, error) {
+	var k AccountKeys
+	var err error
+	if k.PublicKey, err = PublicKey(data[AccountSeedKey], nkeys.PrefixByteAccount); err != nil {
+		return k, fmt.Errorf("%s: %v", AccountSeedKey, err)
+	}
+	if k.SigningKey, err = PublicKey(data[AccountSigningSeedKey], nkeys.PrefixByteAccount); err != nil {
+		return k, fmt.Errorf("%s: %v", AccountSigningSeedKey, err)
+	}
+	k.Seed, k.SigningSeed = data[AccountSeedKey], data[AccountSigningSeedKey]
+	k.Revoked = map[string]int64{}
+	if raw := data[AccountRevocationsKey]; len(raw) > 0 {
+		if len(raw) > MaxRevocations*80 {
+			return k, fmt.Errorf("%s: more than %d revocations", AccountRevocationsKey, MaxRevocations)
+		}
+		if err := json.Unmarshal(raw, &k.Revoked); err != nil {
+			return k, fmt.Errorf("%s: not a map of user keys to times", AccountRevocationsKey)
+		}
+		if len(k.Revoked) > MaxRevocations {
+			return k, fmt.Errorf("%s: more than %d revocations", AccountRevocationsKey, MaxRevocations)
+		}
+		for user, at := range k.Revoked {
+			if (user != AllUsers && !nkeys.IsValidPublicUserKey(user)) || at <= 0 {
+				return k, fmt.Errorf("%s: an entry that is not a user key and a time", AccountRevocationsKey)
+			}
+		}
+	}
+	return k, nil
+}
+
+// Data is the keys Secret's data.
+func (k AccountKeys) Data() map[string][]byte {
+	revoked, _ := json.Marshal(k.Revoked) // a map of strings to ints always encodes
+	if k.Revoked == nil {
+		revoked = []byte("{}")
+	}
+	return map[string][]byte{AccountSeedKey: k.Seed, AccountSigningSeedKey: k.SigningSeed, AccountRevocationsKey: revoked}
+}
+
+// Revoke returns k with users revoked as of at; changed says whether any
+// was new. A user already revoked keeps its earlier time. Past
+// MaxRevocations it refuses: the account's JWT would outgrow what the
+// servers take.
+func (k AccountKeys) Revoke(users []string, at int64) (_ AccountKeys, changed bool, _ error) {
+	out := k
+	out.Revoked = maps.Clone(k.Revoked)
+	if out.Revoked == nil {
+		out.Revoked = map[string]int64{}
+	}
+	for _, u := range users {
+		if _, ok := out.Revoked[u]; ok || u == "" {
+			continue
+		}
+		out.Revoked[u] = at
+		changed = true
+	}
+	if len(out.Revoked) > MaxRevocations {
+		return k, false, fmt.Errorf("the account has revoked %d users, the most it keeps", MaxRevocations)
+	}
+	return out, changed, nil
+}

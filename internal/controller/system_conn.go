@@ -1,0 +1,70 @@
+package controller
+
+import (
+	"context"
+	"errors"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+// ErrNoServers: the cluster has no running server to reach yet.
+var ErrNoServers = errors.New("no server of the cluster is ready")
+
+// SystemConn connects as the operator's system user to c's ready servers,
+// for the account controller's pushes and reads: the same connection, TLS
+// and pinned dial as the cluster's own reloads. ready is how many servers
+// are ready, each of which answers a system request for itself.
+func (r *NatsClusterReconciler) SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (_ *nats.Conn, ready int, _ error) {
+	var sts appsv1.StatefulSet
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	case apierrors.IsNotFound(err):
+		return nil, 0, ErrNoServers
+	case err != nil:
+		return nil, 0, err
+	case !metav1.IsControlledBy(&sts, c):
+		return nil, 0, ErrNoServers
+	}
+	pods, err := r.serverPods(ctx, c, &sts)
+	if err != nil {
+		return nil, 0, err
+	}
+	pods = readyPods(pods)
+	if len(pods) == 0 {
+		return nil, 0, ErrNoServers
+	}
+	a, err := r.access(ctx, c)
+	if err != nil {
+		return nil, 0, err
+	}
+	nc, err := a.connect(pods)
+	if err != nil {
+		return nil, 0, err
+	}
+	return nc, len(pods), nil
+}
+
+// readyPods are the pods that run, have an address and are Ready.
+func readyPods(pods []corev1.Pod) []corev1.Pod {
+	out := make([]corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if p.Status.PodIP == "" || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,327 @@
+package e2e_test
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// TestAccountsOfTwoTeams: two teams in two namespaces, an account each on
+// one three-server NatsCluster in mode jwt, a NatsUser each; all that the
+// operator makes of them, used the way applications use it (the creds
+// Secret alone).
+//
+//   - Isolation: a publish in orders is not seen in billing (over a
+//     window), until orders exports it to billing; billing's import is
+//     reported as left out until then.
+//   - Limits: the connection past orders' limit is refused by the server,
+//     and raising the limit lets it in with no server restarted (same pod
+//     UIDs): the account JWT reached the servers, not a reload.
+//   - Revocation: deleting a user closes its live connection within 5 s
+//     and its creds are refused on every server, including one restarted
+//     after the deletion (the revocation is in the stored account JWT).
+//   - A namespace the cluster does not admit gets the same refusal as a
+//     cluster that does not exist, and no keys.
+//
+// Careless variants, each watched failing: one account for all teams
+// (isolation), a revocation kept in memory only (the restarted server
+// lets the user in), users signed by the operator's key (refused by the
+// servers: no creds work), the import written though not exported.
+func TestAccountsOfTwoTeams(t *testing.T) {
+	t.Parallel()
+	platform, teamA, teamB, outsider := namespace(t), namespace(t), namespace(t), namespace(t)
+	diagnoseOnFailure(t, platform)
+	f := formNamed(t, platform, "nats", func(s *v1alpha1.NatsClusterSpec) {
+		s.Auth.Mode = v1alpha1.AuthJWT
+		s.Auth.Accounts = &v1alpha1.AccountsFrom{Namespaces: []string{teamA, teamB}}
+	})
+	uids := podUIDs(t, platform, f.Pods)
+	ctx := testCtx(t)
+	ref := v1alpha1.ClusterRef{Name: "nats", Namespace: platform}
+
+	three := int64(3)
+	orders := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "orders"},
+		Spec: v1alpha1.NatsAccountSpec{Cluster: ref, Limits: v1alpha1.AccountLimits{Connections: &three}}}
+	billing := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "billing"},
+		Spec: v1alpha1.NatsAccountSpec{Cluster: ref, Imports: []v1alpha1.AccountImport{{
+			Account: v1alpha1.AccountRef{Name: "orders", Namespace: teamA}, Subject: "orders.>",
+			Type: v1alpha1.ExportStream, LocalSubject: "from-orders.>"}}}}
+	app := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "app"}, Spec: v1alpha1.NatsUserSpec{Account: "orders"}}
+	invoicer := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "invoicer"}, Spec: v1alpha1.NatsUserSpec{Account: "billing"}}
+	stranger := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: outsider, Name: "stranger"}, Spec: v1alpha1.NatsAccountSpec{Cluster: ref}}
+	nowhere := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: outsider, Name: "nowhere"},
+		Spec: v1alpha1.NatsAccountSpec{Cluster: v1alpha1.ClusterRef{Name: "absent", Namespace: platform}}}
+	for _, o := range []client.Object{orders, billing, app, invoicer, stranger, nowhere} {
+		if err := cluster.Client.Create(ctx, o); err != nil {
+			t.Fatalf("creating %s: %v", o.GetName(), err)
+		}
+	}
+
+	credsA, credsB := waitCreds(t, app), waitCreds(t, invoicer)
+	waitAccount(t, billing, metav1.ConditionFalse, v1alpha1.ReasonImportNotExported)
+
+	// Isolation, over a window: billing sees nothing of orders, under the
+	// subject orders publishes or the one its import would map to.
+	b := credsConn(t, f.IP(f.Pods[1]), credsB)
+	seen := atomic.Int64{}
+	for _, subject := range []string{"orders.new", "from-orders.new", ">"} {
+		if _, err := b.Subscribe(subject, func(*nats.Msg) { seen.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a := credsConn(t, f.IP(f.Pods[0]), credsA)
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if err := a.Publish("orders.new", []byte("o-1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := seen.Load(); n != 0 {
+		t.Fatalf("billing received %d messages published in orders before any export", n)
+	}
+
+	// Exported to billing: the import now works, through the mapping.
+	got := make(chan string, 64)
+	if _, err := b.Subscribe("from-orders.>", func(m *nats.Msg) { got <- m.Subject }); err != nil {
+		t.Fatal(err)
+	}
+	patchAccount(t, orders, func(s *v1alpha1.NatsAccountSpec) {
+		s.Exports = []v1alpha1.AccountExport{{Subject: "orders.>", Type: v1alpha1.ExportStream,
+			To: []v1alpha1.AccountRef{{Name: "billing", Namespace: teamB}}}}
+	})
+	waitAccount(t, billing, metav1.ConditionTrue, v1alpha1.ReasonReady)
+	eventually(t, 15*time.Second, func() error {
+		if err := a.Publish("orders.new", []byte("o-2")); err != nil {
+			return err
+		}
+		select {
+		case s := <-got:
+			if s != "from-orders.new" {
+				return fmt.Errorf("billing got %s, want from-orders.new", s)
+			}
+			return nil
+		case <-time.After(300 * time.Millisecond):
+			return errors.New("billing has not received orders' export")
+		}
+	})
+
+	// Limits: connections to server 0 until the server refuses one; the
+	// refusal must come with at most three of orders' connections open
+	// (the servers also count the account's connections on the other
+	// servers, as they learn of them, so it may come earlier).
+	ip0 := f.IP(f.Pods[0])
+	open := 1 // a
+	var refusal error
+	for refusal == nil && open <= 3 {
+		if _, refusal = connect(t, "nats://"+ip0+":4222", nats.UserCredentials(credsA)); refusal == nil {
+			open++
+		}
+	}
+	if refusal == nil || !strings.Contains(strings.ToLower(refusal.Error()), "maximum account active connections exceeded") {
+		t.Fatalf("with %d of orders' connections open (limit 3): %v, want the server's refusal", open, refusal)
+	}
+	eventually(t, 40*time.Second, func() error {
+		get(t, orders)
+		if orders.Status.Connections < int64(open) {
+			return fmt.Errorf("status.connections %d, want %d", orders.Status.Connections, open)
+		}
+		return nil
+	})
+	ten := int64(10)
+	patchAccount(t, orders, func(s *v1alpha1.NatsAccountSpec) { s.Limits.Connections = &ten })
+	// Raised, the refused connection gets in.
+	eventually(t, 15*time.Second, func() error {
+		_, err := connect(t, "nats://"+ip0+":4222", nats.UserCredentials(credsA))
+		return err
+	})
+
+	// Revocation: the user's live connection closes within 5 s of the
+	// deletion, and its creds are refused on every server.
+	closed := make(chan time.Time, 1)
+	credsConn(t, f.IP(f.Pods[2]), credsA, nats.ClosedHandler(func(*nats.Conn) { closed <- time.Now() }))
+	deleted := time.Now()
+	if err := cluster.Client.Delete(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case at := <-closed:
+		t.Logf("the deleted user's connection closed %s after the deletion", at.Sub(deleted).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		t.Fatal("the deleted user's connection is still open 5 s after the deletion")
+	}
+	get(t, orders)
+	for _, p := range f.Pods {
+		var view struct {
+			Detail struct {
+				Revoked map[string]any `json:"revoked_user"`
+				JWT     string         `json:"jwt"`
+			} `json:"account_detail"`
+		}
+		err := monitor(f.IP(p), "/accountz?acc="+orders.Status.PublicKey, &view)
+		t.Logf("%s: users revoked in orders: %v (%v)", p, view.Detail.Revoked, err)
+	}
+	for _, p := range f.Pods {
+		refusedCreds(t, f.IP(p), credsA)
+	}
+	// A server restarted after the deletion refuses the creds too.
+	restartPod(t, platform, f.Pods[2])
+	eventually(t, 2*time.Minute, func() error {
+		_, err := connect(t, "nats://"+f.IP(f.Pods[2])+":4222", nats.UserCredentials(credsA))
+		if err == nil {
+			return errors.New("the restarted server lets the revoked user in")
+		}
+		if !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+			return fmt.Errorf("not refused yet: %v", err)
+		}
+		return nil
+	})
+	// And after the account's next push (a limit changed): the revocation
+	// is recorded where every JWT is signed from, not only in the last one.
+	eleven := int64(11)
+	patchAccount(t, orders, func(s *v1alpha1.NatsAccountSpec) { s.Limits.Connections = &eleven })
+	eventually(t, wait, func() error {
+		get(t, orders)
+		if c := meta.FindStatusCondition(orders.Status.Conditions, v1alpha1.ConditionReady); c == nil ||
+			c.ObservedGeneration != orders.Generation || c.Status != metav1.ConditionTrue {
+			return fmt.Errorf("orders not pushed at generation %d yet: %+v", orders.Generation, c)
+		}
+		return nil
+	})
+	for _, p := range f.Pods {
+		refusedCreds(t, f.IP(p), credsA)
+	}
+	delete(uids, f.Pods[2])
+	now := podUIDs(t, platform, f.Pods[:2])
+	if !maps.Equal(now, uids) {
+		t.Fatalf("servers replaced by an account change: pod UIDs %v, were %v", now, uids)
+	}
+
+	// Not admitted, and not there: one reason, one text, no keys.
+	waitAccount(t, stranger, metav1.ConditionFalse, v1alpha1.ReasonClusterNotAdmitted)
+	waitAccount(t, nowhere, metav1.ConditionFalse, v1alpha1.ReasonClusterNotAdmitted)
+	if s, n := readyMessage(stranger), readyMessage(nowhere); s != n {
+		t.Fatalf("a cluster that does not admit and one that is not there read differently: %q and %q", s, n)
+	}
+	var secrets corev1.SecretList
+	if err := cluster.Client.List(ctx, &secrets, client.InNamespace(platform)); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		if strings.HasPrefix(s.Annotations["kubenats.io/account"], outsider+"/") {
+			t.Fatalf("keys made for an account the cluster does not admit: %s", s.Name)
+		}
+	}
+}
+
+// waitCreds waits for u's creds Secret and writes its creds file for
+// nats.UserCredentials.
+func waitCreds(t *testing.T, u *v1alpha1.NatsUser) string {
+	t.Helper()
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: u.Namespace, Name: u.CredentialsSecretName()}}
+	eventually(t, wait, func() error {
+		return cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(s), s)
+	})
+	if url := string(s.Data[v1alpha1.CredsURLKey]); !strings.HasPrefix(url, "nats://nats.") || !strings.HasSuffix(url, ".svc:4222") {
+		t.Fatalf("the creds Secret's url is %q, want the cluster's Service", s.Data[v1alpha1.CredsURLKey])
+	}
+	path := t.TempDir() + "/" + u.Name + ".creds"
+	if err := os.WriteFile(path, s.Data[v1alpha1.CredsKey], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// credsConn connects to the server at ip with a creds file, or fails.
+func credsConn(t *testing.T, ip, creds string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := connect(t, "nats://"+ip+":4222", append([]nats.Option{nats.UserCredentials(creds)}, opts...)...)
+	if err != nil {
+		t.Fatalf("connecting with %s to %s: %v", creds, ip, err)
+	}
+	return nc
+}
+
+// refusedCreds requires the server at ip to refuse creds: NATS speaks
+// first, so the refusal is the server's -ERR, not a timeout.
+func refusedCreds(t *testing.T, ip, creds string) {
+	t.Helper()
+	_, err := connect(t, "nats://"+ip+":4222", nats.UserCredentials(creds))
+	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+		t.Fatalf("revoked creds on %s: %v, want the server's authorization violation", ip, err)
+	}
+}
+
+// waitAccount waits for a's Ready condition to have status and reason.
+func waitAccount(t *testing.T, a *v1alpha1.NatsAccount, status metav1.ConditionStatus, reason string) {
+	t.Helper()
+	eventually(t, wait, func() error {
+		get(t, a)
+		c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady)
+		if c == nil || c.Status != status || c.Reason != reason {
+			return fmt.Errorf("%s/%s Ready %+v, want %s %s", a.Namespace, a.Name, c, status, reason)
+		}
+		return nil
+	})
+}
+
+func readyMessage(a *v1alpha1.NatsAccount) string {
+	if c := meta.FindStatusCondition(a.Status.Conditions, v1alpha1.ConditionReady); c != nil {
+		return c.Message
+	}
+	return ""
+}
+
+// patchAccount changes a's spec, retrying on conflicts.
+func patchAccount(t *testing.T, a *v1alpha1.NatsAccount, edit func(*v1alpha1.NatsAccountSpec)) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		get(t, a)
+		edit(&a.Spec)
+		return cluster.Client.Update(testCtx(t), a)
+	})
+}
+
+// restartPod deletes a server's pod and waits for its successor to run.
+func restartPod(t *testing.T, ns, name string) {
+	t.Helper()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	get(t, p)
+	old := p.UID
+	if err := cluster.Client.Delete(testCtx(t), p); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, func() error {
+		p := &corev1.Pod{}
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: ns, Name: name}, p); err != nil {
+			return err
+		}
+		if p.UID == old || !podReady(p) {
+			return fmt.Errorf("%s not back yet", name)
+		}
+		return nil
+	})
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
