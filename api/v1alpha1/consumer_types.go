@@ -24,6 +24,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="(has(self.maxWaiting) ? self.maxWaiting : 0) == (has(oldSelf.maxWaiting) ? oldSelf.maxWaiting : 0)",message="maxWaiting cannot change on the server"
 // +kubebuilder:validation:XValidation:rule="self.ackPolicy != 'flow_control' || has(self.deliverSubject)",message="ackPolicy flow_control needs deliverSubject (push)"
 // +kubebuilder:validation:XValidation:rule="self.ackPolicy != 'flow_control' || (!has(self.backoff) && (!has(self.maxDeliver) || self.maxDeliver <= 0))",message="ackPolicy flow_control redelivers by flow control: backoff and a positive maxDeliver do not apply"
+// +kubebuilder:validation:XValidation:rule="has(self.account) == has(oldSelf.account) && (!has(self.account) || self.account == oldSelf.account)",message="account is immutable: the same name in another account is another object"
+// +kubebuilder:validation:XValidation:rule="!has(self.account) || has(self.cluster)",message="account applies to a NatsCluster target (cluster), not to a connection"
 type ConsumerSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`

@@ -14,6 +14,14 @@ type Target struct {
 	// Connection reaches a NATS system kubenats does not run.
 	// +optional
 	Connection *Connection `json:"connection,omitempty"`
+	// Account is the NatsAccount, in this namespace, the object lives in,
+	// on a cluster in auth mode jwt (NACK's manifests name it the same
+	// way). The operator manages the object as a user of that account it
+	// keeps for itself, never with another account's rights.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	Account string `json:"account,omitempty"`
 }
 
 // ClusterRef names a NatsCluster.

@@ -124,6 +124,14 @@ func (u *NatsUser) CredentialsSecretName() string {
 	return u.Name + "-nats-creds"
 }
 
+// DeletionGuardFinalizer holds a deleted NatsCluster while its streams
+// hold messages or other namespaces' resources use it, until they are gone
+// or the annotation kubenats.io/delete-with-data is "true".
+const DeletionGuardFinalizer = "kubenats.io/deletion-guard"
+
+// ConditionDeleting is a deleted NatsCluster's guard: what it waits for.
+const ConditionDeleting = "Deleting"
+
 // Finalizers of NatsAccount and NatsUser: the operator revokes what it
 // issued before the object goes (the account's users on the servers, the
 // user in its account's JWT).
@@ -131,6 +139,15 @@ const (
 	AccountFinalizer = "kubenats.io/account"
 	UserFinalizer    = "kubenats.io/user"
 )
+
+// AnnotationRotateSigningKey on a NatsAccount asks for a new signing key:
+// each new value is one rotation. Every user is re-issued with the new
+// key; the previous one stays in the account until every user holds the
+// new creds and a grace is over, so connected clients stay connected.
+const AnnotationRotateSigningKey = "kubenats.io/rotate-signing-key"
+
+// ConditionSigningKeyRotated reports a NatsAccount's last rotation.
+const ConditionSigningKeyRotated = "SigningKeyRotated"
 
 // The keys of a NatsUser's credentials Secret.
 const (

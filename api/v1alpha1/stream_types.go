@@ -20,6 +20,8 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="has(self.allowMsgCounter) == has(oldSelf.allowMsgCounter) && (!has(self.allowMsgCounter) || self.allowMsgCounter == oldSelf.allowMsgCounter)",message="allowMsgCounter cannot change on the server"
 // +kubebuilder:validation:XValidation:rule="(has(self.persistMode) ? self.persistMode : 'default') == (has(oldSelf.persistMode) ? oldSelf.persistMode : 'default')",message="persistMode cannot change on the server"
 // +kubebuilder:validation:XValidation:rule="!has(self.discardPerSubject) || !self.discardPerSubject || (self.discard == 'new' && has(self.maxMsgsPerSubject) && self.maxMsgsPerSubject > 0)",message="discardPerSubject needs discard new and maxMsgsPerSubject above 0"
+// +kubebuilder:validation:XValidation:rule="has(self.account) == has(oldSelf.account) && (!has(self.account) || self.account == oldSelf.account)",message="account is immutable: the same name in another account is another object"
+// +kubebuilder:validation:XValidation:rule="!has(self.account) || has(self.cluster)",message="account applies to a NatsCluster target (cluster), not to a connection"
 type StreamSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`

@@ -18,11 +18,8 @@ const clusterNotAdmitted = "the NatsCluster is not there, is not in auth mode jw
 
 // clusterKey is an account's cluster, as namespace/name.
 func clusterKey(a *v1alpha1.NatsAccount) client.ObjectKey {
-	ns := a.Spec.Cluster.Namespace
-	if ns == "" {
-		ns = a.Namespace
-	}
-	return client.ObjectKey{Namespace: ns, Name: a.Spec.Cluster.Name}
+	ns, name := accounts.ClusterOf(a)
+	return client.ObjectKey{Namespace: ns, Name: name}
 }
 
 // admittedCluster is a's cluster if it admits a's namespace, else nil.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
@@ -104,10 +105,12 @@ func credsSeed(creds []byte) ([]byte, string) {
 		return nil, ""
 	}
 	defer kp.Wipe()
-	seed, err := kp.Seed()
+	kept, err := kp.Seed()
 	if err != nil {
 		return nil, ""
 	}
+	// A copy: Wipe zeroes the key pair's own bytes, which Seed returns.
+	seed := append([]byte(nil), kept...)
 	pub, err := accounts.PublicKey(seed, nkeys.PrefixByteUser)
 	if err != nil {
 		return nil, ""
@@ -130,6 +133,9 @@ func (r *Reconciler) issue(ctx context.Context, p userPlan, seeds map[types.UID]
 		u := is.User
 		pub, err := r.issueOne(ctx, u, is.NewKey, seeds[u.UID], keys, t)
 		out[u.UID] = issued{PublicKey: pub, Err: err}
+		if err != nil {
+			log.FromContext(ctx).Info("issuing a user's credentials failed", "user", u.Name, "error", err.Error())
+		}
 		if err == nil {
 			verb := "re-issued"
 			if is.NewKey {

@@ -57,7 +57,8 @@ func signAccount(a *v1alpha1.NatsAccount, ref accounts.AccountRef, keys accounts
 		visible[ref] = p.Peer
 	}
 	claims, acts, refused := accounts.AccountClaims(accounts.Account{Ref: ref, Spec: a.Spec,
-		PublicKey: keys.PublicKey, SigningKey: keys.SigningKey, Revoked: keys.Revoked}, visible)
+		PublicKey: keys.PublicKey, SigningKey: keys.SigningKey, PreviousSigningKey: keys.PreviousSigningKey,
+		Revoked: keys.Revoked}, visible)
 	text, err := accounts.SignAccount(claims, acts, operator, func(exporter accounts.AccountRef) ([]byte, string, bool) {
 		p, ok := peers[exporter]
 		return p.keys.SigningSeed, p.keys.PublicKey, ok

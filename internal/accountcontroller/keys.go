@@ -60,6 +60,12 @@ func (r *Reconciler) accountKeys(ctx context.Context, c *v1alpha1.NatsCluster, a
 	if err != nil {
 		return keys, &problem{v1alpha1.ReasonSecretInvalid, "the account's keys: " + err.Error()}, nil
 	}
+	if len(keys.OperatorCreds) == 0 {
+		if keys, err = keys.WithOperatorUser(); err != nil {
+			return keys, nil, err
+		}
+		return keys, nil, r.writeKeys(ctx, c, ref, keys)
+	}
 	return keys, nil, nil
 }
 

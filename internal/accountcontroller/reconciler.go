@@ -2,7 +2,6 @@ package accountcontroller
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -46,7 +45,15 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	Servers   Servers
 	Workers   int
+	// SigningKeyGrace is how long a rotated-out signing key stays in the
+	// account at least (DefaultSigningKeyGrace when zero): time for the
+	// kubelet to bring the re-issued creds into pods that mount them.
+	SigningKeyGrace time.Duration
 }
+
+// DefaultSigningKeyGrace covers the kubelet's refresh of a mounted Secret
+// (about a minute) several times over.
+const DefaultSigningKeyGrace = 10 * time.Minute
 
 // resync is how often an account's status (connections, JetStream usage)
 // is read again with nothing changed; the JWT is pushed again with it, so
@@ -56,6 +63,12 @@ const resync = 30 * time.Second
 
 // pushWait bounds how long a pass waits for the servers' answers.
 const pushWait = 5 * time.Second
+
+// retrySoon is a pass that could not reach its end for a passing reason
+// (servers not ready, a write or a push that failed): the refusals that
+// only a change can lift (a cluster that does not admit the account, its
+// keys gone) wait for that change's event instead.
+var retrySoon = ctrl.Result{RequeueAfter: 3 * time.Second}
 
 // Reconcile is one pass over an account and its users.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
@@ -93,6 +106,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if problem != nil {
 		return ctrl.Result{}, r.refuse(ctx, acct, users, problem.reason, problem.message)
 	}
+	if keys, err = r.rotate(ctx, cluster, acct, keys); err != nil {
+		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+	}
 
 	// Users: who gets credentials, which keys are revoked. Revocations
 	// are recorded before the push that carries them and before any new
@@ -104,13 +120,16 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	target := credsTarget{cluster: cluster, caPEM: r.clientCA(ctx, cluster)}
 	plan := planUsers(views, func(u *v1alpha1.NatsUser) string { return target.digest(u, keys) })
 	if keys, err = r.revoke(ctx, cluster, ref, keys, plan.Revoke); err != nil {
-		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
 	seeds := map[types.UID][]byte{}
 	for _, v := range views {
 		seeds[v.User.UID] = v.seed
 	}
 	issued := r.issue(ctx, plan, seeds, keys, target)
+	if keys, err = r.dropPrevious(ctx, cluster, acct, keys, plan, issued); err != nil {
+		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+	}
 
 	peers, err := r.peers(ctx, cluster, ref)
 	if err != nil {
@@ -118,11 +137,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	operator, err := r.operatorSeed(ctx, cluster)
 	if err != nil {
-		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
 	jwtText, refused, err := signAccount(acct, ref, keys, peers, operator)
 	if err != nil {
-		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
+		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
 	usage, pushErr := r.push(ctx, cluster, keys.PublicKey, jwtText, accountHasJetStream(acct))
 	log.FromContext(ctx).V(1).Info("account pushed", "generation", acct.Generation, "revoked", len(keys.Revoked),
@@ -136,12 +155,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if pushErr != nil {
-		if errors.Is(pushErr, errNoServers) {
-			return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-		}
-		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+		return retrySoon, nil
 	}
-	return ctrl.Result{RequeueAfter: resync}, nil
+	return ctrl.Result{RequeueAfter: nextPass(keys, time.Now())}, nil
 }
 
 // usersOf lists the NatsUsers of account ns/name from the cache.

@@ -51,7 +51,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	specOrDeletion := predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("natsaccount").
-		For(&v1alpha1.NatsAccount{}, builder.WithPredicates(specOrDeletion)).
+		// Annotations too: a rotation is asked for with one.
+		For(&v1alpha1.NatsAccount{}, builder.WithPredicates(predicate.Or[client.Object](specOrDeletion, predicate.AnnotationChangedPredicate{}))).
 		Watches(&v1alpha1.NatsAccount{}, handler.EnqueueRequestsFromMapFunc(r.accountsBeside),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.NatsUser{}, handler.EnqueueRequestsFromMapFunc(userAccount), builder.WithPredicates(specOrDeletion)).

@@ -100,7 +100,11 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 			next.JetStream = &v1alpha1.AccountJetStreamUsage{Memory: usage.Memory, Storage: usage.Storage}
 		}
 	}
-	next.Conditions = status.ReadyConditions(a.Status.Conditions, a.Generation, metav1.Now(), ready, reason, message)
+	verdicts := []status.Verdict{{Type: v1alpha1.ConditionReady, Status: conditionStatus(ready), Reason: reason, Message: message}}
+	if v := rotationVerdict(keys, p, done); v != nil {
+		verdicts = append(verdicts, status.Verdict{Type: v1alpha1.ConditionSigningKeyRotated, Status: conditionStatus(v.ok), Reason: v.reason, Message: v.message})
+	}
+	next.Conditions = status.Conditions(a.Status.Conditions, a.Generation, metav1.Now(), verdicts...)
 	if err := r.writeAccountStatus(ctx, a, next); err != nil {
 		return err
 	}
@@ -132,4 +136,11 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 
 func userReadyMessage(u *v1alpha1.NatsUser) string {
 	return "credentials in Secret " + u.CredentialsSecretName()
+}
+
+func conditionStatus(ok bool) metav1.ConditionStatus {
+	if ok {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
 }

@@ -42,3 +42,12 @@ func NeedsNamespaceLabels(c *v1alpha1.NatsCluster, ns string) bool {
 	return c != nil && ns != c.Namespace && c.Spec.Auth.Accounts != nil && c.Spec.Auth.Accounts.NamespaceSelector != nil &&
 		!slices.Contains(c.Spec.Auth.Accounts.Namespaces, ns)
 }
+
+// ClusterOf is the NatsCluster account a lives on, as namespace and name:
+// an unset namespace is the account's own.
+func ClusterOf(a *v1alpha1.NatsAccount) (namespace, name string) {
+	if a.Spec.Cluster.Namespace == "" {
+		return a.Namespace, a.Spec.Cluster.Name
+	}
+	return a.Spec.Cluster.Namespace, a.Spec.Cluster.Name
+}

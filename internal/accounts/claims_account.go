@@ -26,8 +26,9 @@ type Account struct {
 	Ref  AccountRef
 	Spec v1alpha1.NatsAccountSpec
 	// PublicKey is the account's identity (A...), SigningKey the public key
-	// that signs its users.
-	PublicKey, SigningKey string
+	// that signs its users; PreviousSigningKey, while a rotation keeps it,
+	// the one that signed them before.
+	PublicKey, SigningKey, PreviousSigningKey string
 	// Revoked are the users revoked, by public key, with the Unix time
 	// before which (inclusive) their JWTs are refused.
 	Revoked map[string]int64
@@ -63,6 +64,9 @@ func AccountClaims(a Account, peers map[AccountRef]Peer) (*jwt.AccountClaims, []
 	c := jwt.NewAccountClaims(a.PublicKey)
 	c.Name = a.Ref.String()
 	c.SigningKeys.Add(a.SigningKey)
+	if a.PreviousSigningKey != "" {
+		c.SigningKeys.Add(a.PreviousSigningKey)
+	}
 	limits(&c.Limits, a.Spec.Limits)
 	for _, e := range a.Spec.Exports {
 		c.Exports.Add(export(e))

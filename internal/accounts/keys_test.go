@@ -71,3 +71,41 @@ func TestKeysSecretNameIsPerAccount(t *testing.T) {
 		t.Fatalf("names %s and %s", a, b)
 	}
 }
+
+// TestRotateKeepsThePreviousKeyUntilEveryUserIsReissued: a rotation makes
+// a new signing key and keeps the old one; the old one goes only once the
+// grace is over and every user is re-issued; a request answered once is
+// not answered again. Careless variants caught: dropping the old key at
+// once (every connected client of the account disconnected), dropping it
+// with a user not re-issued (that user locked out), rotating again on
+// every pass (the annotation is still there).
+func TestRotateKeepsThePreviousKeyUntilEveryUserIsReissued(t *testing.T) {
+	k, _ := NewAccountKeys()
+	rotated, changed, err := k.Rotate("r1", 100)
+	if err != nil || !changed {
+		t.Fatalf("rotate: %v %v", changed, err)
+	}
+	if rotated.SigningKey == k.SigningKey || rotated.PreviousSigningKey != k.SigningKey {
+		t.Fatalf("signing %s previous %s, was %s", rotated.SigningKey, rotated.PreviousSigningKey, k.SigningKey)
+	}
+	if string(rotated.OperatorCreds) == string(k.OperatorCreds) {
+		t.Fatal("the operator's own user was not re-issued with the new key")
+	}
+	if _, again, _ := rotated.Rotate("r1", 200); again {
+		t.Fatal("the same request rotated twice")
+	}
+	back, err := ReadAccountKeys(rotated.Data())
+	if err != nil || back.PreviousSigningKey != k.SigningKey || back.Rotation.For != "r1" || back.Rotation.PreviousUntil != 100 {
+		t.Fatalf("read back %+v: %v", back.Rotation, err)
+	}
+	if _, dropped := back.DropPrevious(99, true); dropped {
+		t.Fatal("dropped before the grace was over")
+	}
+	if _, dropped := back.DropPrevious(100, false); dropped {
+		t.Fatal("dropped with a user not re-issued")
+	}
+	done, dropped := back.DropPrevious(100, true)
+	if !dropped || done.PreviousSigningKey != "" || len(done.Data()[AccountPreviousSigningSeedKey]) != 0 {
+		t.Fatal("not dropped once the grace was over and every user re-issued")
+	}
+}

@@ -34,6 +34,9 @@ type targetProblem struct {
 // resolveTarget turns a resource's target into what dialing needs.
 func (r *JetStreamBase) resolveTarget(ctx context.Context, obj v1alpha1.JetStreamObject) (jetstream.ConnSpec, *targetProblem, error) {
 	t := obj.GetTarget()
+	if t.Cluster != nil && t.Account != "" {
+		return r.accountConn(ctx, obj.GetNamespace(), *t.Cluster, t.Account)
+	}
 	if t.Cluster != nil {
 		return r.clusterConn(ctx, obj.GetNamespace(), *t.Cluster)
 	}
@@ -69,11 +72,10 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 	}
 	if render.HasTrust(&c) {
 		// There is no cluster-wide user in mode jwt: a JetStream resource
-		// would have to name its account, which this version does not
-		// serve yet. Refused rather than run with the system account's
-		// rights.
+		// names the account it lives in (accountConn). Refused rather than
+		// run with the system account's rights.
 		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, message: fmt.Sprintf(
-			"NatsCluster %s/%s runs auth mode jwt: JetStream resources on it are not served yet", ref.Namespace, ref.Name)}, nil
+			"NatsCluster %s/%s runs auth mode jwt: name the NatsAccount the object lives in (spec.account)", ref.Namespace, ref.Name)}, nil
 	}
 	if !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable) || c.Status.CredentialsSecretRef == nil {
 		return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(

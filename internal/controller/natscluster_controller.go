@@ -103,7 +103,7 @@ type NatsClusterReconciler struct {
 	passes namespacePasses
 }
 
-// +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters/status,verbs=update
 // Owner references with blockOwnerDeletion need update on the owner's
 // finalizers where the OwnerReferencesPermissionEnforcement admission
@@ -134,7 +134,12 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	if !live.DeletionTimestamp.IsZero() {
 		forgetMetrics(req.Namespace, req.Name)
-		return ctrl.Result{}, nil // garbage collection removes the children
+		// Once the guard lets it go, garbage collection removes the
+		// children.
+		return r.guardDeletion(ctx, &live)
+	}
+	if err := r.holdDeletion(ctx, &live); err != nil {
+		return ctrl.Result{}, err
 	}
 	c := live.WithDefaults()
 

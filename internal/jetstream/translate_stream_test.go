@@ -110,7 +110,7 @@ func streamWith(f func(*v1alpha1.StreamSpec)) v1alpha1.StreamSpec {
 }
 
 // notTranslated are the spec fields that are not on the server.
-var notTranslated = []string{"cluster", "connection", "preventDelete", "preventUpdate", "adoptExisting"}
+var notTranslated = []string{"cluster", "connection", "account", "preventDelete", "preventUpdate", "adoptExisting"}
 
 func TestTranslateStreamFullFixtureSetsEveryField(t *testing.T) {
 	if zero := zeroFields(fullStream(), notTranslated...); len(zero) > 0 {

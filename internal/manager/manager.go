@@ -103,6 +103,9 @@ type Options struct {
 	// change to every sidecar before a stage that needs it in force
 	// (controller.DefaultMeshPushAllowance when zero).
 	MeshPushAllowance time.Duration
+	// SigningKeyGrace is how long a NatsAccount's rotated-out signing key
+	// stays at least (accountcontroller.DefaultSigningKeyGrace when zero).
+	SigningKeyGrace time.Duration
 	// AllowedImageRegistries limits spec.image to images under these
 	// registries or repositories (controller.ParseImagePolicy); empty:
 	// any image.
@@ -219,6 +222,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Scheme:    scheme,
 		Recorder:  mgr.GetEventRecorder("kubenats"),
 		Servers:   clusters,
+
+		SigningKeyGrace: o.SigningKeyGrace,
 	}
 	if err := accountsReconciler.SetupWithManager(mgr); err != nil {
 		return nil, err

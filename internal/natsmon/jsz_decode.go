@@ -134,6 +134,8 @@ func (d *jsonReader) stream(b *jszBudget) (Stream, error) {
 			st.Replicas, err = d.replicasOf()
 		case "cluster":
 			st.Cluster, err = d.group(b)
+		case "state":
+			st.Messages, err = d.messagesOf()
 		case "consumer_detail":
 			st.Consumers = st.Consumers[:0]
 			err = d.Array(maxJSZConsumers, "consumers", func() error {
@@ -251,4 +253,18 @@ func (d *jsonReader) peer() (Peer, error) {
 		return err
 	})
 	return p, err
+}
+
+// messagesOf reads a stream's "state" for its message count.
+func (d *jsonReader) messagesOf() (uint64, error) {
+	var n uint64
+	err := d.Object(func(key []byte) error {
+		if string(key) != "messages" {
+			return d.Skip()
+		}
+		var err error
+		n, err = d.Uint()
+		return err
+	})
+	return n, err
 }

@@ -50,7 +50,7 @@ func TestDecodeJSZReadsWhatNatsServerWrites(t *testing.T) {
 	want := &JSInfo{
 		Meta: &MetaGroup{Leader: "n-0", Replicas: wantPeers},
 		Accounts: []Account{{Name: "APP", Streams: []Stream{{
-			Name: "ORDERS", Replicas: 3,
+			Name: "ORDERS", Replicas: 3, Messages: 10,
 			Cluster: &Group{Leader: "n-0", Replicas: wantPeers, Moving: true},
 			Consumers: []Consumer{{Name: "W\u00e9", Replicas: 2,
 				Cluster: &Group{Leader: "n-1", Replicas: wantPeers[:1]}}},

@@ -37,8 +37,10 @@ type Account struct {
 type Stream struct {
 	Name string
 	// Replicas is config.num_replicas (0 when not reported).
-	Replicas  int
-	Cluster   *Group
+	Replicas int
+	Cluster  *Group
+	// Messages is state.messages, as this server holds the stream.
+	Messages  uint64
 	Consumers []Consumer
 }
 

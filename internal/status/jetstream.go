@@ -19,3 +19,9 @@ func JetStreamConditions(prev []metav1.Condition, generation int64, now metav1.T
 func ReadyConditions(prev []metav1.Condition, generation int64, now metav1.Time, ready bool, reason, message string) []metav1.Condition {
 	return JetStreamConditions(prev, generation, now, ready, reason, message)
 }
+
+// Conditions are conditions from verdicts, in their order: what a kind
+// with more than Ready (a NatsAccount's rotation) writes.
+func Conditions(prev []metav1.Condition, generation int64, now metav1.Time, verdicts ...Verdict) []metav1.Condition {
+	return conditions(prev, generation, now, verdicts...)
+}

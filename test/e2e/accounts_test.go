@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -53,12 +54,15 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	ref := v1alpha1.ClusterRef{Name: "nats", Namespace: platform}
 
 	three := int64(3)
+	storage := resource.MustParse("64Ki")
 	orders := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "orders"},
-		Spec: v1alpha1.NatsAccountSpec{Cluster: ref, Limits: v1alpha1.AccountLimits{Connections: &three}}}
+		Spec: v1alpha1.NatsAccountSpec{Cluster: ref, Limits: v1alpha1.AccountLimits{Connections: &three,
+			JetStream: &v1alpha1.AccountJetStreamLimits{DiskStorage: &storage}}}}
 	billing := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "billing"},
-		Spec: v1alpha1.NatsAccountSpec{Cluster: ref, Imports: []v1alpha1.AccountImport{{
-			Account: v1alpha1.AccountRef{Name: "orders", Namespace: teamA}, Subject: "orders.>",
-			Type: v1alpha1.ExportStream, LocalSubject: "from-orders.>"}}}}
+		Spec: v1alpha1.NatsAccountSpec{Cluster: ref, Limits: v1alpha1.AccountLimits{JetStream: &v1alpha1.AccountJetStreamLimits{}},
+			Imports: []v1alpha1.AccountImport{{
+				Account: v1alpha1.AccountRef{Name: "orders", Namespace: teamA}, Subject: "orders.>",
+				Type: v1alpha1.ExportStream, LocalSubject: "from-orders.>"}}}}
 	app := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "app"}, Spec: v1alpha1.NatsUserSpec{Account: "orders"}}
 	invoicer := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "invoicer"}, Spec: v1alpha1.NatsUserSpec{Account: "billing"}}
 	stranger := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: outsider, Name: "stranger"}, Spec: v1alpha1.NatsAccountSpec{Cluster: ref}}
@@ -118,6 +122,45 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 		case <-time.After(300 * time.Millisecond):
 			return errors.New("billing has not received orders' export")
 		}
+	})
+
+	// JetStream: a Stream that names orders lives in orders, managed as
+	// the operator's user of orders; billing does not list it; a write
+	// past orders' storage limit is refused by the servers, and the
+	// status shows the usage.
+	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: teamA, Name: "orders"},
+		Spec: v1alpha1.StreamSpec{Target: v1alpha1.Target{Cluster: &ref, Account: "orders"},
+			Name: "ORDERS", Subjects: []string{"ord.>"}, Storage: "file", Replicas: 1}}
+	if err := cluster.Client.Create(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	waitSynced(t, stream, wait)
+	jsA, jsB := appJetStream(t, a), appJetStream(t, b)
+	if _, err := jsA.Stream(ctx, "ORDERS"); err != nil {
+		t.Fatalf("orders' own user does not see its stream: %v", err)
+	}
+	for names := jsB.StreamNames(ctx); ; {
+		name, ok := <-names.Name()
+		if !ok {
+			break
+		}
+		if name == "ORDERS" {
+			t.Fatal("billing lists orders' stream")
+		}
+	}
+	var full error
+	for i := 0; i < 200 && full == nil; i++ {
+		_, full = jsA.Publish(ctx, "ord.new", make([]byte, 4096))
+	}
+	if full == nil || !strings.Contains(strings.ToLower(full.Error()), "resource limits exceeded") {
+		t.Fatalf("writes past orders' 64Ki of storage: %v, want the servers' refusal", full)
+	}
+	eventually(t, 40*time.Second, func() error {
+		get(t, orders)
+		if js := orders.Status.JetStream; js == nil || js.Storage < 32<<10 {
+			return fmt.Errorf("status.jetstream %+v, want the stored bytes", js)
+		}
+		return nil
 	})
 
 	// Limits: connections to server 0 until the server refuses one; the
@@ -209,6 +252,40 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	now := podUIDs(t, platform, f.Pods[:2])
 	if !maps.Equal(now, uids) {
 		t.Fatalf("servers replaced by an account change: pod UIDs %v, were %v", now, uids)
+	}
+
+	// Rotation of billing's signing key: the invoicer's creds are written
+	// again (its own key unchanged), its connected client stays connected
+	// while the previous key is kept, and once it is dropped the old creds
+	// are refused on every server while the new ones get in.
+	get(t, invoicer)
+	userKey := invoicer.Status.PublicKey
+	oldCreds := readFile(t, credsB)
+	patchAccountAnnotation(t, billing, v1alpha1.AnnotationRotateSigningKey, "1")
+	var newCreds string
+	eventually(t, wait, func() error {
+		s := &corev1.Secret{}
+		if err := cluster.Client.Get(ctx, client.ObjectKey{Namespace: teamB, Name: invoicer.CredentialsSecretName()}, s); err != nil {
+			return err
+		}
+		if string(s.Data[v1alpha1.CredsKey]) == oldCreds {
+			get(t, billing)
+			return fmt.Errorf("the invoicer's creds are not re-issued yet; billing: %+v", billing.Status.Conditions)
+		}
+		newCreds = t.TempDir() + "/invoicer-rotated.creds"
+		return os.WriteFile(newCreds, s.Data[v1alpha1.CredsKey], 0o600)
+	})
+	if !b.IsConnected() {
+		t.Fatal("the invoicer's client was disconnected by the re-issue, with the previous key still kept")
+	}
+	waitCondition(t, billing, v1alpha1.ConditionSigningKeyRotated, metav1.ConditionTrue)
+	get(t, invoicer)
+	if invoicer.Status.PublicKey != userKey {
+		t.Fatalf("the rotation changed the user's own key: %s, was %s", invoicer.Status.PublicKey, userKey)
+	}
+	for _, p := range f.Pods {
+		refusedCreds(t, f.IP(p), credsB)
+		credsConn(t, f.IP(p), newCreds)
 	}
 
 	// Not admitted, and not there: one reason, one text, no keys.
@@ -324,4 +401,38 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// patchAccountAnnotation sets an annotation on a, retrying on conflicts.
+func patchAccountAnnotation(t *testing.T, a *v1alpha1.NatsAccount, key, value string) {
+	t.Helper()
+	eventually(t, 10*time.Second, func() error {
+		get(t, a)
+		if a.Annotations == nil {
+			a.Annotations = map[string]string{}
+		}
+		a.Annotations[key] = value
+		return cluster.Client.Update(testCtx(t), a)
+	})
+}
+
+// waitCondition waits for a's condition of type kind to have status.
+func waitCondition(t *testing.T, a *v1alpha1.NatsAccount, kind string, status metav1.ConditionStatus) {
+	t.Helper()
+	eventually(t, wait, func() error {
+		get(t, a)
+		if c := meta.FindStatusCondition(a.Status.Conditions, kind); c == nil || c.Status != status {
+			return fmt.Errorf("%s/%s %s: %+v, want %s", a.Namespace, a.Name, kind, c, status)
+		}
+		return nil
+	})
 }

@@ -15,6 +15,7 @@ package e2e_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/e2ekit"
@@ -27,5 +28,11 @@ func TestMain(m *testing.M) {
 		Operator: func(o *manager.Options) {
 			o.MeshRollbackAfter = meshRollbackAfter
 			o.MeshPushAllowance = meshPushAllowance
+			o.SigningKeyGrace = signingKeyGrace
 		}}))
 }
+
+// signingKeyGrace keeps a NatsAccount's rotated-out signing key for a few
+// seconds here: long enough to see a client stay connected through the
+// re-issue, short enough not to wait ten minutes.
+const signingKeyGrace = 3 * time.Second

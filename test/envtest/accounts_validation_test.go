@@ -137,3 +137,31 @@ func TestAuthModeToJWTRefused(t *testing.T) {
 	})
 	assertInvalid(t, k8s.Create(ctx(t), u, client.DryRunAll), "accounts applies to mode jwt only")
 }
+
+// TestJetStreamAccountValidation: a JetStream resource's account names a
+// NatsAccount of a NatsCluster target, and stays what it was. Careless
+// variants caught: account accepted beside a connection (it would be
+// ignored there, the object made with the connection's rights), account
+// changed in place (the object would be made again in the other account
+// and the first left behind).
+func TestJetStreamAccountValidation(t *testing.T) {
+	ns := namespace(t)
+	conn := &v1alpha1.Connection{Servers: []string{"nats://nats.example.com:4222"}}
+	withConnection := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "with-connection"},
+		Spec: v1alpha1.StreamSpec{Target: v1alpha1.Target{Connection: conn, Account: "orders"}, Name: "S", Subjects: []string{"s"}}}
+	assertInvalid(t, k8s.Create(ctx(t), withConnection, client.DryRunAll), "account applies to a NatsCluster target")
+
+	kv := &v1alpha1.KeyValue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "moved"},
+		Spec: v1alpha1.KeyValueSpec{Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "nats"}, Account: "orders"}, Bucket: "b"}}
+	if err := k8s.Create(ctx(t), kv); err != nil {
+		t.Fatal(err)
+	}
+	kv.Spec.Account = "billing"
+	assertInvalid(t, k8s.Update(ctx(t), kv), "account is immutable")
+	get := &v1alpha1.KeyValue{}
+	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(kv), get); err != nil {
+		t.Fatal(err)
+	}
+	get.Spec.Account = ""
+	assertInvalid(t, k8s.Update(ctx(t), get), "account is immutable")
+}

@@ -1,0 +1,182 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/accounts"
+	"github.com/kubenats/kubenats/internal/plan"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// guardRetry is how soon a held deletion looks again: streams emptied or
+// users gone raise no event on the cluster.
+const guardRetry = 5 * time.Second
+
+// holdDeletion puts the deletion guard on a live cluster, once.
+func (r *NatsClusterReconciler) holdDeletion(ctx context.Context, live *v1alpha1.NatsCluster) error {
+	if controllerutil.ContainsFinalizer(live, v1alpha1.DeletionGuardFinalizer) {
+		return nil
+	}
+	orig := live.DeepCopy()
+	controllerutil.AddFinalizer(live, v1alpha1.DeletionGuardFinalizer)
+	return r.Patch(ctx, live, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+}
+
+// guardDeletion lets a deleted cluster go (garbage collection then takes
+// its children, and the claims follow the retention policy) once
+// plan.Deletion says so, and says in its status what it waits for until
+// then.
+func (r *NatsClusterReconciler) guardDeletion(ctx context.Context, live *v1alpha1.NatsCluster) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(live, v1alpha1.DeletionGuardFinalizer) {
+		return ctrl.Result{}, nil
+	}
+	obs, err := r.observeDeletion(ctx, live)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	v := plan.Deletion(obs)
+	if v.Release {
+		orig := live.DeepCopy()
+		controllerutil.RemoveFinalizer(live, v1alpha1.DeletionGuardFinalizer)
+		return ctrl.Result{}, client.IgnoreNotFound(r.Patch(ctx, live, client.MergeFrom(orig)))
+	}
+	prev := meta.FindStatusCondition(live.Status.Conditions, v1alpha1.ConditionDeleting)
+	if prev == nil || prev.Reason != v.Reason {
+		r.Recorder.Eventf(live, nil, corev1.EventTypeWarning, v.Reason, "Delete", "%s", status.BoundMessage(v.Message))
+	}
+	next := live.DeepCopy()
+	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionDeleting, Status: metav1.ConditionTrue,
+		Reason: v.Reason, Message: status.BoundMessage(v.Message), ObservedGeneration: live.Generation})
+	if err := r.writeStatus(ctx, live, next.Status); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: guardRetry}, nil
+}
+
+// observeDeletion gathers what plan.Deletion weighs.
+func (r *NatsClusterReconciler) observeDeletion(ctx context.Context, c *v1alpha1.NatsCluster) (plan.DeletionObservation, error) {
+	obs := plan.DeletionObservation{Allowed: c.Annotations[plan.AnnotationDeleteWithData] == "true"}
+	if obs.Allowed {
+		return obs, nil
+	}
+	var ns corev1.Namespace
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Name: c.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+		return obs, err
+	}
+	if obs.NamespaceGoing = !ns.DeletionTimestamp.IsZero(); obs.NamespaceGoing {
+		return obs, nil
+	}
+	users, err := r.usersOf(ctx, c)
+	if err != nil {
+		return obs, err
+	}
+	obs.Users = users
+	var sts appsv1.StatefulSet
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	case apierrors.IsNotFound(err):
+		return obs, nil
+	case err != nil:
+		return obs, err
+	}
+	pods, err := r.serverPods(ctx, c, &sts)
+	if err != nil {
+		return obs, err
+	}
+	running := readyPods(pods)
+	if obs.ServersRunning = len(running) > 0; !obs.ServersRunning {
+		return obs, nil
+	}
+	views := r.jetStreamViews(ctx, c.WithDefaults(), running)
+	obs.Read = true
+	held := map[[2]string]uint64{}
+	for _, view := range views {
+		if view == nil {
+			obs.Read = false
+			continue
+		}
+		for _, acc := range view.Accounts {
+			for _, st := range acc.Streams {
+				key := [2]string{acc.Name, st.Name}
+				held[key] = max(held[key], st.Messages)
+			}
+		}
+	}
+	for key, n := range held {
+		if n > 0 {
+			obs.Streams = append(obs.Streams, plan.StreamHolding{Account: key[0], Stream: key[1], Messages: n})
+		}
+	}
+	return obs, nil
+}
+
+// usersOf are the resources of other namespaces that name c: JetStream
+// objects and NatsAccounts, as namespace/kind/name.
+func (r *NatsClusterReconciler) usersOf(ctx context.Context, c *v1alpha1.NatsCluster) ([]string, error) {
+	var out []string
+	uses := func(ns string, ref *v1alpha1.ClusterRef) bool {
+		if ref == nil || ns == c.Namespace || ref.Name != c.Name {
+			return false
+		}
+		return ref.Namespace == c.Namespace
+	}
+	lists := []struct {
+		kind string
+		list client.ObjectList
+		each func(client.ObjectList, func(ns, name string, ref *v1alpha1.ClusterRef))
+	}{
+		{"Stream", &v1alpha1.StreamList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
+			for _, o := range l.(*v1alpha1.StreamList).Items {
+				f(o.Namespace, o.Name, o.Spec.Cluster)
+			}
+		}},
+		{"Consumer", &v1alpha1.ConsumerList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
+			for _, o := range l.(*v1alpha1.ConsumerList).Items {
+				f(o.Namespace, o.Name, o.Spec.Cluster)
+			}
+		}},
+		{"KeyValue", &v1alpha1.KeyValueList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
+			for _, o := range l.(*v1alpha1.KeyValueList).Items {
+				f(o.Namespace, o.Name, o.Spec.Cluster)
+			}
+		}},
+		{"ObjectStore", &v1alpha1.ObjectStoreList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
+			for _, o := range l.(*v1alpha1.ObjectStoreList).Items {
+				f(o.Namespace, o.Name, o.Spec.Cluster)
+			}
+		}},
+	}
+	for _, l := range lists {
+		if err := r.List(ctx, l.list); err != nil {
+			return nil, err
+		}
+		l.each(l.list, func(ns, name string, ref *v1alpha1.ClusterRef) {
+			if uses(ns, ref) {
+				out = append(out, fmt.Sprintf("%s/%s/%s", ns, l.kind, name))
+			}
+		})
+	}
+	var accts v1alpha1.NatsAccountList
+	if err := r.List(ctx, &accts); err != nil {
+		return nil, err
+	}
+	for i := range accts.Items {
+		a := &accts.Items[i]
+		if ns, name := accounts.ClusterOf(a); ns == c.Namespace && name == c.Name && a.Namespace != c.Namespace {
+			out = append(out, fmt.Sprintf("%s/NatsAccount/%s", a.Namespace, a.Name))
+		}
+	}
+	return out, nil
+}
