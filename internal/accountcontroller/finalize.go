@@ -82,7 +82,7 @@ func (r *Reconciler) disable(ctx context.Context, c *v1alpha1.NatsCluster, a *v1
 	if err != nil {
 		return err
 	}
-	_, err = r.push(ctx, c, keys.PublicKey, text, false)
+	_, err = r.push(ctx, c, keys, text, false)
 	return err
 }
 

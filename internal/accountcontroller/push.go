@@ -18,7 +18,7 @@ var errNoServers = controller.ErrNoServers
 // the account's usage. Each ready server must take it: the full resolver
 // would bring a server that missed it up to date within two minutes, but
 // a limit raised or a user revoked is to hold within seconds.
-func (r *Reconciler) push(ctx context.Context, c *v1alpha1.NatsCluster, account, accountJWT string, jetStream bool) (natsmon.AccountUsage, error) {
+func (r *Reconciler) push(ctx context.Context, c *v1alpha1.NatsCluster, keys accounts.AccountKeys, accountJWT string, jetStream bool) (natsmon.AccountUsage, error) {
 	nc, ready, err := r.Servers.SystemConn(ctx, c)
 	if err != nil {
 		if errors.Is(err, controller.ErrNoServers) {
@@ -34,7 +34,13 @@ func (r *Reconciler) push(ctx context.Context, c *v1alpha1.NatsCluster, account,
 	}
 	// The push went through: a usage read that fails leaves the usage at
 	// what answered, and the next pass reads it again.
-	usage, _ := natsmon.FetchAccountUsage(ctx, nc, account, ready, usageWait, jetStream)
+	usage, _ := natsmon.FetchAccountConnections(ctx, nc, keys.PublicKey, ready, usageWait)
+	if jetStream && len(keys.OperatorCreds) > 0 {
+		if own, err := r.Servers.AccountConn(ctx, c, keys.OperatorCreds); err == nil {
+			usage.JetStream, _ = natsmon.FetchAccountJetStream(ctx, own)
+			own.Close()
+		}
+	}
 	return usage, nil
 }
 

@@ -31,6 +31,8 @@ type Servers interface {
 	// SystemConn connects to c's ready servers; ready is how many there
 	// are, each of which answers a system request for itself.
 	SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (nc *nats.Conn, ready int, err error)
+	// AccountConn connects to c's ready servers with a creds file.
+	AccountConn(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte) (*nats.Conn, error)
 }
 
 // Reconciler runs NatsAccounts and their NatsUsers.
@@ -143,7 +145,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
-	usage, pushErr := r.push(ctx, cluster, keys.PublicKey, jwtText, accountHasJetStream(acct))
+	usage, pushErr := r.push(ctx, cluster, keys, jwtText, accountHasJetStream(acct))
 	log.FromContext(ctx).V(1).Info("account pushed", "generation", acct.Generation, "revoked", len(keys.Revoked),
 		"issued", len(plan.Issue), "released", len(plan.Release), "error", pushErr)
 	if pushErr == nil {

@@ -95,9 +95,11 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 	}
 	if pushErr == nil {
 		next.Connections = usage.Connections
-		next.JetStream = nil
-		if accountHasJetStream(a) {
-			next.JetStream = &v1alpha1.AccountJetStreamUsage{Memory: usage.Memory, Storage: usage.Storage}
+		switch js := usage.JetStream; {
+		case !accountHasJetStream(a):
+			next.JetStream = nil
+		case js != nil:
+			next.JetStream = &v1alpha1.AccountJetStreamUsage{Memory: js.Memory, Storage: js.Storage, Streams: js.Streams, Consumers: js.Consumers}
 		}
 	}
 	verdicts := []status.Verdict{{Type: v1alpha1.ConditionReady, Status: conditionStatus(ready), Reason: reason, Message: message}}

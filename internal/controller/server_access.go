@@ -94,6 +94,11 @@ func clientTLSConfig(data map[string][]byte, verify bool) (*tls.Config, error) {
 // DNS name, so that nats.go verifies each against its certificate; the
 // dialer maps each name to its pod's address.
 func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
+	return a.connectAs(pods, a.credentials(), "kubenats-system")
+}
+
+// connectAs is connect with other credentials, under the client name name.
+func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name string) (*nats.Conn, error) {
 	addrs := map[string]string{}
 	var urls []string
 	for i := range pods {
@@ -114,14 +119,14 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 		cfg = a.tls.Clone()
 	}
 	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
-	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), a.credentials(),
-		nats.Name("kubenats-system"), nats.NoReconnect(), nats.Timeout(3*time.Second),
+	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), creds,
+		nats.Name(name), nats.NoReconnect(), nats.Timeout(3*time.Second),
 		// Without a handler nats.go writes every asynchronous error (each
 		// -ERR the server sends) to standard error, unbounded.
 		nats.ErrorHandler(jetstream.ErrorHandler(systemLog, "natscluster/"+a.cluster.Namespace+"/"+a.cluster.Name)))
 	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting as the system user: %w", err)
+		return nil, fmt.Errorf("connecting as %s: %w", name, err)
 	}
 	return nc, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -24,6 +25,19 @@ var ErrNoServers = errors.New("no server of the cluster is ready")
 // and pinned dial as the cluster's own reloads. ready is how many servers
 // are ready, each of which answers a system request for itself.
 func (r *NatsClusterReconciler) SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (_ *nats.Conn, ready int, _ error) {
+	return r.connReady(ctx, c, nil, "kubenats-system")
+}
+
+// AccountConn connects to c's ready servers with a creds file (the
+// operator's own user in an account), with the same TLS and pinned dial.
+func (r *NatsClusterReconciler) AccountConn(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte) (*nats.Conn, error) {
+	nc, _, err := r.connReady(ctx, c, creds, "kubenats")
+	return nc, err
+}
+
+// connReady connects to c's ready servers as the system user, or with
+// creds when given.
+func (r *NatsClusterReconciler) connReady(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte, name string) (_ *nats.Conn, ready int, _ error) {
 	var sts appsv1.StatefulSet
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
 	case apierrors.IsNotFound(err):
@@ -45,7 +59,13 @@ func (r *NatsClusterReconciler) SystemConn(ctx context.Context, c *v1alpha1.Nats
 	if err != nil {
 		return nil, 0, err
 	}
-	nc, err := a.connect(pods)
+	as := a.credentials()
+	if creds != nil {
+		if as, err = jetstream.CredsOption(creds); err != nil {
+			return nil, 0, err
+		}
+	}
+	nc, err := a.connectAs(pods, as, name)
 	if err != nil {
 		return nil, 0, err
 	}

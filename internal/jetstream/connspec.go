@@ -85,7 +85,7 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 	opts = append(opts, nats.IgnoreDiscoveredServers())
 	switch {
 	case len(s.Creds) > 0:
-		opt, err := credsOption(s.Creds)
+		opt, err := CredsOption(s.Creds)
 		if err != nil {
 			return nil, err
 		}

@@ -21,9 +21,9 @@ func nkeyOption(seed []byte) (nats.Option, error) {
 	return nats.Nkey(pub, func(nonce []byte) ([]byte, error) { return kp.Sign(nonce) }), nil
 }
 
-// credsOption authenticates with a creds file held in memory: its JWT, and
+// CredsOption authenticates with a creds file held in memory: its JWT, and
 // its seed to sign the server's nonce.
-func credsOption(creds []byte) (nats.Option, error) {
+func CredsOption(creds []byte) (nats.Option, error) {
 	jwt, err := nkeys.ParseDecoratedJWT(creds)
 	if err != nil {
 		return nil, errors.New("the creds file holds no user JWT")

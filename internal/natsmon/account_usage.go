@@ -3,6 +3,7 @@ package natsmon
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -10,17 +11,24 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// AccountUsage is what one account holds on a cluster, as its servers
-// report it to the system account.
+// AccountUsage is what one account holds on a cluster: its connections,
+// as its servers report them to the system account, and its JetStream
+// usage, as JetStream reports it to a user of the account.
 type AccountUsage struct {
 	// Connections are its client connections, summed over the servers.
 	Connections int64
-	// Memory and Storage are its JetStream bytes. Each server reports the
-	// account's cluster-wide totals (its own and its peers' usage updates),
-	// so the largest answer is the total, not the sum.
-	Memory, Storage int64
 	// Answered is how many servers answered the connection count.
 	Answered int
+	// JetStream is nil when not read.
+	JetStream *AccountJetStream
+}
+
+// AccountJetStream is an account's JetStream usage, cluster-wide.
+type AccountJetStream struct {
+	Memory    int64 `json:"memory"`
+	Storage   int64 `json:"storage"`
+	Streams   int64 `json:"streams"`
+	Consumers int64 `json:"consumers"`
 }
 
 // The direct account requests of the system account: each server answers
@@ -28,7 +36,6 @@ type AccountUsage struct {
 // where the account has no connection.
 const (
 	accountStatzSubject = "$SYS.REQ.ACCOUNT.%s.STATZ"
-	accountJSZSubject   = "$SYS.REQ.ACCOUNT.%s.JSZ"
 	accountStatzRequest = `{"include_unused":true}`
 )
 
@@ -38,11 +45,10 @@ const (
 // is dropped (a slow consumer), counting as no answer.
 const maxAccountAnswers = 1 << 20
 
-// FetchAccountUsage asks the servers behind nc, a system account
-// connection, for account's connections and JetStream usage: expected
-// answers to each request, or what came within wait. account is a
-// public key the caller checked.
-func FetchAccountUsage(ctx context.Context, nc *nats.Conn, account string, expected int, wait time.Duration, jetStream bool) (AccountUsage, error) {
+// FetchAccountConnections asks the servers behind nc, a system account
+// connection, for account's connections: expected answers, or what came
+// within wait. account is a public key the caller checked.
+func FetchAccountConnections(ctx context.Context, nc *nats.Conn, account string, expected int, wait time.Duration) (AccountUsage, error) {
 	var u AccountUsage
 	err := collect(ctx, nc, subjectFor(accountStatzSubject, account), accountStatzRequest, expected, wait, func(data []byte) {
 		if conns, ok := decodeAccountStatz(data, account); ok {
@@ -50,15 +56,43 @@ func FetchAccountUsage(ctx context.Context, nc *nats.Conn, account string, expec
 			u.Answered++
 		}
 	})
-	if err != nil || !jetStream {
-		return u, err
-	}
-	err = collect(ctx, nc, subjectFor(accountJSZSubject, account), `{}`, expected, wait, func(data []byte) {
-		if mem, store, ok := decodeAccountJSZ(data); ok {
-			u.Memory, u.Storage = max(u.Memory, mem), max(u.Storage, store)
-		}
-	})
 	return u, err
+}
+
+// maxAccountInfo bounds JetStream's account info reply: its usage, limits
+// and API counters, under 2 KiB.
+const maxAccountInfo = 64 << 10
+
+// FetchAccountJetStream asks JetStream, through nc, a connection of a user
+// of the account, for the account's usage ($JS.API.INFO): memory and
+// storage (every replica counted), streams and consumers.
+func FetchAccountJetStream(ctx context.Context, nc *nats.Conn) (*AccountJetStream, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	m, err := nc.RequestWithContext(ctx, "$JS.API.INFO", nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(m.Data) > maxAccountInfo {
+		return nil, errors.New("JetStream's account info is larger than any real one")
+	}
+	var reply struct {
+		AccountJetStream
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &reply); err != nil {
+		return nil, fmt.Errorf("JetStream's account info: %w", err)
+	}
+	if reply.Error != nil {
+		return nil, fmt.Errorf("JetStream's account info: %s", Shown(reply.Error.Description))
+	}
+	u := reply.AccountJetStream
+	if u.Memory < 0 || u.Storage < 0 || u.Streams < 0 || u.Consumers < 0 {
+		return nil, errors.New("JetStream's account info holds a negative count")
+	}
+	return &u, nil
 }
 
 func subjectFor(format, account string) string { return fmt.Sprintf(format, account) }
@@ -142,36 +176,4 @@ func decodeAccountStatz(data []byte, account string) (conns int64, ok bool) {
 		err = d.End()
 	}
 	return conns, ok && err == nil
-}
-
-// decodeAccountJSZ reads one server's JSZ answer for an account: its
-// JetStream memory and storage ("data"."memory", "data"."storage").
-func decodeAccountJSZ(data []byte) (memory, storage int64, ok bool) {
-	d := newJSONReader(bytes.NewReader(data), "account JetStream answer")
-	err := d.Object(func(key []byte) error {
-		if string(key) != "data" {
-			return d.Skip()
-		}
-		if isNull, err := d.Null(); isNull || err != nil {
-			return err
-		}
-		return d.Object(func(key []byte) error {
-			var err error
-			switch string(key) {
-			case "memory":
-				memory, err = d.Int()
-				ok = true
-			case "storage":
-				storage, err = d.Int()
-				ok = true
-			default:
-				err = d.Skip()
-			}
-			return err
-		})
-	})
-	if err == nil {
-		err = d.End()
-	}
-	return memory, storage, ok && err == nil && memory >= 0 && storage >= 0
 }

@@ -23,19 +23,3 @@ func TestDecodeAccountStatz(t *testing.T) {
 		t.Fatal("an answer with trailing bytes counted")
 	}
 }
-
-// TestDecodeAccountJSZ: memory and storage of the account's detail; an
-// error answer (account without JetStream) counts as none.
-func TestDecodeAccountJSZ(t *testing.T) {
-	mem, store, ok := decodeAccountJSZ([]byte(`{"server":{"name":"nats-1"},"data":{"name":"AORDERS","id":"AORDERS","memory":10,
-		"storage":1048576,"reserved_memory":0,"reserved_storage":0,"accounts":0,"ha_assets":0,"api":{"level":1,"total":3,"errors":0}}}`))
-	if !ok || mem != 10 || store != 1048576 {
-		t.Fatalf("memory %d storage %d ok %v", mem, store, ok)
-	}
-	if _, _, ok := decodeAccountJSZ([]byte(`{"server":{"name":"nats-1"},"error":{"code":500,"description":"account not jetstream enabled"}}`)); ok {
-		t.Fatal("an error answer counted")
-	}
-	if _, _, ok := decodeAccountJSZ([]byte(`{"data":{"memory":-1,"storage":5}}`)); ok {
-		t.Fatal("a negative usage counted")
-	}
-}
