@@ -160,21 +160,32 @@ func TestMovingFromNACK(t *testing.T) {
 }
 
 // serverState is what adoption must keep: the objects' creation times,
-// the messages, and where the consumer stands.
+// the messages, and where the consumer stands. It is read once the
+// consumer's pending count has caught up with the stream: the server
+// counts a consumer's pending messages as it learns of new ones, after
+// the publish is acknowledged, so a read right after the publishes may
+// still say 0 of the 4 undelivered (a clean CI run saw 0, then 4).
 func serverState(t *testing.T, j js.JetStream) string {
 	t.Helper()
 	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	stream, err := j.Stream(c, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	si := stream.CachedInfo()
-	consumer, err := stream.Consumer(c, "worker")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ci := consumer.CachedInfo()
+	var si *js.StreamInfo
+	var ci *js.ConsumerInfo
+	eventually(t, 10*time.Second, func() error {
+		stream, err := j.Stream(c, "orders")
+		if err != nil {
+			return err
+		}
+		consumer, err := stream.Consumer(c, "worker")
+		if err != nil {
+			return err
+		}
+		si, ci = stream.CachedInfo(), consumer.CachedInfo()
+		if ci.NumPending != si.State.LastSeq-ci.Delivered.Stream {
+			return fmt.Errorf("consumer pending %d, stream at %d, delivered %d: not caught up", ci.NumPending, si.State.LastSeq, ci.Delivered.Stream)
+		}
+		return nil
+	})
 	return fmt.Sprintf("stream created %s, %d messages, seq %d-%d; consumer created %s, delivered %d, ack floor %d, ack pending %d, pending %d",
 		si.Created.UTC().Format(time.RFC3339Nano), si.State.Msgs, si.State.FirstSeq, si.State.LastSeq,
 		ci.Created.UTC().Format(time.RFC3339Nano), ci.Delivered.Stream, ci.AckFloor.Stream, ci.NumAckPending, ci.NumPending)
