@@ -103,28 +103,3 @@ func restoreBinding(t *testing.T, old *admissionv1.MutatingAdmissionPolicyBindin
 		return nil
 	})
 }
-
-// TestNewClustersAndAccountsCarryTheirFinalizers: the admission policies
-// put the deletion guard on a NatsCluster and the account's finalizer on a
-// NatsAccount as the API server creates them, in the object Create
-// returns: the operator need not write either object once more (a write
-// that raced a tenant's first edit of its NatsCluster into a conflict in
-// a clean CI run).
-func TestNewClustersAndAccountsCarryTheirFinalizers(t *testing.T) {
-	ns := namespace(t)
-	c := natsCluster(ns, "guarded")
-	if err := k8s.Create(ctx(t), c); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(c.Finalizers, v1alpha1.DeletionGuardFinalizer) {
-		t.Errorf("a new NatsCluster's finalizers: %v, want %s", c.Finalizers, v1alpha1.DeletionGuardFinalizer)
-	}
-	a := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "acct"},
-		Spec: v1alpha1.NatsAccountSpec{Cluster: v1alpha1.ClusterRef{Name: "guarded"}}}
-	if err := k8s.Create(ctx(t), a); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(a.Finalizers, v1alpha1.AccountFinalizer) {
-		t.Errorf("a new NatsAccount's finalizers: %v, want %s", a.Finalizers, v1alpha1.AccountFinalizer)
-	}
-}
