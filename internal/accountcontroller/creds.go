@@ -53,19 +53,6 @@ func (t credsTarget) digest(u *v1alpha1.NatsUser, keys accounts.AccountKeys) str
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// clientCA is the CA of c's client certificates, for the creds Secrets;
-// nil without client TLS.
-func (r *Reconciler) clientCA(ctx context.Context, c *v1alpha1.NatsCluster) []byte {
-	if c.Spec.TLS.Client == nil {
-		return nil
-	}
-	var s corev1.Secret
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ClientTLSSecretName(c)}, &s); err != nil {
-		return nil
-	}
-	return s.Data[render.TLSCAKey]
-}
-
 // userViews reads each user's creds Secret.
 func (r *Reconciler) userViews(ctx context.Context, users []*v1alpha1.NatsUser) ([]userView, error) {
 	views := make([]userView, 0, len(users))

@@ -1,6 +1,7 @@
 package accountcontroller
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/nats-io/nkeys"
@@ -35,5 +36,11 @@ func TestCredsSeedOutlivesTheKeyPair(t *testing.T) {
 	}
 	if _, key := credsSeed([]byte("not a creds file")); key != "" {
 		t.Fatal("a key from a non-creds file")
+	}
+	// A creds Secret is its namespace's to edit: past maxCreds it is not
+	// parsed at all, however valid its end.
+	padded := append(bytes.Repeat([]byte("\n"), maxCreds), creds...)
+	if _, key := credsSeed(padded); key != "" {
+		t.Fatal("an oversized creds file was parsed")
 	}
 }

@@ -33,6 +33,8 @@ type Servers interface {
 	SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (nc *nats.Conn, ready int, err error)
 	// AccountConn connects to c's ready servers with a creds file.
 	AccountConn(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte) (*nats.Conn, error)
+	// ClientCA is the CA of c's client certificates, nil without client TLS.
+	ClientCA(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, error)
 }
 
 // Reconciler runs NatsAccounts and their NatsUsers.
@@ -119,7 +121,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	target := credsTarget{cluster: cluster, caPEM: r.clientCA(ctx, cluster)}
+	ca, err := r.Servers.ClientCA(ctx, cluster)
+	if err != nil {
+		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, "the cluster's client CA: "+err.Error())
+	}
+	target := credsTarget{cluster: cluster, caPEM: ca}
 	plan := planUsers(views, func(u *v1alpha1.NatsUser) string { return target.digest(u, keys) })
 	if keys, err = r.revoke(ctx, cluster, ref, keys, plan.Revoke); err != nil {
 		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())

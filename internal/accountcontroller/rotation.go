@@ -6,10 +6,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
+	"github.com/kubenats/kubenats/internal/status"
 )
 
 // A signing key rotation is asked for with the annotation
@@ -71,12 +73,13 @@ func allReissued(p userPlan, done map[types.UID]issued) bool {
 
 // rotationVerdict is the SigningKeyRotated condition, or nil before any
 // rotation.
-func rotationVerdict(keys accounts.AccountKeys, p userPlan, done map[types.UID]issued) *verdict {
+func rotationVerdict(keys accounts.AccountKeys, p userPlan, done map[types.UID]issued) *status.Verdict {
 	if keys.Rotation.For == "" {
 		return nil
 	}
 	if keys.PreviousSigningKey == "" {
-		return &verdict{true, "Rotated", "every user holds creds of the current signing key; the previous one is no longer accepted"}
+		return &status.Verdict{Type: v1alpha1.ConditionSigningKeyRotated, Status: metav1.ConditionTrue, Reason: "Rotated",
+			Message: "every user holds creds of the current signing key; the previous one is no longer accepted"}
 	}
 	users := len(p.Issue) + len(p.Current) + len(p.Conflict)
 	current := len(p.Current)
@@ -85,14 +88,9 @@ func rotationVerdict(keys accounts.AccountKeys, p userPlan, done map[types.UID]i
 			current++
 		}
 	}
-	return &verdict{false, "Reissuing", fmt.Sprintf("%d of %d users hold creds of the new signing key; the previous one stays until %s and every user does",
-		current, users, time.Unix(keys.Rotation.PreviousUntil, 0).UTC().Format(time.RFC3339))}
-}
-
-// verdict is one condition's status, reason and message.
-type verdict struct {
-	ok              bool
-	reason, message string
+	return &status.Verdict{Type: v1alpha1.ConditionSigningKeyRotated, Status: metav1.ConditionFalse, Reason: "Reissuing",
+		Message: fmt.Sprintf("%d of %d users hold creds of the new signing key; the previous one stays until %s and every user does",
+			current, users, time.Unix(keys.Rotation.PreviousUntil, 0).UTC().Format(time.RFC3339))}
 }
 
 // nextPass is when an account's pass runs again with nothing changed: at

@@ -36,11 +36,11 @@ func TestRotationWaitsForEveryUser(t *testing.T) {
 
 	keys := accounts.AccountKeys{PreviousSigningKey: "AOLD", Rotation: accounts.Rotation{For: "1", PreviousUntil: 1000}}
 	v := rotationVerdict(keys, p, failed)
-	if v == nil || v.ok || !strings.HasPrefix(v.message, "2 of 3 users") {
+	if v == nil || v.Status != metav1.ConditionFalse || !strings.HasPrefix(v.Message, "2 of 3 users") {
 		t.Fatalf("verdict while reissuing: %+v", v)
 	}
 	keys.PreviousSigningKey = ""
-	if v := rotationVerdict(keys, p, ok); v == nil || !v.ok {
+	if v := rotationVerdict(keys, p, ok); v == nil || v.Status != metav1.ConditionTrue {
 		t.Fatalf("verdict once dropped: %+v", v)
 	}
 	if v := rotationVerdict(accounts.AccountKeys{}, p, ok); v != nil {

@@ -104,7 +104,7 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 	}
 	verdicts := []status.Verdict{{Type: v1alpha1.ConditionReady, Status: conditionStatus(ready), Reason: reason, Message: message}}
 	if v := rotationVerdict(keys, p, done); v != nil {
-		verdicts = append(verdicts, status.Verdict{Type: v1alpha1.ConditionSigningKeyRotated, Status: conditionStatus(v.ok), Reason: v.reason, Message: v.message})
+		verdicts = append(verdicts, *v)
 	}
 	next.Conditions = status.Conditions(a.Status.Conditions, a.Generation, metav1.Now(), verdicts...)
 	if err := r.writeAccountStatus(ctx, a, next); err != nil {

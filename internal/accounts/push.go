@@ -19,12 +19,28 @@ const ClaimsUpdateSubject = "$SYS.REQ.CLAIMS.UPDATE"
 // maxReply bounds one server's answer; a real one is under 200 bytes.
 const maxReply = 4 << 10
 
+// MaxMessage bounds one message on the account controller's connections
+// (the protocol guard closes a connection that sends a larger one): a
+// server's answer to a claims update (under 200 bytes), to an account's
+// STATZ (under 1 KiB) and JetStream's account info (under 2 KiB). Each
+// answer the controller holds is then at most this large, and what it
+// holds at once is reserved from the operator's in-flight budget.
+const MaxMessage = 64 << 10
+
 // Push sends accountJWT through nc, a connection of the system account,
 // and waits until servers servers took it (each answers for itself) or ctx
 // ends. It returns how many took it. A server's refusal is an error, its
 // text bounded and made printable; a JWT carries nothing secret, so the
 // error may name the account.
 func Push(ctx context.Context, nc *nats.Conn, accountJWT string, servers int) (int, error) {
+	// The channel holds the answers not yet read: nats.go drops what does
+	// not fit (a slow consumer), so at most servers answers of MaxMessage,
+	// and the one being read, are held.
+	release, err := natsmon.Reserve(ctx, int64(servers+1)*MaxMessage)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
 	inbox := nc.NewRespInbox()
 	replies := make(chan *nats.Msg, servers)
 	sub, err := nc.ChanSubscribe(inbox, replies)

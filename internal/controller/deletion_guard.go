@@ -126,47 +126,25 @@ func (r *NatsClusterReconciler) observeDeletion(ctx context.Context, c *v1alpha1
 // objects and NatsAccounts, as namespace/kind/name.
 func (r *NatsClusterReconciler) usersOf(ctx context.Context, c *v1alpha1.NatsCluster) ([]string, error) {
 	var out []string
-	uses := func(ns string, ref *v1alpha1.ClusterRef) bool {
-		if ref == nil || ns == c.Namespace || ref.Name != c.Name {
-			return false
-		}
-		return ref.Namespace == c.Namespace
-	}
-	lists := []struct {
-		kind string
-		list client.ObjectList
-		each func(client.ObjectList, func(ns, name string, ref *v1alpha1.ClusterRef))
-	}{
-		{"Stream", &v1alpha1.StreamList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
-			for _, o := range l.(*v1alpha1.StreamList).Items {
-				f(o.Namespace, o.Name, o.Spec.Cluster)
-			}
-		}},
-		{"Consumer", &v1alpha1.ConsumerList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
-			for _, o := range l.(*v1alpha1.ConsumerList).Items {
-				f(o.Namespace, o.Name, o.Spec.Cluster)
-			}
-		}},
-		{"KeyValue", &v1alpha1.KeyValueList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
-			for _, o := range l.(*v1alpha1.KeyValueList).Items {
-				f(o.Namespace, o.Name, o.Spec.Cluster)
-			}
-		}},
-		{"ObjectStore", &v1alpha1.ObjectStoreList{}, func(l client.ObjectList, f func(string, string, *v1alpha1.ClusterRef)) {
-			for _, o := range l.(*v1alpha1.ObjectStoreList).Items {
-				f(o.Namespace, o.Name, o.Spec.Cluster)
-			}
-		}},
-	}
-	for _, l := range lists {
-		if err := r.List(ctx, l.list); err != nil {
+	for _, list := range []client.ObjectList{&v1alpha1.StreamList{}, &v1alpha1.ConsumerList{}, &v1alpha1.KeyValueList{}, &v1alpha1.ObjectStoreList{}} {
+		if err := r.List(ctx, list); err != nil {
 			return nil, err
 		}
-		l.each(l.list, func(ns, name string, ref *v1alpha1.ClusterRef) {
-			if uses(ns, ref) {
-				out = append(out, fmt.Sprintf("%s/%s/%s", ns, l.kind, name))
+		items, err := meta.ExtractList(list)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range items {
+			obj, ok := item.(v1alpha1.JetStreamObject)
+			if !ok {
+				continue
 			}
-		})
+			// An unset namespace is the object's own, never c's here.
+			if ref := obj.GetTarget().Cluster; ref != nil && obj.GetNamespace() != c.Namespace &&
+				ref.Namespace == c.Namespace && ref.Name == c.Name {
+				out = append(out, fmt.Sprintf("%s/%s/%s", obj.GetNamespace(), kindOf(obj), obj.GetName()))
+			}
+		}
 	}
 	var accts v1alpha1.NatsAccountList
 	if err := r.List(ctx, &accts); err != nil {

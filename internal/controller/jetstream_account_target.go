@@ -77,17 +77,8 @@ func (r *JetStreamBase) accountConn(ctx context.Context, ns string, ref v1alpha1
 		Domain:  c.Spec.JetStream.Domain,
 		Creds:   creds,
 	}
-	if ct := c.Spec.TLS.Client; ct != nil {
-		data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, &c, render.ClientTLSSecretName(&c))
-		if err != nil || data == nil {
-			return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
-				"NatsCluster %s/%s: its client certificate cannot be read yet", ref.Namespace, ref.Name)}, nil
-		}
-		spec.CA = data[render.TLSCAKey]
-		spec.TLSHandshakeFirst = ct.HandshakeFirst
-		if ct.Verify {
-			spec.Cert, spec.PrivateKey = data[render.TLSCertKey], data[render.TLSKeyKey]
-		}
+	if problem := r.clientTLS(ctx, &c, &spec, true); problem != nil {
+		return jetstream.ConnSpec{}, problem, nil
 	}
 	return spec, nil, nil
 }

@@ -11,7 +11,7 @@ import (
 // observe (an unreachable server) keeps its last known value.
 func jetStreamStatus(obj v1alpha1.JetStreamObject, prev *v1alpha1.JetStreamStatus, out outcome) v1alpha1.JetStreamStatus {
 	next := *prev.DeepCopy()
-	next.Conditions = status.JetStreamConditions(prev.Conditions, obj.GetGeneration(), metav1.Now(), out.ready, out.reason, out.message)
+	next.Conditions = status.ReadyConditions(prev.Conditions, obj.GetGeneration(), metav1.Now(), out.ready, out.reason, out.message)
 	if out.observed != nil {
 		next.ServerConfigHash = out.observed.Hash
 		next.Cluster = out.observed.Cluster

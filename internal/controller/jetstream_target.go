@@ -97,20 +97,38 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 		// With client TLS the server is verified against its CA.
 		CA: s.Data[render.TLSCAKey],
 	}
-	if ct := c.Spec.TLS.Client; ct != nil {
-		spec.TLSHandshakeFirst = ct.HandshakeFirst
-		if ct.Verify {
-			// The servers' own certificate carries client auth: the
-			// operator presents it, needing no certificate of its own.
-			data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, &c, render.ClientTLSSecretName(&c))
-			if err != nil || data == nil {
-				return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
-					"NatsCluster %s/%s: its client certificate cannot be read yet", ref.Namespace, ref.Name)}, nil
-			}
-			spec.Cert, spec.PrivateKey = data[render.TLSCertKey], data[render.TLSKeyKey]
-		}
+	if problem := r.clientTLS(ctx, &c, &spec, false); problem != nil {
+		return jetstream.ConnSpec{}, problem, nil
 	}
 	return spec, nil, nil
+}
+
+// clientTLS fills in spec the client TLS of c: handshake first, and with
+// verify the servers' own certificate, which carries client auth (the
+// operator presents it, needing no certificate of its own); withCA also
+// the CA, which a mode users connection reads from the credentials Secret
+// instead.
+func (r *JetStreamBase) clientTLS(ctx context.Context, c *v1alpha1.NatsCluster, spec *jetstream.ConnSpec, withCA bool) *targetProblem {
+	ct := c.Spec.TLS.Client
+	if ct == nil {
+		return nil
+	}
+	spec.TLSHandshakeFirst = ct.HandshakeFirst
+	if !ct.Verify && !withCA {
+		return nil
+	}
+	data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, render.ClientTLSSecretName(c))
+	if err != nil || data == nil {
+		return &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
+			"NatsCluster %s/%s: its client certificate cannot be read yet", c.Namespace, c.Name)}
+	}
+	if withCA {
+		spec.CA = data[render.TLSCAKey]
+	}
+	if ct.Verify {
+		spec.Cert, spec.PrivateKey = data[render.TLSCertKey], data[render.TLSKeyKey]
+	}
+	return nil
 }
 
 // clusterRefProblem is why a resource in ns may not use the NatsCluster

@@ -94,11 +94,12 @@ func clientTLSConfig(data map[string][]byte, verify bool) (*tls.Config, error) {
 // DNS name, so that nats.go verifies each against its certificate; the
 // dialer maps each name to its pod's address.
 func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
-	return a.connectAs(pods, a.credentials(), "kubenats-system")
+	return a.connectAs(pods, a.credentials(), "kubenats-system", jetstream.MaxSystemReply)
 }
 
-// connectAs is connect with other credentials, under the client name name.
-func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name string) (*nats.Conn, error) {
+// connectAs is connect with other credentials, under the client name name,
+// taking messages of at most largest bytes.
+func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name string, largest int) (*nats.Conn, error) {
 	addrs := map[string]string{}
 	var urls []string
 	for i := range pods {
@@ -119,7 +120,7 @@ func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name strin
 		cfg = a.tls.Clone()
 	}
 	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
-	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}), creds,
+	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}, largest), creds,
 		nats.Name(name), nats.NoReconnect(), nats.Timeout(3*time.Second),
 		// Without a handler nats.go writes every asynchronous error (each
 		// -ERR the server sends) to standard error, unbounded.

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/accounts"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
@@ -36,7 +37,9 @@ func (r *NatsClusterReconciler) AccountConn(ctx context.Context, c *v1alpha1.Nat
 }
 
 // connReady connects to c's ready servers as the system user, or with
-// creds when given.
+// creds when given. What the account controller reads on these
+// connections is small (accounts.MaxMessage): a larger message closes the
+// connection before nats.go allocates it.
 func (r *NatsClusterReconciler) connReady(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte, name string) (_ *nats.Conn, ready int, _ error) {
 	var sts appsv1.StatefulSet
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
@@ -65,7 +68,7 @@ func (r *NatsClusterReconciler) connReady(ctx context.Context, c *v1alpha1.NatsC
 			return nil, 0, err
 		}
 	}
-	nc, err := a.connectAs(pods, as, name)
+	nc, err := a.connectAs(pods, as, name, accounts.MaxMessage)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -75,16 +78,27 @@ func (r *NatsClusterReconciler) connReady(ctx context.Context, c *v1alpha1.NatsC
 // readyPods are the pods that run, have an address and are Ready.
 func readyPods(pods []corev1.Pod) []corev1.Pod {
 	out := make([]corev1.Pod, 0, len(pods))
-	for _, p := range pods {
-		if p.Status.PodIP == "" || !p.DeletionTimestamp.IsZero() {
-			continue
-		}
-		for _, cond := range p.Status.Conditions {
-			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
-				out = append(out, p)
-				break
-			}
+	for i := range pods {
+		if pods[i].Status.PodIP != "" && pods[i].DeletionTimestamp.IsZero() && podReady(&pods[i]) {
+			out = append(out, pods[i])
 		}
 	}
 	return out
+}
+
+// ClientCA is the CA of c's client certificates (nil without client
+// TLS), read as the cluster's own pass reads it: from the cache, or from a
+// Secret its owner opted in, never from any other.
+func (r *NatsClusterReconciler) ClientCA(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, error) {
+	if c.Spec.TLS.Client == nil {
+		return nil, nil
+	}
+	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, render.ClientTLSSecretName(c))
+	switch {
+	case err != nil:
+		return nil, err
+	case refusal != "":
+		return nil, errors.New(refusal)
+	}
+	return data[render.TLSCAKey], nil
 }

@@ -304,10 +304,14 @@ func (g *guardedConn) breakOff(err error) {
 // tenant chose, and answer what they like. cfg, when set, is the TLS the
 // connection wants (verified under the host name nats.go dials); transport,
 // when set, opens the TCP connections (to map server names to addresses).
-// These are the system account's connections, whose answers to server
-// pings are the largest messages the operator reads (maxSystemReply).
-func GuardOptions(cfg *tls.Config, tlsFirst bool, transport nats.CustomDialer) []nats.Option {
-	g := &guardDialer{tls: cfg, wantTLS: cfg != nil, tlsFirst: tlsFirst && cfg != nil, transport: transport, maxMsg: maxSystemReply}
+// largest is the largest message the connection takes: MaxSystemReply for
+// the system account's server pings, the largest messages the operator
+// reads, and less for what needs less (the account controller's).
+func GuardOptions(cfg *tls.Config, tlsFirst bool, transport nats.CustomDialer, largest int) []nats.Option {
+	if largest <= 0 || largest > MaxSystemReply {
+		largest = MaxSystemReply
+	}
+	g := &guardDialer{tls: cfg, wantTLS: cfg != nil, tlsFirst: tlsFirst && cfg != nil, transport: transport, maxMsg: largest}
 	// IgnoreDiscoveredServers: the servers run spec.image, which may tell
 	// of any address in connect_urls; the operator dials only its pods.
 	return []nats.Option{nats.SetCustomDialer(g), nats.SkipHostLookup(), nats.IgnoreDiscoveredServers()}

@@ -30,7 +30,7 @@ const (
 	// refuses to accept beyond by default.
 	maxAPIReply = 1 << 20
 
-	// maxSystemReply bounds one message on the system account's short
+	// MaxSystemReply bounds one message on the system account's short
 	// connections (GuardOptions): a server's answer to
 	// $SYS.REQ.SERVER.PING.JSZ with accounts, streams, consumers, config
 	// and Raft groups, about 3 KiB a stream. nats-server sends its own
@@ -38,7 +38,7 @@ const (
 	// one the operator keeps for the same view read from the monitor port
 	// (natsmon's maxJSZBody, 16 MiB: some 5000 streams). These connections
 	// go only to the pods of a cluster the operator runs, one at a time.
-	maxSystemReply = 16 << 20
+	MaxSystemReply = 16 << 20
 
 	// maxHeaderBytes bounds an HMSG's header block. nats-server's own
 	// headers on what the operator reads (a status line such as "NATS/1.0
@@ -61,7 +61,7 @@ const (
 	// maxSidDigits: nats.go reads a subscription id as an int64 and wraps
 	// around past 19 digits; its own ids count up from 1.
 	maxSidDigits = 18
-	// maxSizeDigits: enough for maxSystemReply and no more, so that no
+	// maxSizeDigits: enough for MaxSystemReply and no more, so that no
 	// size overflows while it is read.
 	maxSizeDigits = 9
 )

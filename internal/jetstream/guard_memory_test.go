@@ -40,7 +40,7 @@ func TestHeaderOfShortLinesInABoundedChild(t *testing.T) {
 		return hmsg.Bytes()
 	}
 	decode := func(hmsg []byte) error {
-		_, _, err := parseServerOp(hmsg, maxSystemReply)
+		_, _, err := parseServerOp(hmsg, MaxSystemReply)
 		return err
 	}
 	if testmem.Careless() {

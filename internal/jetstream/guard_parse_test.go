@@ -137,7 +137,7 @@ func TestGuardTakesMessagesUpToTheCap(t *testing.T) {
 	if _, err := transcribe(big, readChunk, maxAPIReply); !errors.Is(err, errMsgTooLarge) {
 		t.Fatalf("over the pool's cap: %v", err)
 	}
-	if _, err := transcribe(big, readChunk, maxSystemReply); err != nil {
+	if _, err := transcribe(big, readChunk, MaxSystemReply); err != nil {
 		t.Fatalf("under the system connections' cap: %v", err)
 	}
 }

@@ -33,7 +33,7 @@ import (
 const natsGoChildEnv = "KUBENATS_TEST_NATSGO_CHILD"
 
 // The child's limits: far above what one session of a guarded connection
-// needs (one message of at most maxSystemReply), far below what a
+// needs (one message of at most MaxSystemReply), far below what a
 // wrapped-around size asks nats.go to allocate. The Go runtime reserves
 // some 1.9 GiB of address space at start; past the hard limit an
 // allocation kills the child. Beneath it, a session that allocates more
@@ -266,7 +266,7 @@ func childSession(ln net.Listener, mode byte, before, after []byte) (connected b
 	}()
 	opts := []nats.Option{nats.NoReconnect(), nats.Timeout(2 * time.Second)}
 	if mode == sessionGuarded {
-		opts = append(opts, GuardOptions(nil, false, nil)...)
+		opts = append(opts, GuardOptions(nil, false, nil, MaxSystemReply)...)
 	} else {
 		// As behind the guard, without it: nats.go does no TLS of its
 		// own, no host lookup, and dials no discovered server.

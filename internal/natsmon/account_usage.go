@@ -50,7 +50,7 @@ const maxAccountAnswers = 1 << 20
 // within wait. account is a public key the caller checked.
 func FetchAccountConnections(ctx context.Context, nc *nats.Conn, account string, expected int, wait time.Duration) (AccountUsage, error) {
 	var u AccountUsage
-	err := collect(ctx, nc, subjectFor(accountStatzSubject, account), accountStatzRequest, expected, wait, func(data []byte) {
+	err := collect(ctx, nc, fmt.Sprintf(accountStatzSubject, account), accountStatzRequest, expected, wait, func(data []byte) {
 		if conns, ok := decodeAccountStatz(data, account); ok {
 			u.Connections += conns
 			u.Answered++
@@ -66,14 +66,25 @@ const maxAccountInfo = 64 << 10
 // FetchAccountJetStream asks JetStream, through nc, a connection of a user
 // of the account, for the account's usage ($JS.API.INFO): memory and
 // storage (every replica counted), streams and consumers.
+// The request is collected as the STATZ answers are (one answer, its
+// pending bytes bounded and reserved), not through nats.go's shared reply
+// subscription, whose pending messages no one bounds.
 func FetchAccountJetStream(ctx context.Context, nc *nats.Conn) (*AccountJetStream, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	m, err := nc.RequestWithContext(ctx, "$JS.API.INFO", nil)
+	u, uerr := (*AccountJetStream)(nil), errors.New("JetStream did not answer for the account")
+	err := collect(ctx, nc, "$JS.API.INFO", "", 1, 2*time.Second, func(data []byte) {
+		u, uerr = decodeAccountInfo(data)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if len(m.Data) > maxAccountInfo {
+	return u, uerr
+}
+
+// decodeAccountInfo reads JetStream's account info reply, bounded and
+// checked: an error reply, a negative count or an oversized body is an
+// error, never a usage.
+func decodeAccountInfo(data []byte) (*AccountJetStream, error) {
+	if len(data) > maxAccountInfo {
 		return nil, errors.New("JetStream's account info is larger than any real one")
 	}
 	var reply struct {
@@ -82,7 +93,7 @@ func FetchAccountJetStream(ctx context.Context, nc *nats.Conn) (*AccountJetStrea
 			Description string `json:"description"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(m.Data, &reply); err != nil {
+	if err := json.Unmarshal(data, &reply); err != nil {
 		return nil, fmt.Errorf("JetStream's account info: %w", err)
 	}
 	if reply.Error != nil {
@@ -95,13 +106,11 @@ func FetchAccountJetStream(ctx context.Context, nc *nats.Conn) (*AccountJetStrea
 	return &u, nil
 }
 
-func subjectFor(format, account string) string { return fmt.Sprintf(format, account) }
-
 // collect publishes body to subject and hands each answer to take, until
 // expected answered or wait is over, with the pending answers bounded and
 // reserved from the in-flight budget.
 func collect(ctx context.Context, nc *nats.Conn, subject, body string, expected int, wait time.Duration, take func([]byte)) error {
-	release, err := reserve(ctx, maxAccountAnswers)
+	release, err := Reserve(ctx, maxAccountAnswers)
 	if err != nil {
 		return err
 	}

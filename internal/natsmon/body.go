@@ -26,7 +26,7 @@ const (
 // url's address (client.go), and holds limit bytes of the process-wide
 // in-flight budget while it runs (inflight.go).
 func getJSON(ctx context.Context, c *http.Client, url string, limit int64, decode func(io.Reader) error) error {
-	release, err := reserve(ctx, limit)
+	release, err := Reserve(ctx, limit)
 	if err != nil {
 		return err
 	}

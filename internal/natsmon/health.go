@@ -33,7 +33,7 @@ const maxProblemText = 1024
 // what it names first as not current. An answer that cannot be read is an
 // error: only a server that said so counts as current.
 func FetchOwnView(ctx context.Context, c *http.Client, url string) (string, error) {
-	release, err := reserve(ctx, maxHealthBody)
+	release, err := Reserve(ctx, maxHealthBody)
 	if err != nil {
 		return "", err
 	}

@@ -34,7 +34,7 @@ const maxPingPending = 32 << 20
 // against the servers they expect. An answer past the view limits
 // (jsz_decode.go) counts as no answer.
 func FetchJSZFromSystem(ctx context.Context, nc *nats.Conn, expected int, wait time.Duration) (map[string]*JSInfo, error) {
-	release, err := reserve(ctx, maxPingPending)
+	release, err := Reserve(ctx, maxPingPending)
 	if err != nil {
 		return nil, err
 	}

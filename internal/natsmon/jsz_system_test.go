@@ -41,20 +41,20 @@ func TestFetchJSZFromSystemAsksARealServer(t *testing.T) {
 }
 
 func TestReserveBoundsTheBytesInFlight(t *testing.T) {
-	if _, err := reserve(context.Background(), maxMonitorInFlight+1); err == nil {
+	if _, err := Reserve(context.Background(), maxMonitorInFlight+1); err == nil {
 		t.Fatal("a reservation past the whole budget was granted")
 	}
-	release, err := reserve(context.Background(), maxMonitorInFlight)
+	release, err := Reserve(context.Background(), maxMonitorInFlight)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := reserve(ctx, 1); err == nil {
+	if _, err := Reserve(ctx, 1); err == nil {
 		t.Fatal("a reservation past the spent budget was granted")
 	}
 	release()
-	again, err := reserve(context.Background(), maxJSZBody)
+	again, err := Reserve(context.Background(), maxJSZBody)
 	if err != nil {
 		t.Fatalf("the released budget is not there again: %v", err)
 	}

@@ -24,9 +24,9 @@ import (
 // server (each new pod found the account in the resolver's store on its
 // claim, or from its peers), the stream holds its messages, and a limit
 // changed after the update is pushed to every server.
-// Careless variant caught: pushes aimed at the servers the account was
-// first pushed to (the replaced servers, with new pods, would keep the
-// old limit and let the next connection in).
+// It would fail for pushes aimed at the servers the account was first
+// pushed to (the replaced servers, with new pods, would keep the old
+// limit and let the next connection in); that variant was not run.
 func TestAccountsSurviveARollingUpdate(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)

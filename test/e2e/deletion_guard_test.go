@@ -25,9 +25,11 @@ import (
 // kubenats.io/delete-with-data lets the other go with its messages. Both
 // then lose every child, as TestDeletionCollectsChildren shows for
 // clusters without data.
-// Careless variants, each watched failing: no guard (the cluster goes at
-// once), a guard counting streams rather than messages (the purged
-// cluster would stay), a guard blind to other namespaces.
+// Careless variant watched failing: a guard blind to the JetStream
+// resources of other namespaces (the kept cluster goes while the Stream
+// still names it). It would fail too for no guard (the cluster goes at
+// once) and for a guard counting streams rather than messages (the purged
+// cluster would stay).
 func TestDeletionWaitsForDataAndUsers(t *testing.T) {
 	t.Parallel()
 	ns, other := namespace(t), namespace(t)

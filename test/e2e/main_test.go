@@ -7,9 +7,9 @@
 // test that restarts the operator must be alone. A few long ones that
 // mostly wait (for nats-server's five minutes before a removed peer may
 // rejoin, for a store to fill, for a broken mesh to be rolled back) call
-// t.Parallel: Go runs them after the sequential ones, two at a time
-// (-parallel defaults to GOMAXPROCS), so that the suite stays within its
-// time budget.
+// t.Parallel: Go runs them after the sequential ones, three at a time
+// (Options.Parallel; the machine has two cores, and these tests mostly
+// wait), so that the suite stays within its time budget.
 package e2e_test
 
 import (
@@ -23,7 +23,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(e2ekit.Run(m, e2ekit.Options{CertManager: true, Istio: true, Prometheus: true,
+	os.Exit(e2ekit.Run(m, e2ekit.Options{CertManager: true, Istio: true, Prometheus: true, Parallel: 3,
 		Started: func(c *loopback.Cluster) { cluster = c },
 		Operator: func(o *manager.Options) {
 			o.MeshRollbackAfter = meshRollbackAfter

@@ -90,3 +90,13 @@ func NatsStatus(p *corev1.Pod) *corev1.ContainerStatus {
 	}
 	return nil
 }
+
+// PodReady reports whether p's Ready condition is True.
+func PodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -2,11 +2,13 @@ package e2ekit
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
@@ -38,6 +40,11 @@ type Options struct {
 	OperatorMetrics bool
 	// Started is called with the cluster once it runs, before any test.
 	Started func(*loopback.Cluster)
+	// Parallel is how many of the suite's t.Parallel tests run at once
+	// when -parallel is not given (zero: Go's default, GOMAXPROCS). Those
+	// tests mostly wait (for a peer's rejoin window, a store to fill, a
+	// rollback), so more of them than cores keeps the suite short.
+	Parallel int
 }
 
 // Cluster is the loopback cluster of the suite that runs.
@@ -55,6 +62,9 @@ var stopOperator func() error
 // Run starts the suite's cluster and operator, runs its tests, stops both
 // and reports leaked secrets; its result is the suite's exit code.
 func Run(m *testing.M, opts Options) int {
+	if opts.Parallel > 0 {
+		defaultParallel(opts.Parallel)
+	}
 	// The logger is set before anything logs (envtest does at start); its
 	// file exists only once the cluster's directory does.
 	logf.SetLogger(zap.New(zap.WriteTo(operatorLog), zap.Level(logLevel())))
@@ -232,4 +242,16 @@ func logLevel() zapcore.Level {
 		return zapcore.DebugLevel
 	}
 	return zapcore.InfoLevel
+}
+
+// defaultParallel sets -parallel to n unless the command line gave it.
+func defaultParallel(n int) {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }

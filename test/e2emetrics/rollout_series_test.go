@@ -402,7 +402,7 @@ func (r *restarts) observe(pod *corev1.Pod, typ watch.EventType, at time.Time) {
 		}
 		return
 	}
-	if !r.deleting[pod.Name] || pod.UID == r.old[pod.Name] || !podReady(pod) {
+	if !r.deleting[pod.Name] || pod.UID == r.old[pod.Name] || !e2ekit.PodReady(pod) {
 		return
 	}
 	r.replaced[pod.Name]++
@@ -421,13 +421,4 @@ func (r *restarts) addressed() map[string][]time.Time {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return maps.Clone(r.addressedAt)
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
