@@ -34,7 +34,7 @@ func (r *Reconciler) push(ctx context.Context, c *v1alpha1.NatsCluster, keys acc
 	}
 	// The push went through: a usage read that fails leaves the usage at
 	// what answered, and the next pass reads it again.
-	usage, _ := natsmon.FetchAccountConnections(ctx, nc, keys.PublicKey, ready, usageWait)
+	usage, _ := natsmon.FetchAccountConnections(ctx, nc, keys.PublicKey, len(ready), usageWait)
 	if jetStream && len(keys.OperatorCreds) > 0 {
 		if own, err := r.Servers.AccountConn(ctx, c, keys.OperatorCreds); err == nil {
 			usage.JetStream, _ = natsmon.FetchAccountJetStream(ctx, own)

@@ -28,9 +28,9 @@ import (
 
 // Servers reaches a cluster's servers as the operator's system user.
 type Servers interface {
-	// SystemConn connects to c's ready servers; ready is how many there
-	// are, each of which answers a system request for itself.
-	SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (nc *nats.Conn, ready int, err error)
+	// SystemConn connects to c's ready servers; ready are their names,
+	// under which each answers a system request for itself.
+	SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (nc *nats.Conn, ready []string, err error)
 	// AccountConn connects to c's ready servers with a creds file.
 	AccountConn(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte) (*nats.Conn, error)
 	// ClientCA is the CA of c's client certificates, nil without client TLS.

@@ -28,21 +28,26 @@ const maxReply = 4 << 10
 const MaxMessage = 64 << 10
 
 // Push sends accountJWT through nc, a connection of the system account,
-// and waits until servers servers took it (each answers for itself) or ctx
-// ends. It returns how many took it. A server's refusal is an error, its
-// text bounded and made printable; a JWT carries nothing secret, so the
-// error may name the account.
-func Push(ctx context.Context, nc *nats.Conn, accountJWT string, servers int) (int, error) {
+// and waits until every server named in servers took it (each answers for
+// itself, under its server_name: its pod's name) or ctx ends. It returns
+// how many of them took it. A server's refusal is an error, its text
+// bounded and made printable; a JWT carries nothing secret, so the error
+// may name the account.
+func Push(ctx context.Context, nc *nats.Conn, accountJWT string, servers []string) (int, error) {
+	expected := make(map[string]bool, len(servers))
+	for _, s := range servers {
+		expected[s] = true
+	}
 	// The channel holds the answers not yet read: nats.go drops what does
-	// not fit (a slow consumer), so at most servers answers of MaxMessage,
-	// and the one being read, are held.
-	release, err := natsmon.Reserve(ctx, int64(servers+1)*MaxMessage)
+	// not fit (a slow consumer), so at most one answer of MaxMessage a
+	// server, and the one being read, are held.
+	release, err := natsmon.Reserve(ctx, int64(len(servers)+1)*MaxMessage)
 	if err != nil {
 		return 0, err
 	}
 	defer release()
 	inbox := nc.NewRespInbox()
-	replies := make(chan *nats.Msg, servers)
+	replies := make(chan *nats.Msg, len(servers))
 	sub, err := nc.ChanSubscribe(inbox, replies)
 	if err != nil {
 		return 0, err
@@ -51,19 +56,23 @@ func Push(ctx context.Context, nc *nats.Conn, accountJWT string, servers int) (i
 	if err := nc.PublishRequest(ClaimsUpdateSubject, inbox, []byte(accountJWT)); err != nil {
 		return 0, err
 	}
-	// Answers are counted by server name: one server's answer counted
-	// twice would stand for another's that never came.
+	// Answers are counted by server name, and only the expected servers':
+	// one server's answer counted twice, or the answer of a server that
+	// is not (or no longer) one of the cluster's ready pods, would stand
+	// for the answer of one that never came.
 	took := map[string]bool{}
-	for len(took) < servers {
+	for len(took) < len(expected) {
 		select {
 		case <-ctx.Done():
-			return len(took), fmt.Errorf("%d of %d servers took the account JWT: %w", len(took), servers, ctx.Err())
+			return len(took), fmt.Errorf("%d of %d servers took the account JWT: %w", len(took), len(expected), ctx.Err())
 		case m := <-replies:
 			server, err := claimsReply(m.Data)
 			if err != nil {
 				return len(took), err
 			}
-			took[server] = true
+			if expected[server] {
+				took[server] = true
+			}
 		}
 	}
 	return len(took), nil

@@ -67,7 +67,7 @@ func (f *trustFixture) push(t *testing.T, url, accountJWT string) {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := Push(ctx, nc, accountJWT, 1); err != nil {
+	if _, err := Push(ctx, nc, accountJWT, []string{nc.ConnectedServerName()}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,9 +23,10 @@ var ErrNoServers = errors.New("no server of the cluster is ready")
 
 // SystemConn connects as the operator's system user to c's ready servers,
 // for the account controller's pushes and reads: the same connection, TLS
-// and pinned dial as the cluster's own reloads. ready is how many servers
-// are ready, each of which answers a system request for itself.
-func (r *NatsClusterReconciler) SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (_ *nats.Conn, ready int, _ error) {
+// and pinned dial as the cluster's own reloads. ready are the ready
+// servers' names (their pods'), under which each answers a system request
+// for itself.
+func (r *NatsClusterReconciler) SystemConn(ctx context.Context, c *v1alpha1.NatsCluster) (_ *nats.Conn, ready []string, _ error) {
 	return r.connReady(ctx, c, nil, "kubenats-system")
 }
 
@@ -40,39 +41,43 @@ func (r *NatsClusterReconciler) AccountConn(ctx context.Context, c *v1alpha1.Nat
 // creds when given. What the account controller reads on these
 // connections is small (accounts.MaxMessage): a larger message closes the
 // connection before nats.go allocates it.
-func (r *NatsClusterReconciler) connReady(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte, name string) (_ *nats.Conn, ready int, _ error) {
+func (r *NatsClusterReconciler) connReady(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte, name string) (_ *nats.Conn, ready []string, _ error) {
 	var sts appsv1.StatefulSet
 	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
 	case apierrors.IsNotFound(err):
-		return nil, 0, ErrNoServers
+		return nil, nil, ErrNoServers
 	case err != nil:
-		return nil, 0, err
+		return nil, nil, err
 	case !metav1.IsControlledBy(&sts, c):
-		return nil, 0, ErrNoServers
+		return nil, nil, ErrNoServers
 	}
 	pods, err := r.serverPods(ctx, c, &sts)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	pods = readyPods(pods)
 	if len(pods) == 0 {
-		return nil, 0, ErrNoServers
+		return nil, nil, ErrNoServers
 	}
 	a, err := r.access(ctx, c)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
 	as := a.credentials()
 	if creds != nil {
 		if as, err = jetstream.CredsOption(creds); err != nil {
-			return nil, 0, err
+			return nil, nil, err
 		}
 	}
 	nc, err := a.connectAs(pods, as, name, accounts.MaxMessage)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	return nc, len(pods), nil
+	names := make([]string, len(pods))
+	for i := range pods {
+		names[i] = pods[i].Name
+	}
+	return nc, names, nil
 }
 
 // readyPods are the pods that run, have an address and are Ready.

@@ -63,7 +63,7 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
 	defer cancel()
-	if took, err := accounts.Push(ctx, sys, accountJWT, len(f.Pods)); err != nil || took != len(f.Pods) {
+	if took, err := accounts.Push(ctx, sys, accountJWT, f.Pods); err != nil || took != len(f.Pods) {
 		t.Fatalf("push: %d servers took it: %v", took, err)
 	}
 
