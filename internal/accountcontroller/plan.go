@@ -37,7 +37,7 @@ type issue struct {
 // userPlan is what one pass does for an account's users.
 type userPlan struct {
 	Issue    []issue
-	Current  []*v1alpha1.NatsUser // creds up to date
+	Current  []current            // creds up to date
 	Conflict []*v1alpha1.NatsUser // the Secret's name is taken
 	// Revoke are user keys revoked before the push: those of deleted
 	// users, and a key replaced by a new one (whoever changed or deleted
@@ -73,8 +73,14 @@ func planUsers(views []userView, want func(*v1alpha1.NatsUser) string) userPlan 
 		case v.Creds == credsForeign:
 			p.Conflict = append(p.Conflict, u)
 		case v.Creds == credsOurs && v.SeedKey != "" && (issued == "" || issued == v.SeedKey):
-			if v.Digest == want(u) && issued != "" {
-				p.Current = append(p.Current, u)
+			// Current creds are not written again, a status that lost the
+			// key included: it takes the key from the Secret. A rewrite
+			// would hand every reader of the Secret new bytes for nothing
+			// (a pass whose account status write conflicted left its
+			// users' status without the key, and the next one rewrote
+			// each user's creds).
+			if v.Digest == want(u) {
+				p.Current = append(p.Current, current{User: u, Key: v.SeedKey})
 			} else {
 				p.Issue = append(p.Issue, issue{User: u})
 			}
@@ -84,6 +90,12 @@ func planUsers(views []userView, want func(*v1alpha1.NatsUser) string) userPlan 
 		}
 	}
 	return p
+}
+
+// current is a user whose creds are up to date, and the key they hold.
+type current struct {
+	User *v1alpha1.NatsUser
+	Key  string
 }
 
 func appendKey(keys []string, k string) []string {

@@ -15,7 +15,8 @@ import (
 // status names another key (whoever edited the Secret picks the user's
 // identity and the old key stays valid), a foreign Secret overwritten,
 // creds rewritten on every pass (every application's creds would change
-// under it).
+// under it), current creds rewritten because a pass left the user's
+// status without its key (watched failing: the case "status lost").
 func TestPlanUsers(t *testing.T) {
 	user := func(name, key string) *v1alpha1.NatsUser {
 		u := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name}}
@@ -38,7 +39,8 @@ func TestPlanUsers(t *testing.T) {
 		{name: "first issue", view: userView{User: user("new", "")}, issue: true, newKey: true},
 		{name: "current", view: userView{User: user("app", "UAPP"), Creds: credsOurs, SeedKey: "UAPP", Digest: "d1"}, current: true},
 		{name: "spec changed: same key", view: userView{User: user("app", "UAPP"), Creds: credsOurs, SeedKey: "UAPP", Digest: "d0"}, issue: true},
-		{name: "status lost: the Secret's key kept", view: userView{User: user("app", ""), Creds: credsOurs, SeedKey: "UAPP", Digest: "d1"}, issue: true},
+		{name: "status lost: the Secret's creds kept as they are", view: userView{User: user("app", ""), Creds: credsOurs, SeedKey: "UAPP", Digest: "d1"}, current: true},
+		{name: "status lost, spec changed: the Secret's key kept", view: userView{User: user("app", ""), Creds: credsOurs, SeedKey: "UAPP", Digest: "d0"}, issue: true},
 		{name: "Secret deleted: new key, old revoked", view: userView{User: user("app", "UAPP")}, issue: true, newKey: true, revoke: []string{"UAPP"}},
 		{name: "seed replaced in the Secret", view: userView{User: user("app", "UAPP"), Creds: credsOurs, SeedKey: "UOTHER", Digest: "d1"}, issue: true, newKey: true, revoke: []string{"UAPP"}},
 		{name: "unreadable seed", view: userView{User: user("app", "UAPP"), Creds: credsOurs, Digest: "d1"}, issue: true, newKey: true, revoke: []string{"UAPP"}},
@@ -54,6 +56,8 @@ func TestPlanUsers(t *testing.T) {
 		}
 		if got := len(p.Current) == 1; got != tc.current {
 			t.Errorf("%s: current %v, want %v", tc.name, got, tc.current)
+		} else if got && p.Current[0].Key != tc.view.SeedKey {
+			t.Errorf("%s: current with key %q, want the Secret's %q", tc.name, p.Current[0].Key, tc.view.SeedKey)
 		}
 		if got := len(p.Conflict) == 1; got != tc.conflict {
 			t.Errorf("%s: conflict %v, want %v", tc.name, got, tc.conflict)

@@ -21,7 +21,7 @@ func TestRotationWaitsForEveryUser(t *testing.T) {
 	user := func(uid string) *v1alpha1.NatsUser {
 		return &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid}}
 	}
-	p := userPlan{Issue: []issue{{User: user("a")}, {User: user("b")}}, Current: []*v1alpha1.NatsUser{user("c")}}
+	p := userPlan{Issue: []issue{{User: user("a")}, {User: user("b")}}, Current: []current{{User: user("c")}}}
 	ok := map[types.UID]issued{"a": {}, "b": {}}
 	failed := map[types.UID]issued{"a": {}, "b": {Err: errors.New("conflict")}}
 	if !allReissued(p, ok) {

@@ -128,8 +128,8 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 			return err
 		}
 	}
-	for _, u := range p.Current {
-		if err := r.setUserReady(ctx, u, true, v1alpha1.ReasonReady, userReadyMessage(u), u.Status.PublicKey); err != nil {
+	for _, c := range p.Current {
+		if err := r.setUserReady(ctx, c.User, true, v1alpha1.ReasonReady, userReadyMessage(c.User), c.Key); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package e2e_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -268,9 +270,13 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	// again (its own key unchanged), its connected client stays connected
 	// while the previous key is kept, and once it is dropped the old creds
 	// are refused on every server while the new ones get in.
+	// The re-issue is told by the creds' signer, not by their bytes: the
+	// creds read at the start may have been written again since with the
+	// same key (a clean CI run took such a write, before the rotation, for
+	// the rotated creds, which the drop of the old key then refused).
 	get(t, invoicer)
 	userKey := invoicer.Status.PublicKey
-	oldCreds := readFile(t, credsB)
+	oldSigner := credsSigner(t, []byte(readFile(t, credsB)))
 	patchAccountAnnotation(t, billing, v1alpha1.AnnotationRotateSigningKey, "1")
 	var newCreds string
 	eventually(t, wait, func() error {
@@ -278,9 +284,9 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 		if err := cluster.Client.Get(ctx, client.ObjectKey{Namespace: teamB, Name: invoicer.CredentialsSecretName()}, s); err != nil {
 			return err
 		}
-		if string(s.Data[v1alpha1.CredsKey]) == oldCreds {
+		if credsSigner(t, s.Data[v1alpha1.CredsKey]) == oldSigner {
 			get(t, billing)
-			return fmt.Errorf("the invoicer's creds are not re-issued yet; billing: %+v", billing.Status.Conditions)
+			return fmt.Errorf("the invoicer's creds are not re-issued with a new key yet; billing: %+v", billing.Status.Conditions)
 		}
 		newCreds = t.TempDir() + "/invoicer-rotated.creds"
 		return os.WriteFile(newCreds, s.Data[v1alpha1.CredsKey], 0o600)
@@ -295,7 +301,10 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	}
 	for _, p := range f.Pods {
 		refusedCreds(t, f.IP(p), credsB)
-		credsConn(t, f.IP(p), newCreds)
+		if _, err := connect(t, "nats://"+f.IP(p)+":4222", nats.UserCredentials(newCreds)); err != nil {
+			t.Fatalf("%s refused the re-issued creds (%s): %v; what each server holds of billing:%s",
+				p, credsIssuer(t, newCreds), err, accountSeen(f, billing.Status.PublicKey))
+		}
 	}
 
 	// Not admitted, and not there: one reason, one text, no keys.
@@ -436,4 +445,55 @@ func waitCondition(t *testing.T, a *v1alpha1.NatsAccount, kind string, status me
 		}
 		return nil
 	})
+}
+
+// userClaimsOf decodes the user JWT of a creds file.
+func userClaimsOf(t *testing.T, creds []byte) *jwt.UserClaims {
+	t.Helper()
+	token, err := jwt.ParseDecoratedJWT(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uc, err := jwt.DecodeUserClaims(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uc
+}
+
+// credsSigner is the key that signed a creds file's user JWT.
+func credsSigner(t *testing.T, creds []byte) string { return userClaimsOf(t, creds).Issuer }
+
+// credsIssuer is who signed the user JWT of a creds file, and when.
+func credsIssuer(t *testing.T, path string) string {
+	uc := userClaimsOf(t, []byte(readFile(t, path)))
+	return fmt.Sprintf("user %s signed by %s at %s", uc.Subject, uc.Issuer, time.Unix(uc.IssuedAt, 0).UTC().Format(time.RFC3339))
+}
+
+// accountSeen is what each server of f holds of account pub, for a
+// failure: when its JWT was issued, its signing keys, the users it
+// revokes.
+func accountSeen(f *formed, pub string) string {
+	var b strings.Builder
+	for _, p := range f.Pods {
+		var view struct {
+			Detail struct {
+				Claim *struct {
+					IssuedAt int64 `json:"iat"`
+					Nats     struct {
+						SigningKeys json.RawMessage `json:"signing_keys"`
+					} `json:"nats"`
+				} `json:"decoded_jwt"`
+				Revoked map[string]time.Time `json:"revoked_user"`
+			} `json:"account_detail"`
+		}
+		if err := monitor(f.IP(p), "/accountz?acc="+pub, &view); err != nil || view.Detail.Claim == nil {
+			fmt.Fprintf(&b, "\n  %s: %v", p, err)
+			continue
+		}
+		c := view.Detail.Claim
+		fmt.Fprintf(&b, "\n  %s: JWT issued at %s, signing keys %s, revoked %v", p,
+			time.Unix(c.IssuedAt, 0).UTC().Format(time.RFC3339), c.Nats.SigningKeys, view.Detail.Revoked)
+	}
+	return b.String()
 }
