@@ -54,11 +54,11 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	// once every server has one, and the push says so, mTLS to all. One
 	// outside the mesh would hang on every PERMISSIVE server.
 	pub, js, stream := startPublishing(t, f, meshOptions(t, f, "app")...)
-	defer pub.halt()
+	defer pub.Halt()
 	ackedAtLeast := func(n int) {
 		t.Helper()
 		eventually(t, upgradeTimeout, func() error {
-			if got := pub.count(); got < n {
+			if got := pub.Count(); got < n {
 				return fmt.Errorf("%d messages acknowledged, waiting for %d", got, n)
 			}
 			return nil
@@ -92,7 +92,7 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	// STRICT at the wire, not only in the policy object: a client outside
 	// the mesh that speaks first is closed unanswered on every server.
 	checkWire(t, f, wireClosed)
-	ackedAtLeast(pub.count() + 100)
+	ackedAtLeast(pub.Count() + 100)
 	// A pass that reads the StatefulSet from a cache not yet updated tells
 	// it again: at least one.
 	if n := eventsWithReason(t, f.NS, "MeshSidecars"); n == 0 {
@@ -125,10 +125,10 @@ func TestMeshExistingClusterInAndOutUnderLoad(t *testing.T) {
 	t.Logf("out of the mesh: no sidecar and no policy %s after the flag", time.Since(began).Round(time.Second))
 	checkRoutes(t, f)
 	checkWire(t, f, wireAnswered)
-	ackedAtLeast(pub.count() + 100)
-	pub.halt()
+	ackedAtLeast(pub.Count() + 100)
+	pub.Halt()
 	guard.check(t)
-	acked, stall := pub.result()
+	acked, stall := pub.Result()
 	checkEveryIDStored(t, js, acked, storedCount(t, js, stream, acked))
 	t.Logf("into the mesh and out under load: %d messages acknowledged, none lost; longest publish stall %s", acked, stall.Round(time.Millisecond))
 }

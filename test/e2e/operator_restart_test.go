@@ -110,12 +110,12 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	h := recordPods(t, f.NS)
 	h.seen(t, f.Pods)
 	pub, js, stream := startPublishing(t, f)
-	defer pub.halt()
+	defer pub.Halt()
 	leaderAt := f.Pods[1]
 	moveLeaders(t, f, systemConn(t, f, f.Pods), js.Conn(), leaderAt)
 	leaders := watchMetaLeader(t, f, f.Pods)
 	eventually(t, wait, func() error {
-		if n := pub.count(); n < 100 {
+		if n := pub.Count(); n < 100 {
 			return fmt.Errorf("%d messages acknowledged before the upgrade", n)
 		}
 		return nil
@@ -129,7 +129,7 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub.halt()
+	pub.Halt()
 
 	dels := h.deletions()
 	if n < len(f.Pods) || len(dels) != len(f.Pods) {
@@ -154,7 +154,7 @@ func TestOperatorDiesAtEachStepOfARollout(t *testing.T) {
 	if most, when, which := h.mostDown(); most > 1 {
 		t.Fatalf("%d servers down at once (%v), %s after the upgrade began", most, which, when.Sub(began).Round(time.Millisecond))
 	}
-	acked, stall := pub.result()
+	acked, stall := pub.Result()
 	stored := storedCount(t, js, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
 	t.Logf("replaced %v with %d operator restarts in %s; %d messages acknowledged, none lost; longest publish stall %s",

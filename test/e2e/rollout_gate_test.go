@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // freezeFor is how long the follower stays stopped: shorter than its
@@ -94,11 +95,10 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	sys := systemConn(t, f, others)
 	moveLeaders(t, f, sys, nc, leaderAt, "WORKERS")
 
-	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
-	go pub.run()
+	pub := e2ekit.StartPublisher(js, "upgrade.msg")
 	work := &worker{cons: cons, stop: make(chan struct{}), done: make(chan struct{})}
 	go work.run()
-	defer pub.halt()
+	defer pub.Halt()
 	defer work.halt()
 	leaders := watchMetaLeader(t, f, []string{others[0], others[1], frozen})
 	views := recordFollowerViews(t, f, frozen)
@@ -109,7 +109,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	// sees them there, with no race against the test.
 	placed := placeLeadersAtFirstTermination(t, f, sys, nc, leaderAt, "WORKERS")
 	eventually(t, wait, func() error {
-		if n := pub.count(); n < 100 {
+		if n := pub.Count(); n < 100 {
 			return fmt.Errorf("%d messages acknowledged before the upgrade", n)
 		}
 		return nil
@@ -157,7 +157,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	caughtUp := watchCaughtUp(t, f.IP(frozen), due)
 
 	readyOnVersion(t, f, v1alpha1.DefaultVersion)
-	pub.halt()
+	pub.Halt()
 	work.halt()
 
 	dels := h.deletions()
@@ -206,7 +206,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 		}
 	}
 	everyReplacedServerWentLameDuck(t, f, order)
-	acked, stall := pub.result()
+	acked, stall := pub.Result()
 	if stall > maxStall {
 		t.Fatalf("the publisher stalled for %s during the roll, want under %s", stall.Round(time.Millisecond), maxStall)
 	}

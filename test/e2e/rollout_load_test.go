@@ -11,33 +11,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // The load a rollout test runs under, and what it checks afterwards.
-
-// halt stops the publisher; called again (deferred), it does nothing.
-func (p *publisher) halt() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	close(p.stop)
-	<-p.done
-}
-
-func (p *publisher) count() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.acked
-}
-
-// result is the acknowledged count and the longest stall.
-func (p *publisher) result() (int, time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.acked, p.stall
-}
 
 // worker works off a durable pull consumer, acknowledging each message,
 // so that the consumer's Raft group has work throughout.
@@ -109,24 +86,11 @@ func readyOnVersion(t *testing.T, f *formed, version string) {
 	})
 }
 
-// storedCount is how many messages the stream holds once it settled: the
-// acknowledged ones, and perhaps the one in flight when the publisher
-// stopped (stored, its acknowledgement lost: at least once).
+// storedCount is e2ekit.StoredCount for stream of the application
+// account, a "no responders" explained.
 func storedCount(t *testing.T, js natsjs.JetStream, stream natsjs.Stream, acked int) int {
 	t.Helper()
-	stored := 0
-	eventually(t, wait, func() error {
-		info, err := stream.Info(testCtx(t))
-		if err != nil {
-			return withServerView(err, js.Conn(), "APP", "$JS.API.STREAM.INFO."+stream.CachedInfo().Config.Name)
-		}
-		if info.State.Msgs != uint64(acked) && info.State.Msgs != uint64(acked)+1 {
-			return fmt.Errorf("the stream holds %d messages, %d were acknowledged", info.State.Msgs, acked)
-		}
-		stored = int(info.State.Msgs)
-		return nil
-	})
-	return stored
+	return e2ekit.StoredCount(t, js, stream.CachedInfo().Config.Name, acked, explainIn(js))
 }
 
 // consumerCaughtUp: the consumer delivered and saw acknowledged every

@@ -117,9 +117,9 @@ func renewRouteCertificateUnderPublishing(t *testing.T, f *formed, roots *x509.C
 		routes[p] = routeConnections(t, f, mon, p)
 	}
 	pub, js, stream := startPublishing(t, f, pubOpts...)
-	defer pub.halt()
+	defer pub.Halt()
 	eventually(t, wait, func() error {
-		if n := pub.count(); n < 100 {
+		if n := pub.Count(); n < 100 {
 			return fmt.Errorf("%d messages acknowledged before the renewal", n)
 		}
 		return nil
@@ -151,15 +151,15 @@ func renewRouteCertificateUnderPublishing(t *testing.T, f *formed, roots *x509.C
 		return nil
 	})
 	took := time.Since(renewed)
-	at := pub.count()
+	at := pub.Count()
 	eventually(t, wait, func() error {
-		if n := pub.count(); n < at+100 {
+		if n := pub.Count(); n < at+100 {
 			return fmt.Errorf("%d messages acknowledged since every server presented the new certificate, want 100", n-at)
 		}
 		return nil
 	})
-	pub.halt()
-	acked, stall := pub.result()
+	pub.Halt()
+	acked, stall := pub.Result()
 	stored := storedCount(t, js, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
 	for _, p := range f.Pods {

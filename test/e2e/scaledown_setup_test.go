@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // scaleDownScene is a 5-server cluster about to be scaled to 3, set up so
@@ -29,7 +30,7 @@ type scaleDownScene struct {
 	js       natsjs.JetStream
 	streams  []string
 	groups   []raftGroup
-	pubs     map[string]*publisher
+	pubs     map[string]*e2ekit.Publisher
 	before   map[string]*natsjs.ConsumerInfo // each stream's consumer, as the scale-down found it
 	pods     *podHistory
 	requests *systemRequests
@@ -47,7 +48,7 @@ func setUpScaleDown(t *testing.T) *scaleDownScene {
 	f.Pods = five
 	metaGroupOf(t, f, five)
 	sc := &scaleDownScene{f: f, staying: five[:3], leaving: []string{five[4], five[3]},
-		pubs: map[string]*publisher{}, before: map[string]*natsjs.ConsumerInfo{}}
+		pubs: map[string]*e2ekit.Publisher{}, before: map[string]*natsjs.ConsumerInfo{}}
 	nc := clientConn(t, f, five)
 	sc.js = appJetStream(t, nc)
 	sampler := clientConn(t, f, sc.staying)
@@ -72,14 +73,13 @@ func setUpScaleDown(t *testing.T) *scaleDownScene {
 		}
 	}
 	for _, name := range sc.streams {
-		p := &publisher{js: sc.js, subject: name + ".msg", stop: make(chan struct{}), done: make(chan struct{})}
-		go p.run()
-		t.Cleanup(p.halt)
+		p := e2ekit.StartPublisher(sc.js, name+".msg")
+		t.Cleanup(p.Halt)
 		sc.pubs[name] = p
 	}
 	eventually(t, wait, func() error {
 		for name, p := range sc.pubs {
-			if n := p.count(); n < 50 {
+			if n := p.Count(); n < 50 {
 				return fmt.Errorf("%d messages acknowledged by %s", n, name)
 			}
 		}

@@ -94,7 +94,7 @@ func (sc *scaleDownScene) finished(t *testing.T, began time.Time) {
 	f.Pods = sc.staying
 	metaGroupOf(t, f, sc.staying)
 	for _, p := range sc.pubs {
-		p.halt()
+		p.Halt()
 	}
 	done := time.Now()
 
@@ -152,7 +152,7 @@ func (sc *scaleDownScene) finished(t *testing.T, began time.Time) {
 	sc.backToThreeReplicas(t, sampler)
 	total := 0
 	for _, name := range sc.streams {
-		acked, stall := sc.pubs[name].result()
+		acked, stall := sc.pubs[name].Result()
 		s, err := sc.js.Stream(testCtx(t), name)
 		if err != nil {
 			t.Fatal(err)

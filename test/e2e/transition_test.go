@@ -23,10 +23,10 @@ import (
 func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 	f := formCluster(t, routeTLS(false))
 	pub, js, stream := startPublishing(t, f)
-	defer pub.halt()
+	defer pub.Halt()
 	ackedAtLeast := func(n int) {
 		eventually(t, upgradeTimeout, func() error {
-			if got := pub.count(); got < n {
+			if got := pub.Count(); got < n {
 				return fmt.Errorf("%d messages acknowledged, waiting for %d", got, n)
 			}
 			return nil
@@ -53,12 +53,12 @@ func TestRouteTLSTransitionUnderLoad(t *testing.T) {
 				t.Errorf("after flip %d, %s has had %d pods, want one replacement per flip (%d)", flip+1, pod, n, flip+2)
 			}
 		}
-		ackedAtLeast(pub.count() + 100) // publishing goes on after the transition
+		ackedAtLeast(pub.Count() + 100) // publishing goes on after the transition
 		checkRoutes(t, f)
 		t.Logf("route TLS %v: %s to Ready", on, time.Since(began).Round(time.Millisecond))
 	}
-	pub.halt()
-	acked, stall := pub.result()
+	pub.Halt()
+	acked, stall := pub.Result()
 	checkEveryIDStored(t, js, acked, storedCount(t, js, stream, acked))
 	t.Logf("route TLS on and off under load: %d messages acknowledged, none lost; longest publish stall %s", acked, stall.Round(time.Millisecond))
 }

@@ -1,10 +1,7 @@
 package e2e_test
 
 import (
-	"context"
 	"fmt"
-	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 const (
@@ -23,23 +21,9 @@ const (
 	upgradeTimeout = 5 * time.Minute
 )
 
-// publisher publishes with message IDs until stopped, retrying each ID
-// until the stream acknowledges it, and remembers every acknowledged ID and
-// the longest time between two acknowledgements.
-type publisher struct {
-	js natsjs.JetStream
-	// subject is where it publishes; upgrade.msg when empty.
-	subject string
-	stop    chan struct{}
-	done    chan struct{}
-	mu      sync.Mutex
-	acked   int
-	stall   time.Duration
-}
-
 // startPublishing connects to f's servers as its application user,
 // creates the R3 stream UPGRADE and starts a publisher on it.
-func startPublishing(t *testing.T, f *formed, opts ...nats.Option) (*publisher, natsjs.JetStream, natsjs.Stream) {
+func startPublishing(t *testing.T, f *formed, opts ...nats.Option) (*e2ekit.Publisher, natsjs.JetStream, natsjs.Stream) {
 	t.Helper()
 	cred := credentials(t, f)
 	nc, err := nats.Connect(podURLs(f, f.Pods), append([]nats.Option{nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
@@ -58,39 +42,7 @@ func startPublishing(t *testing.T, f *formed, opts ...nats.Option) (*publisher, 
 		stream, err = js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
 		return err
 	})
-	pub := &publisher{js: js, stop: make(chan struct{}), done: make(chan struct{})}
-	go pub.run()
-	return pub, js, stream
-}
-
-func (p *publisher) run() {
-	defer close(p.done)
-	last, subject := time.Now(), p.subject
-	if subject == "" {
-		subject = "upgrade.msg"
-	}
-	for id := 0; ; id++ {
-		for {
-			select {
-			case <-p.stop:
-				return
-			default:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			_, err := p.js.Publish(ctx, subject, []byte(strconv.Itoa(id)), natsjs.WithMsgID(strconv.Itoa(id)))
-			cancel()
-			if err == nil {
-				break
-			}
-			time.Sleep(20 * time.Millisecond) // a server is restarting: try again
-		}
-		now := time.Now()
-		p.mu.Lock()
-		p.acked = id + 1
-		p.stall = max(p.stall, now.Sub(last))
-		p.mu.Unlock()
-		last = now
-	}
+	return e2ekit.StartPublisher(js, "upgrade.msg"), js, stream
 }
 
 // TestRollingUpgradeKeepsEveryAcknowledgedMessage upgrades a 3-server
@@ -101,12 +53,10 @@ func (p *publisher) run() {
 func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = olderVersion })
 	pub, js, stream := startPublishing(t, f)
-	defer pub.halt()
+	defer pub.Halt()
 	eventually(t, wait, func() error {
-		pub.mu.Lock()
-		defer pub.mu.Unlock()
-		if pub.acked < 100 {
-			return fmt.Errorf("%d messages acknowledged before the upgrade", pub.acked)
+		if n := pub.Count(); n < 100 {
+			return fmt.Errorf("%d messages acknowledged before the upgrade", n)
 		}
 		return nil
 	})
@@ -143,8 +93,8 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	})
 	upgraded := time.Since(started)
 
-	pub.halt()
-	acked, stall := pub.result()
+	pub.Halt()
+	acked, stall := pub.Result()
 
 	stored := storedCount(t, js, stream, acked)
 	checkEveryIDStored(t, js, acked, stored)
@@ -170,53 +120,17 @@ func checkEveryIDStored(t *testing.T, js natsjs.JetStream, acked, stored int) {
 	checkEveryIDStoredIn(t, js, "UPGRADE", acked, stored)
 }
 
-// checkEveryIDStoredIn is checkEveryIDStored for the named stream.
-//
-// One ordered consumer reads the whole stream through its Messages
-// iterator. Reading it by Fetch, as this did before, made a new consumer
-// for every batch (nats.go resets an ordered consumer at each Fetch) and
-// pulled from it at once: from a server other than the consumer's, the
-// pull can arrive before the consumer's interest does (the interest
-// travels over the application account's route, the reply to the create
-// over the system account's own), and the server answers "no responders".
-// With some 150 batches a read, one lost race in any of them failed the
-// whole read, again at every retry: the "no responders for 30 s after
-// Ready" of the operator-death and mesh tests, a race of this reader and
-// not of the operator (the failing runs showed the client's server
-// holding its routes' subscriptions and a fresh consumer per batch on the
-// other servers). The iterator keeps one consumer and, should a pull meet
-// no responders, makes it again itself.
+// checkEveryIDStoredIn is e2ekit.CheckEveryIDStored for the named
+// stream of the application account, a "no responders" explained.
 func checkEveryIDStoredIn(t *testing.T, js natsjs.JetStream, stream string, acked, stored int) {
 	t.Helper()
-	eventually(t, wait, func() error {
-		cons, err := js.OrderedConsumer(testCtx(t), stream, natsjs.OrderedConsumerConfig{})
-		if err != nil {
-			return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.CREATE."+stream)
-		}
-		it, err := cons.Messages()
-		if err != nil {
-			return withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>")
-		}
-		defer it.Stop()
-		seen := make([]bool, acked+1)
-		for n := 0; n < stored; n++ {
-			m, err := it.Next(natsjs.NextMaxWait(5 * time.Second))
-			if err != nil {
-				return fmt.Errorf("read %d of %d messages, then: %w", n, stored, withServerView(err, js.Conn(), "APP", "$JS.API.CONSUMER.MSG.NEXT."+stream+".>"))
-			}
-			id, err := strconv.Atoi(m.Headers().Get(nats.MsgIdHdr))
-			if err != nil || id < 0 || id > acked || seen[id] {
-				t.Fatalf("message %q (id header %q): unexpected or duplicate", m.Data(), m.Headers().Get(nats.MsgIdHdr))
-			}
-			seen[id] = true
-		}
-		for id := range acked {
-			if !seen[id] {
-				t.Fatalf("acknowledged message %d is not in the stream", id)
-			}
-		}
-		return nil
-	})
+	e2ekit.CheckEveryIDStored(t, js, stream, acked, stored, explainIn(js))
+}
+
+// explainIn explains a JetStream error of js's application account by
+// what the servers know (withServerView).
+func explainIn(js natsjs.JetStream) e2ekit.Explain {
+	return func(err error, subject string) error { return withServerView(err, js.Conn(), "APP", subject) }
 }
 
 // listEvents lists the events in ns.

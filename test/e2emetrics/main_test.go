@@ -14,7 +14,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(e2ekit.Run(m, e2ekit.Options{Prometheus: true, OperatorMetrics: true,
+	os.Exit(e2ekit.Run(m, e2ekit.Options{Prometheus: true, OperatorMetrics: true, CertManager: true, Istio: true,
 		Started: func(c *loopback.Cluster) { cluster = c }}))
 }
 

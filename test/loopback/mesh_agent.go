@@ -89,7 +89,9 @@ func (s *sidecar) probeApp(ctx context.Context, p appProber) error {
 		for _, h := range g.HTTPHeaders {
 			req.Header.Add(h.Name, h.Value)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		// Istio's agent asks the app as the kubelet would: no TLS
+		// verification for an https probe, no connection kept.
+		resp, err := probeClient.Do(req)
 		if err != nil {
 			return err
 		}
