@@ -2,14 +2,11 @@ package e2e_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -32,28 +29,10 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
 	f := formNamed(t, ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.Auth.Mode = v1alpha1.AuthJWT })
-	ctx := testCtx(t)
-	ref := v1alpha1.ClusterRef{Name: "nats"}
 	disk := resource.MustParse("1Mi")
-	acct := &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"},
-		Spec: v1alpha1.NatsAccountSpec{Cluster: ref, Limits: v1alpha1.AccountLimits{JetStream: &v1alpha1.AccountJetStreamLimits{DiskStorage: &disk}}}}
-	user := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "svc"}, Spec: v1alpha1.NatsUserSpec{Account: "app"}}
-	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "events"},
-		Spec: v1alpha1.StreamSpec{Target: v1alpha1.Target{Cluster: &ref, Account: "app"}, Name: "EVENTS", Subjects: []string{"ev.>"}, Replicas: 3}}
-	for _, o := range []client.Object{acct, user, stream} {
-		if err := cluster.Client.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	creds := waitCreds(t, user)
-	waitSynced(t, stream, wait)
-	js := appJetStream(t, credsConn(t, f.IP(f.Pods[0]), creds))
-	for i := 0; i < 10; i++ {
-		if _, err := js.Publish(ctx, "ev.x", []byte("e")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	scene := startAccountScene(t, f, v1alpha1.AccountLimits{JetStream: &v1alpha1.AccountJetStreamLimits{DiskStorage: &disk}}, 3)
 
+	ctx := testCtx(t)
 	before := podUIDs(t, ns, f.Pods)
 	c := f.Cluster
 	eventually(t, wait, func() error {
@@ -78,32 +57,7 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 		return nil
 	})
 
-	for _, p := range f.Pods {
-		credsConn(t, f.IP(p), creds)
-	}
-	js = appJetStream(t, credsConn(t, f.IP(f.Pods[2]), creds))
-	eventually(t, wait, func() error {
-		s, err := js.Stream(ctx, "EVENTS")
-		if err != nil {
-			return err
-		}
-		if info, err := s.Info(ctx); err != nil || info.State.Msgs != 10 {
-			return fmt.Errorf("EVENTS after the upgrade: %v, %v", info, err)
-		}
-		return nil
-	})
-
-	// A change after the upgrade reaches every server: with five of the
-	// account's connections open, a limit of one refuses the next on each.
-	one := int64(1)
-	patchAccount(t, acct, func(s *v1alpha1.NatsAccountSpec) { s.Limits.Connections = &one })
-	for _, p := range f.Pods {
-		eventually(t, wait, func() error {
-			_, err := connect(t, "nats://"+f.IP(p)+":4222", nats.UserCredentials(creds))
-			if err == nil || !strings.Contains(strings.ToLower(err.Error()), "maximum account active connections exceeded") {
-				return fmt.Errorf("%s: %v, want the limit's refusal", p, err)
-			}
-			return nil
-		})
-	}
+	scene.credsGetIn(t, f.Pods)
+	scene.streamHolds(t, "EVENTS", f.Pods)
+	scene.limitBites(t, f.Pods)
 }
