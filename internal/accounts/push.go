@@ -66,20 +66,33 @@ func Push(ctx context.Context, nc *nats.Conn, accountJWT string, servers []strin
 		case <-ctx.Done():
 			return len(took), fmt.Errorf("%d of %d servers took the account JWT: %w", len(took), len(expected), ctx.Err())
 		case m := <-replies:
-			server, err := claimsReply(m.Data)
-			if err != nil {
+			if err := take(took, expected, m.Data); err != nil {
 				return len(took), err
-			}
-			if expected[server] {
-				took[server] = true
 			}
 		}
 	}
 	return len(took), nil
 }
 
+// take records one answer to a push in took: an expected server's
+// acceptance counts once, its refusal is the push's error, and anything
+// under a name not expected (or none) counts for nothing, a refusal
+// included: only the cluster's ready servers speak for the push.
+func take(took, expected map[string]bool, data []byte) error {
+	server, err := claimsReply(data)
+	switch {
+	case !expected[server]:
+		return nil
+	case err != nil:
+		return err
+	}
+	took[server] = true
+	return nil
+}
+
 // claimsReply reads one server's answer to a claims update: the server's
-// name, or an error.
+// name and, when it did not take the JWT, an error (with the name when
+// the answer gave one).
 func claimsReply(data []byte) (string, error) {
 	if len(data) > maxReply {
 		return "", errors.New("a server answered the claims update with more than 4KiB")
@@ -100,10 +113,10 @@ func claimsReply(data []byte) (string, error) {
 		return "", fmt.Errorf("a server's answer to the claims update: %w", err)
 	}
 	if r.Error != nil {
-		return "", fmt.Errorf("a server refused the account JWT: %s (code %d)", natsmon.Shown(r.Error.Description), r.Error.Code)
+		return r.Server.Name, fmt.Errorf("a server refused the account JWT: %s (code %d)", natsmon.Shown(r.Error.Description), r.Error.Code)
 	}
 	if r.Data == nil || r.Data.Code != 200 || r.Server.Name == "" {
-		return "", errors.New("a server answered the claims update without taking it")
+		return r.Server.Name, errors.New("a server answered the claims update without taking it")
 	}
 	return r.Server.Name, nil
 }

@@ -38,3 +38,37 @@ func TestPushCountsOnlyTheServersItExpects(t *testing.T) {
 		t.Errorf("expecting %s: took %d, error %v", name, took, err)
 	}
 }
+
+// TestTakeCountsOnlyExpectedServers: each answer to a push, as take
+// judges it. Careless variant watched failing: the refusal of a server
+// not expected failing the push (what Push did before take).
+func TestTakeCountsOnlyExpectedServers(t *testing.T) {
+	ok := func(name string) string { return `{"server":{"name":"` + name + `"},"data":{"code":200}}` }
+	refused := func(name string) string {
+		return `{"server":{"name":"` + name + `"},"error":{"code":500,"description":"no"}}`
+	}
+	for _, tc := range []struct {
+		name    string
+		answers []string
+		took    int
+		err     bool
+	}{
+		{name: "expected servers count", answers: []string{ok("nats-0"), ok("nats-1")}, took: 2},
+		{name: "one server counts once", answers: []string{ok("nats-0"), ok("nats-0")}, took: 1},
+		{name: "a stranger counts for nothing", answers: []string{ok("nats-9")}, took: 0},
+		{name: "a stranger's refusal counts for nothing", answers: []string{refused("nats-9"), ok("nats-0")}, took: 1},
+		{name: "an expected server's refusal fails the push", answers: []string{refused("nats-1")}, err: true},
+		{name: "an answer without a name counts for nothing", answers: []string{`{"data":{"code":200}}`, "not json"}, took: 0},
+	} {
+		took, expected := map[string]bool{}, map[string]bool{"nats-0": true, "nats-1": true}
+		var err error
+		for _, a := range tc.answers {
+			if err = take(took, expected, []byte(a)); err != nil {
+				break
+			}
+		}
+		if len(took) != tc.took || (err != nil) != tc.err {
+			t.Errorf("%s: took %d, error %v; want %d, error %t", tc.name, len(took), err, tc.took, tc.err)
+		}
+	}
+}
