@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
@@ -15,8 +16,9 @@ import (
 )
 
 // TestAccountsSurviveAScaleDown: an account, its user and an R1 stream of
-// it on a four-server cluster in mode jwt, and a stream the user made on
-// nats-3 (streams are made until placement puts one there), scaled to
+// it on a four-server cluster in mode jwt, and a stream of the user's on
+// nats-3 (EVENTS if it is there, else one made until placement puts one
+// there), scaled to
 // three servers: the evacuating scale-down moves the account's stream off
 // nats-3 before it goes; afterwards the user's creds get in on every
 // server left, both streams hold their messages, the moved one led by a
@@ -40,8 +42,7 @@ func TestAccountsSurviveAScaleDown(t *testing.T) {
 	// Placement picks only servers the meta group counts current: a
 	// clean CI run placed none of 16 streams on nats-3 right after Ready.
 	metaGroupOf(t, f, f.Pods)
-	leaving := onServer(t, scene.js, f.Pods[3])
-	scene.publish(t, leaving+".x", 10)
+	leaving := scene.streamOn(t, f.Pods[3])
 
 	ctx := testCtx(t)
 	c := f.Cluster
@@ -62,26 +63,38 @@ func TestAccountsSurviveAScaleDown(t *testing.T) {
 
 	left := f.Pods[:3]
 	scene.credsGetIn(t, left)
-	for _, name := range []string{"EVENTS", leaving} {
+	for _, name := range slices.Compact([]string{"EVENTS", leaving}) {
 		scene.streamHolds(t, name, left)
 	}
 	scene.limitBites(t, left)
 }
 
-// onServer makes R1 streams through js until placement puts one on
-// server, and returns its name: placement leans to the servers with the
-// fewest streams, so each miss makes the next try likelier to hit (six
-// tries on four servers have been seen).
-func onServer(t *testing.T, js natsjs.JetStream, server string) string {
+// streamOn returns an R1 stream of the scene's account led by server and
+// holding ten messages: EVENTS if placement put it there, else a new
+// stream made until placement puts one there. Placement ranks servers by
+// the free storage of their last statsz first and by fewest streams only
+// among equals: once a server reports EVENTS' messages no new stream
+// lands on it (a CI run placed none of 16 on nats-3 that way), while
+// among the empty servers each miss makes the next try likelier to hit.
+func (s *accountScene) streamOn(t *testing.T, server string) string {
 	t.Helper()
+	leader, err := groupLeader(s.js.Conn(), "$JS.API.STREAM.INFO.EVENTS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if leader == server {
+		t.Logf("EVENTS on %s", server)
+		return "EVENTS"
+	}
 	for i := range 16 {
 		name := fmt.Sprintf("ON_%d", i)
-		s, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: natsjs.FileStorage})
+		st, err := s.js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: natsjs.FileStorage})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info := s.CachedInfo(); info.Cluster != nil && info.Cluster.Leader == server {
+		if info := st.CachedInfo(); info.Cluster != nil && info.Cluster.Leader == server {
 			t.Logf("stream %s on %s", name, server)
+			s.publish(t, name+".x", 10)
 			return name
 		}
 	}
