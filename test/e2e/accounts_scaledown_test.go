@@ -18,11 +18,11 @@ import (
 // TestAccountsSurviveAScaleDown: an account, its user and an R1 stream of
 // it on a four-server cluster in mode jwt, and a stream of the user's on
 // nats-3 (EVENTS if it is there, else one made until placement puts one
-// there), scaled to
-// three servers: the evacuating scale-down moves the account's stream off
-// nats-3 before it goes; afterwards the user's creds get in on every
-// server left, both streams hold their messages, the moved one led by a
-// server left, and a limit changed after the scale-down is taken:
+// there), scaled to three servers: the evacuating scale-down moves the
+// account's stream off nats-3 before it goes; afterwards the user's creds
+// get in on every server left, the streams hold their messages, the moved
+// one led by a server left, and a limit changed after the scale-down is
+// taken:
 // the account is Ready for its new generation, which a push counts only
 // once every ready server answered, and each server left refuses the
 // connection past the new limit.
