@@ -58,6 +58,8 @@ func dashboards() []dashboard {
 			{"Meta leader", "short", []query{{`count by (meta_leader) (nats_server_total_streams{` + sel + `})`, "{{meta_leader}}"}}},
 			{"Meta group replicas current", "short", []query{{`nats_server_meta_replica_current{` + sel + `}`, "{{replica}}"}}},
 			{"Account storage", "bytes", []query{{`nats_account_used_storage{` + sel + `}`, "{{account}}"}}},
+			{"Account storage of its limit (JWT accounts)", "percentunit", []query{{`max by (account, account_id) (nats_account_used_storage{` + sel + `}) / max by (account, account_id) (nats_account_max_storage{` + sel + `} > 0)`, "{{account}}"}}},
+			{"Account memory of its limit (JWT accounts)", "percentunit", []query{{`max by (account, account_id) (nats_account_used_memory{` + sel + `}) / max by (account, account_id) (nats_account_max_memory{` + sel + `} > 0)`, "{{account}}"}}},
 		},
 	}, {
 		file: "kubenats-streams.json", uid: "kubenats-streams", title: "kubenats / Streams and consumers",

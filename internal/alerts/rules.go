@@ -59,6 +59,18 @@ var Rules = []Rule{
 		Help:    "{{ $labels.server_name }} uses {{ $value | humanizePercentage }} of its file store; at 100 % publishes fail.",
 	},
 	{
+		Name: "NatsAccountStorageHigh", For: "10m", Severity: "warning",
+		Expr:    accountStorage + ` > 0.8`,
+		Summary: "JetStream storage of account {{ $labels.account }} above 80 % of its limit",
+		Help:    "Account {{ $labels.account }} uses {{ $value | humanizePercentage }} of the file store its NatsAccount allows: raise spec.limits.jetstream.diskStorage or tighten its streams' limits.",
+	},
+	{
+		Name: "NatsAccountStorageCritical", For: "5m", Severity: "critical",
+		Expr:    accountStorage + ` > 0.9`,
+		Summary: "JetStream storage of account {{ $labels.account }} above 90 % of its limit",
+		Help:    "Account {{ $labels.account }} uses {{ $value | humanizePercentage }} of the file store its NatsAccount allows; at 100 % its publishes to file streams fail.",
+	},
+	{
 		Name: "NatsConsumerPendingGrowing", For: "15m", Severity: "warning",
 		Expr:    `max by (namespace, natscluster, account, stream_name, consumer_name) (deriv(nats_consumer_num_pending{` + scope + `}[15m])) > 0 and max by (namespace, natscluster, account, stream_name, consumer_name) (nats_consumer_num_pending{` + scope + `}) > 1000`,
 		Summary: "Consumer {{ $labels.stream_name }}/{{ $labels.consumer_name }} falls behind",
@@ -115,6 +127,13 @@ var Rules = []Rule{
 		Help:    "Reconciles of {{ $labels.controller }} have failed for 15 minutes: the operator's log says why.",
 	},
 }
+
+// accountStorage is an account's file store used over its limit. Both
+// come from the meta leader; max by drops the server's labels so that a
+// meta leader that moves neither splits the alert nor restarts its `for`.
+// An account without a limit (no series, or 0: no file store) has no
+// ratio.
+const accountStorage = `max by (namespace, natscluster, account, account_id) (nats_account_used_storage{` + scope + `}) / max by (namespace, natscluster, account, account_id) (nats_account_max_storage{` + scope + `} > 0)`
 
 // sep joins a scope to matchers already written; Scoped drops it when the
 // scope is empty.

@@ -59,12 +59,12 @@ func (c *Collector) collect(ctx context.Context, ch chan<- prometheus.Metric) {
 	}
 	own := []string{c.id.Server, c.id.Server, c.id.Namespace, c.id.NatsCluster}
 	c.emit(ch, prometheus.CounterValue, Sample{Name: FamilySeriesDropped, Labels: own, Value: c.dropped})
-	for _, endpoint := range []string{"varz", "healthz", "jsz"} {
+	for _, endpoint := range []string{"varz", "healthz", "jsz", "accountz"} {
 		c.emit(ch, prometheus.CounterValue, Sample{Name: FamilyScrapeErrors, Labels: insert(own, endpoint), Value: c.errors[endpoint]})
 	}
 }
 
-// scrape reads the three endpoints and returns the gauges, bounded.
+// scrape reads the endpoints and returns the gauges, bounded.
 func (c *Collector) scrape(ctx context.Context) []Sample {
 	own := []string{c.id.Server, c.id.Server, c.id.Namespace, c.id.NatsCluster}
 	var varz Varz
@@ -90,7 +90,32 @@ func (c *Collector) scrape(ctx context.Context) []Sample {
 	server, groups := JSZSamples(c.id, jsz)
 	kept, dropped := Bound(groups, c.limit)
 	c.dropped += float64(dropped)
-	return append(append(out, server...), kept...)
+	out = append(append(out, server...), kept...)
+	return append(out, c.accountLimits(ctx, jsz)...)
+}
+
+// accountLimits reads the limits of the accounts limitReads names, one
+// /accountz each. An account that cannot be read serves no limit and is
+// counted; the others still serve theirs.
+func (c *Collector) accountLimits(ctx context.Context, jsz JSZ) []Sample {
+	read, dropped := limitReads(c.id.Server, jsz)
+	c.dropped += float64(dropped)
+	var out []Sample
+	for i, a := range read {
+		if ctx.Err() != nil {
+			// The scrape's budget is spent: what is left waits for the
+			// next scrape, counted, rather than failing one by one.
+			c.dropped += float64(len(read) - i)
+			break
+		}
+		var l AccountLimits
+		if err := c.fetch.Fetch(ctx, AccountzPath(a), MaxAccountzBody, false, &l); err != nil {
+			c.errors["accountz"]++
+			continue
+		}
+		out = append(out, AccountLimitSamples(c.id, jsz, a, l)...)
+	}
+	return out
 }
 
 // emit sends s; a label value Prometheus refuses (a stream name that is

@@ -18,7 +18,7 @@ const (
 )
 
 // Decode reads one monitor document of at most limit bytes from r into v,
-// a *Varz, *Healthz or *JSZ. A body past the limit is an error, not a
+// a *Varz, *Healthz, *JSZ or *AccountLimits. A body past the limit is an error, not a
 // truncated value.
 func Decode(r io.Reader, limit int64, v any) error {
 	body := &io.LimitedReader{R: r, N: limit + 1}
@@ -30,6 +30,8 @@ func Decode(r io.Reader, limit int64, v any) error {
 		*v, err = decodeHealthz(body)
 	case *JSZ:
 		*v, err = decodeJSZ(body)
+	case *AccountLimits:
+		*v, err = decodeAccountz(body)
 	default:
 		return fmt.Errorf("no monitor document decodes into %T", v)
 	}

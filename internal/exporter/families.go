@@ -64,6 +64,8 @@ const (
 	FamilyStreamNoLeader     = "nats_stream_without_leader"
 	FamilyConsumerReplica    = "nats_consumer_replica_current"
 	FamilyConsumerReplicaLag = "nats_consumer_replica_lag"
+	FamilyAccountMaxMemory   = "nats_account_max_memory"
+	FamilyAccountMaxStorage  = "nats_account_max_storage"
 )
 
 var families = buildFamilies()
@@ -78,7 +80,7 @@ func buildFamilies() []Family {
 	add(Family{Name: FamilyHealthz, Help: "/healthz: 0 when the server says ok, 1 otherwise.", Labels: serverLabels})
 	add(Family{Name: FamilyServerUp, Help: "1 when the server's monitor port answered /varz this scrape, 0 when it did not.", Labels: serverLabels, Addition: true})
 	add(Family{Name: FamilyScrapeErrors, Help: "Monitor endpoint reads that failed, by endpoint.", Labels: withLabel(serverLabels, "endpoint"), Addition: true})
-	add(Family{Name: FamilySeriesDropped, Help: "Stream and consumer series left out by the bound spec.monitoring.maxSeriesPerServer.", Labels: serverLabels, Addition: true})
+	add(Family{Name: FamilySeriesDropped, Help: "Series left out by a bound: streams with their consumers past spec.monitoring.maxSeriesPerServer, account limits past 256 accounts or the scrape's time.", Labels: serverLabels, Addition: true})
 
 	server := func(name, help string, addition bool) {
 		add(Family{Name: name, Help: help, Labels: jsLabels, Addition: addition})
@@ -106,6 +108,11 @@ func buildFamilies() []Family {
 	account("nats_account_used_memory", "JetStream memory the account uses, bytes.")
 	account("nats_account_used_storage", "JetStream file store the account uses, bytes.")
 	account("nats_account_api_errors", "JetStream API errors of the account.")
+	limit := func(name, help string) {
+		add(Family{Name: name, Help: help + " From the account's JWT (spec.auth.mode jwt), on the meta leader only; absent when unlimited.", Labels: accountLabels, Addition: true})
+	}
+	limit(FamilyAccountMaxMemory, "JetStream memory the account may use over the whole cluster, bytes.")
+	limit(FamilyAccountMaxStorage, "JetStream file store the account may use over the whole cluster, replicas included, bytes.")
 
 	stream := func(name, help string, addition bool) {
 		add(Family{Name: name, Help: help + " From the stream's leader only.", Labels: streamLabels, Addition: addition})

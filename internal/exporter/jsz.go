@@ -53,7 +53,7 @@ func JSZSamples(id Identity, z JSZ) ([]Sample, []StreamGroup) {
 	var groups []StreamGroup
 	for _, a := range z.Accounts {
 		if isMetaLeader {
-			l := []string{id.Server, id.Server, cluster, domain, a.Name, a.ID, id.Namespace, id.NatsCluster}
+			l := accountLabelValues(id, z, a)
 			server = append(server,
 				at("nats_account_used_memory", l, float64(a.Memory)),
 				at("nats_account_used_storage", l, float64(a.Storage)),
@@ -72,6 +72,15 @@ func JSZSamples(id Identity, z JSZ) ([]Sample, []StreamGroup) {
 		}
 	}
 	return server, groups
+}
+
+// accountLabelValues are the labels of account a's series in /jsz z.
+func accountLabelValues(id Identity, z JSZ, a Account) []string {
+	cluster := ""
+	if z.Meta != nil {
+		cluster = z.Meta.Name
+	}
+	return []string{id.Server, id.Server, cluster, z.Config.Domain, a.Name, a.ID, id.Namespace, id.NatsCluster}
 }
 
 // leads reports whether server leads the Raft group g; a group of nil is

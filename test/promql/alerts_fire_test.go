@@ -51,6 +51,21 @@ func cluster(servers, ready, pending string, n int) []string {
 	}
 }
 
+// acct is the labels of account APP's series served by nats-<server>, the
+// meta leader.
+func acct(server string) string {
+	return `namespace="a",natscluster="c",server_id="nats-` + server + `",server_name="nats-` + server + `",account="APP",account_id="AAPP"`
+}
+
+// account is account APP's storage used and its limit, as nats-<server>
+// serves them, in promqltest's value syntax.
+func account(server, used, limit string) []string {
+	return []string{
+		"nats_account_used_storage{" + acct(server) + "} " + used,
+		"nats_account_max_storage{" + acct(server) + "} " + limit,
+	}
+}
+
 // scenarios: for every alert, a history that must page and a near miss
 // that must not (what a careless expression gets wrong: a rollout's
 // planned restarts, a store without a limit, a constant backlog, a
@@ -80,6 +95,21 @@ var scenarios = []scenario{
 		series: []string{steady("nats_server_used_storage", srv, "95", 10), steady("nats_server_max_storage", srv, "100", 10)}},
 	{alert: "NatsJetStreamStorageCritical", name: "85 %", minutes: 10,
 		series: []string{steady("nats_server_used_storage", srv, "85", 10), steady("nats_server_max_storage", srv, "100", 10)}},
+
+	{alert: "NatsAccountStorageHigh", name: "an account at 85 % of its limit for 15 minutes, its server at 10 %", minutes: 15, fires: true,
+		series: append(account("0", "85x15", "100x15"), steady("nats_server_used_storage", srv, "10", 15), steady("nats_server_max_storage", srv, "100", 15))},
+	{alert: "NatsAccountStorageHigh", name: "the meta leader moves while an account is at 85 %", minutes: 15, fires: true,
+		series: append(account("0", "85x7 _x8", "100x7 _x8"), account("1", "_x7 85x8", "_x7 100x8")...)},
+	{alert: "NatsAccountStorageHigh", name: "70 %", minutes: 15,
+		series: account("0", "70x15", "100x15")},
+	{alert: "NatsAccountStorageHigh", name: "a server at 85 %, its account unlimited", minutes: 15,
+		series: []string{steady("nats_account_used_storage", acct("0"), "85", 15), steady("nats_server_used_storage", srv, "85", 15), steady("nats_server_max_storage", srv, "100", 15)}},
+	{alert: "NatsAccountStorageHigh", name: "an account without file store (limit 0)", minutes: 15,
+		series: account("0", "0x15", "0x15")},
+	{alert: "NatsAccountStorageCritical", name: "95 % for 10 minutes", minutes: 10, fires: true,
+		series: account("0", "95x10", "100x10")},
+	{alert: "NatsAccountStorageCritical", name: "85 %", minutes: 10,
+		series: account("0", "85x10", "100x10")},
 
 	{alert: "NatsConsumerPendingGrowing", name: "pending grows past 1000", minutes: 40, fires: true,
 		series: []string{"nats_consumer_num_pending{" + consume + "} 2000+100x40"}},
@@ -138,7 +168,10 @@ var scenarios = []scenario{
 // `unless` on servers_pending ("a rollout restarting servers for 5
 // minutes" fires); NatsJetStreamStorageHigh dividing by max_storage
 // without `> 0` ("no limit" fires, +Inf > 0.8); NatsConsumerPendingGrowing
-// on num_pending > 1000 alone ("a large constant backlog" fires).
+// on num_pending > 1000 alone ("a large constant backlog" fires);
+// NatsAccountStorageHigh dividing the account's series as they are, with
+// their server's labels ("the meta leader moves while an account is at
+// 85 %" does not fire: the new leader's series starts its `for` again).
 func TestEveryAlertFiresAndHoldsItsFire(t *testing.T) {
 	shipped := map[string]monitoringv1.Rule{}
 	for _, r := range shippedRules(t) {
