@@ -88,6 +88,17 @@ var goals = map[string][]goal{
 		{figure: "exporter_peak_rss_MiB", atMost: 64},
 		{figure: "exporter_anon_rss_MiB", atMost: math.NaN()},
 	},
+	"ScrapeCostJWTAccounts": {
+		{figure: "server_share_30s_pct", atMost: 1},
+		{figure: "server_cpu_ms", atMost: math.NaN()},
+		{figure: "exporter_cpu_ms", atMost: math.NaN()},
+		{figure: "collect_ms", atMost: math.NaN()},
+		{figure: "scrape_KiB", atMost: math.NaN()},
+		{figure: "series", atMost: math.NaN()},
+		{figure: "account_limits", atMost: math.NaN()},
+		{figure: "exporter_peak_rss_MiB", atMost: 64},
+		{figure: "exporter_anon_rss_MiB", atMost: math.NaN()},
+	},
 	"NatsClusterReady": {
 		{figure: "ready_s", atMost: math.NaN(), floor: "floor_s"},
 		{figure: "operator_share_s", atMost: 1},

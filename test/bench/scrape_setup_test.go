@@ -70,22 +70,27 @@ func (p *benchProcess) cpu(b testing.TB) float64 {
 type scrapeServer struct {
 	proc          *benchProcess
 	client, mport int
+	trust         *jwtTrust // nil: no JWT accounts, the global account only
 }
 
 // startScrapeServer runs the nats-server version the operator deploys by
 // default, built by hack/build-nats-servers.sh.
-func startScrapeServer(b testing.TB) *scrapeServer {
+// With trust, the server runs in JWT mode with its accounts.
+func startScrapeServer(b testing.TB, trust *jwtTrust) *scrapeServer {
 	b.Helper()
 	root := inprocess.RepoRoot()
 	if err := loopback.BuildNatsServers(root, os.Stderr); err != nil {
 		b.Fatal(err)
 	}
 	dir := b.TempDir()
-	s := &scrapeServer{client: freePort(b), mport: freePort(b)}
+	s := &scrapeServer{client: freePort(b), mport: freePort(b), trust: trust}
 	binary := filepath.Join(root, "bin", "nats-server", v1alpha1.DefaultVersion, "nats-server")
-	s.proc = startBenchProcess(b, "nats-server", binary, filepath.Join(dir, "nats-server.log"), nil,
-		"-n", "bench-0", "-a", "127.0.0.1", "-p", strconv.Itoa(s.client), "-m", strconv.Itoa(s.mport),
-		"-js", "-sd", filepath.Join(dir, "store"))
+	args := []string{"-n", "bench-0", "-a", "127.0.0.1", "-p", strconv.Itoa(s.client), "-m", strconv.Itoa(s.mport),
+		"-js", "-sd", filepath.Join(dir, "store")}
+	if trust != nil {
+		args = append(args, "-c", trust.config(b, dir))
+	}
+	s.proc = startBenchProcess(b, "nats-server", binary, filepath.Join(dir, "nats-server.log"), nil, args...)
 	benchEventually(b, time.Minute, func() error {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/healthz", s.mport))
 		if err != nil {
@@ -100,19 +105,29 @@ func startScrapeServer(b testing.TB) *scrapeServer {
 	return s
 }
 
-// fill makes n streams with a message and a durable consumer each.
+// fill makes n streams with a message and a durable consumer each, spread
+// over the JWT accounts when there are some.
 func (s *scrapeServer) fill(b testing.TB, ctx context.Context, n int) {
 	b.Helper()
-	nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", s.client))
-	if err != nil {
-		b.Fatal(err)
+	var users []nats.Option
+	if s.trust != nil {
+		users = s.trust.users
+	} else {
+		users = []nats.Option{func(*nats.Options) error { return nil }}
 	}
-	defer nc.Close()
-	js, err := natsjs.New(nc)
-	if err != nil {
-		b.Fatal(err)
+	streams := make([]natsjs.JetStream, len(users))
+	for i, user := range users {
+		nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", s.client), user)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer nc.Close()
+		if streams[i], err = natsjs.New(nc); err != nil {
+			b.Fatal(err)
+		}
 	}
 	for i := range n {
+		js := streams[i%len(streams)]
 		name := fmt.Sprintf("S%04d", i)
 		st, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: name, Subjects: []string{"s." + name}, Storage: natsjs.FileStorage})
 		if err != nil {

@@ -15,8 +15,9 @@ import (
 
 // scrapeSize is what one scrape-cost run serves.
 type scrapeSize struct {
-	streams int // each with one durable consumer
-	scrapes int
+	streams  int // each with one durable consumer
+	scrapes  int
+	accounts int // JWT accounts the streams are spread over; 0: no JWT mode
 }
 
 // BenchmarkScrapeCost: what a scrape costs the server it reads, at 1000
@@ -46,10 +47,32 @@ func BenchmarkScrapeCost(b *testing.B) {
 	}
 }
 
+// BenchmarkScrapeCostJWTAccounts: the same at 1000 streams and consumers
+// spread over 100 JWT accounts with JetStream limits, where the meta
+// leader's metrics container also reads each account's /accountz for its
+// limits (100 more requests per scrape).
+func BenchmarkScrapeCostJWTAccounts(b *testing.B) {
+	for range b.N {
+		scrapeCost(b, scrapeSize{streams: 1000, scrapes: 10, accounts: 100}).report(b)
+	}
+}
+
+// name is the benchmark the figures of a run of size belong to.
+func (size scrapeSize) name() string {
+	if size.accounts > 0 {
+		return "ScrapeCostJWTAccounts"
+	}
+	return "ScrapeCost"
+}
+
 func scrapeCost(b testing.TB, size scrapeSize) *figures {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	server := startScrapeServer(b)
+	var trust *jwtTrust
+	if size.accounts > 0 {
+		trust = newJWTTrust(b, size.accounts)
+	}
+	server := startScrapeServer(b, trust)
 	server.fill(b, ctx, size.streams)
 	exporter := startExporter(b, server)
 	// The first scrape warms the exporter's connection and buffers.
@@ -78,12 +101,13 @@ func scrapeCost(b testing.TB, size scrapeSize) *figures {
 		return max(used-idleRate*busy.Seconds(), 0) / float64(size.scrapes) * 1000
 	}
 	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
-	f := newFigures("ScrapeCost")
+	f := newFigures(size.name())
 	f.set("server_cpu_ms", perScrape(serverBusy, serverIdle))
 	f.set("exporter_cpu_ms", perScrape(exporterBusy, exporterIdle))
 	f.set("collect_ms", float64(walls[len(walls)/2].Microseconds())/1000)
 	f.set("scrape_KiB", float64(len(body))/1024)
 	f.set("series", float64(seriesIn(body)))
+	f.set("account_limits", float64(bytes.Count(body, []byte("\nnats_account_max_storage{"))))
 	f.set("server_share_30s_pct", f.values["server_cpu_ms"]/1000/30*100)
 	f.set("exporter_peak_rss_MiB", exporter.proc.status(b, "VmHWM:"))
 	f.set("exporter_anon_rss_MiB", exporter.proc.status(b, "RssAnon:"))

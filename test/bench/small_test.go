@@ -43,14 +43,20 @@ func TestNatsClusterBenchmarkSmall(t *testing.T) {
 	t.Logf("%v", f.values)
 }
 
-// TestScrapeCostSmall: the scrape-cost benchmark at 50 streams measures
-// each of its figures. Careless variant watched failing: the exporter
-// pointed at the server's client port instead of its monitor port (it
-// reads nothing: every scrape says the server is down, and scrape()
-// refuses that answer rather than measure it).
+// TestScrapeCostSmall: the scrape-cost benchmark at 50 streams over 5 JWT
+// accounts (the larger of its two setups) measures each of its figures,
+// and the real exporter binary serves each account's limit from the real
+// server. Careless variants watched failing: the exporter pointed at the
+// server's client port instead of its monitor port (it reads nothing:
+// every scrape says the server is down, and scrape() refuses that answer
+// rather than measure it); /accountz asked by the account's name, which
+// JWT mode does not know (no limit served).
 func TestScrapeCostSmall(t *testing.T) {
 	t.Parallel()
-	f := scrapeCost(t, scrapeSize{streams: 50, scrapes: 5})
+	f := scrapeCost(t, scrapeSize{streams: 50, scrapes: 5, accounts: 5})
+	if got := f.values["account_limits"]; got != 5 {
+		t.Errorf("%v accounts' storage limits served, want 5", got)
+	}
 	for _, name := range []string{"collect_ms", "scrape_KiB", "series", "exporter_peak_rss_MiB"} {
 		if f.values[name] <= 0 {
 			t.Errorf("%s = %v, want a measurement", name, f.values[name])
