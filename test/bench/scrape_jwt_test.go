@@ -19,8 +19,8 @@ type jwtTrust struct {
 	operator *jwt.OperatorClaims
 	token    string
 	system   string
-	keys     []string      // public keys, by index
-	users    []nats.Option // a user of each account
+	keys     []string          // public keys, by index
+	users    []nats.Option     // a user of each account
 	preload  map[string]string // public key -> JWT, system account included
 }
 
@@ -28,7 +28,9 @@ func newJWTTrust(b testing.TB, n int) *jwtTrust {
 	b.Helper()
 	op := mustKey(b, nkeys.CreateOperator)
 	t := &jwtTrust{preload: map[string]string{}}
-	sign := func(c interface{ Encode(nkeys.KeyPair) (string, error) }, with nkeys.KeyPair) string {
+	sign := func(c interface {
+		Encode(nkeys.KeyPair) (string, error)
+	}, with nkeys.KeyPair) string {
 		token, err := c.Encode(with)
 		if err != nil {
 			b.Fatal(err)
