@@ -16,21 +16,22 @@ import (
 // with limits, as spec.auth.mode jwt runs a server: the accounts' JWTs
 // preloaded into a memory resolver, one user each to put streams in them.
 type jwtTrust struct {
-	operator *jwt.OperatorClaims
-	token    string
-	system   string
-	keys     []string          // public keys, by index
-	users    []nats.Option     // a user of each account
-	preload  map[string]string // public key -> JWT, system account included
+	token   string // the operator's JWT
+	system  string
+	users   []nats.Option     // a user of each account
+	preload map[string]string // public key -> JWT, system account included
+}
+
+// claims are the JWTs a key signs.
+type claims interface {
+	Encode(nkeys.KeyPair) (string, error)
 }
 
 func newJWTTrust(b testing.TB, n int) *jwtTrust {
 	b.Helper()
 	op := mustKey(b, nkeys.CreateOperator)
 	t := &jwtTrust{preload: map[string]string{}}
-	sign := func(c interface {
-		Encode(nkeys.KeyPair) (string, error)
-	}, with nkeys.KeyPair) string {
+	sign := func(c claims, with nkeys.KeyPair) string {
 		token, err := c.Encode(with)
 		if err != nil {
 			b.Fatal(err)
@@ -42,9 +43,9 @@ func newJWTTrust(b testing.TB, n int) *jwtTrust {
 	sys := jwt.NewAccountClaims(t.system)
 	sys.Name = "SYS"
 	t.preload[t.system] = sign(sys, op)
-	t.operator = jwt.NewOperatorClaims(publicKey(b, op))
-	t.operator.SystemAccount = t.system
-	t.token = sign(t.operator, op)
+	oc := jwt.NewOperatorClaims(publicKey(b, op))
+	oc.SystemAccount = t.system
+	t.token = sign(oc, op)
 	for i := range n {
 		key := mustKey(b, nkeys.CreateAccount)
 		pub := publicKey(b, key)
@@ -52,7 +53,6 @@ func newJWTTrust(b testing.TB, n int) *jwtTrust {
 		ac.Name = fmt.Sprintf("bench/app-%03d", i)
 		ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: 64 << 20, DiskStorage: 1 << 30, Streams: jwt.NoLimit, Consumer: jwt.NoLimit}
 		t.preload[pub] = sign(ac, op)
-		t.keys = append(t.keys, pub)
 
 		userKey := mustKey(b, nkeys.CreateUser)
 		uc := jwt.NewUserClaims(publicKey(b, userKey))
