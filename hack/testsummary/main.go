@@ -1,7 +1,9 @@
 // Command testsummary reads `go test -json` on standard input and prints
 // what plain `go test` would (each package's ok or FAIL line, and the
 // output of failed tests and failed packages only), then the slowest
-// top-level tests, so that a CI log says where its minutes went. It exits
+// top-level tests and when the slowest package ran each of its long ones
+// (its parallel tests start late), so that a CI log says where its minutes
+// went. It exits
 // 1 when a test or package failed, or when the input ended without a
 // package's result (a crashed test binary, a build failure).
 package main
@@ -24,6 +26,7 @@ type event struct {
 	Test    string
 	Elapsed float64
 	Output  string
+	Time    time.Time
 }
 
 type testKey struct{ pkg, test string }
@@ -36,15 +39,22 @@ type summary struct {
 	started  map[string]bool
 	timings  []timing
 	failed   bool
+	// when each package and each top-level test began, and how long each
+	// package took.
+	began     map[string]time.Time
+	testBegan map[testKey]time.Time
+	took      map[string]time.Duration
 }
 
 type timing struct {
 	pkg, test string
 	elapsed   time.Duration
+	started   time.Duration // after its package's first event
 }
 
 func newSummary(out io.Writer) *summary {
-	return &summary{out: out, tests: map[testKey]*strings.Builder{}, packages: map[string]*strings.Builder{}, started: map[string]bool{}}
+	return &summary{out: out, tests: map[testKey]*strings.Builder{}, packages: map[string]*strings.Builder{}, started: map[string]bool{},
+		began: map[string]time.Time{}, testBegan: map[testKey]time.Time{}, took: map[string]time.Duration{}}
 }
 
 func held(m map[string]*strings.Builder, k string) *strings.Builder {
@@ -65,10 +75,17 @@ func (s *summary) add(e event) {
 	}
 	if e.Package != "" {
 		s.started[e.Package] = true
+		if _, ok := s.began[e.Package]; !ok {
+			s.began[e.Package] = e.Time
+		}
 	}
 	if e.Test != "" {
 		k := testKey{e.Package, e.Test}
 		switch e.Action {
+		case "run", "cont":
+			// A parallel test pauses at t.Parallel and continues when
+			// its turn comes; go test times it from then.
+			s.testBegan[k] = e.Time
 		case "output":
 			if s.tests[k] == nil {
 				s.tests[k] = &strings.Builder{}
@@ -83,11 +100,14 @@ func (s *summary) add(e event) {
 			fallthrough
 		case "pass", "skip":
 			if !strings.Contains(e.Test, "/") && e.Action != "skip" {
-				s.timings = append(s.timings, timing{e.Package, e.Test, time.Duration(e.Elapsed * float64(time.Second))})
+				s.timings = append(s.timings, timing{e.Package, e.Test, time.Duration(e.Elapsed * float64(time.Second)), s.testBegan[k].Sub(s.began[e.Package])})
 			}
 			delete(s.tests, k)
 		}
 		return
+	}
+	if e.Action == "pass" || e.Action == "fail" {
+		s.took[e.Package] = time.Duration(e.Elapsed * float64(time.Second))
 	}
 	switch e.Action {
 	case "output":
@@ -118,15 +138,43 @@ func (s *summary) finish(n int) {
 		fmt.Fprintf(s.out, "%sFAIL\t%s\t(no result: the test binary did not finish)\n", held(s.packages, pkg).String(), pkg)
 	}
 	sort.Slice(s.timings, func(i, j int) bool { return s.timings[i].elapsed > s.timings[j].elapsed })
-	if len(s.timings) > n {
-		s.timings = s.timings[:n]
+	slowest := s.timings
+	if len(slowest) > n {
+		slowest = slowest[:n]
 	}
-	if len(s.timings) == 0 {
+	if len(slowest) == 0 {
 		return
 	}
 	fmt.Fprintf(s.out, "\nslowest tests:\n")
-	for _, t := range s.timings {
+	for _, t := range slowest {
 		fmt.Fprintf(s.out, "%8.1fs  %s  %s\n", t.elapsed.Seconds(), t.test, t.pkg)
+	}
+	s.timeline(30 * time.Second)
+}
+
+// timeline prints when the slowest package ran each of its tests that took
+// at least long, in the order they started: a package's wall time is its
+// sequential tests' sum plus however its parallel ones were packed.
+func (s *summary) timeline(long time.Duration) {
+	pkg := ""
+	for p, d := range s.took {
+		if pkg == "" || d > s.took[pkg] {
+			pkg = p
+		}
+	}
+	var tests []timing
+	for _, t := range s.timings {
+		if t.pkg == pkg && t.elapsed >= long {
+			tests = append(tests, t)
+		}
+	}
+	if len(tests) == 0 {
+		return
+	}
+	sort.Slice(tests, func(i, j int) bool { return tests[i].started < tests[j].started })
+	fmt.Fprintf(s.out, "\n%s took %.0fs; its tests of %s or more, from its start:\n", pkg, s.took[pkg].Seconds(), long)
+	for _, t := range tests {
+		fmt.Fprintf(s.out, "%7.0fs to %5.0fs  %s\n", t.started.Seconds(), (t.started + t.elapsed).Seconds(), t.test)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func stream(events ...event) string {
@@ -65,5 +66,42 @@ func TestSummaryPrintsFailuresAndTimings(t *testing.T) {
 	var fine bytes.Buffer
 	if status := run(strings.NewReader(stream(event{Action: "output", Package: "a", Output: "ok  \ta\t0.1s\n"}, event{Action: "pass", Package: "a"})), &fine); status != 0 {
 		t.Errorf("all passing: status %d", status)
+	}
+}
+
+// TestSummaryShowsWhenTheSlowestPackageRanItsLongTests: the slowest
+// package's long tests are listed in the order they started, with their
+// start and end from the package's first event, so that a parallel test
+// that started late shows as such. Careless variants caught: the start
+// taken from a parallel test's run event (it then waited at t.Parallel),
+// the timeline of a faster package.
+func TestSummaryShowsWhenTheSlowestPackageRanItsLongTests(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	in := stream(
+		event{Action: "start", Package: "e2e", Time: at(0)},
+		event{Action: "run", Package: "e2e", Test: "TestFirst", Time: at(1)},
+		event{Action: "pass", Package: "e2e", Test: "TestFirst", Elapsed: 100, Time: at(101)},
+		event{Action: "run", Package: "e2e", Test: "TestParallelLate", Time: at(2)},
+		event{Action: "pause", Package: "e2e", Test: "TestParallelLate", Time: at(2)},
+		event{Action: "run", Package: "e2e", Test: "TestShort", Time: at(101)},
+		event{Action: "cont", Package: "e2e", Test: "TestParallelLate", Time: at(104)},
+		event{Action: "pass", Package: "e2e", Test: "TestShort", Elapsed: 3, Time: at(104)},
+		event{Action: "pass", Package: "e2e", Test: "TestParallelLate", Elapsed: 300, Time: at(404)},
+		event{Action: "pass", Package: "e2e", Elapsed: 404, Time: at(404)},
+		event{Action: "start", Package: "unit", Time: at(0)},
+		event{Action: "run", Package: "unit", Test: "TestUnit", Time: at(0)},
+		event{Action: "pass", Package: "unit", Test: "TestUnit", Elapsed: 40, Time: at(40)},
+		event{Action: "pass", Package: "unit", Elapsed: 40, Time: at(40)},
+	)
+	var out bytes.Buffer
+	run(strings.NewReader(in), &out)
+	got := out.String()
+	want := "e2e took 404s; its tests of 30s or more, from its start:\n      1s to   101s  TestFirst\n    104s to   404s  TestParallelLate\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("output lacks\n%s\nin\n%s", want, got)
+	}
+	if strings.Contains(got, "unit took") {
+		t.Errorf("a faster package's timeline:\n%s", got)
 	}
 }
