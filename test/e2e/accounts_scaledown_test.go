@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // TestAccountsSurviveAScaleDown: an account, its user and an R1 stream of
@@ -31,7 +33,7 @@ import (
 // scale-down that drops the removed server's stream; those variants were
 // not run.
 func TestAccountsSurviveAScaleDown(t *testing.T) {
-	t.Parallel()
+	e2ekit.Parallel(t, 50*time.Second)
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
 	f := formNamed(t, ns, "nats", func(s *v1alpha1.NatsClusterSpec) {

@@ -48,7 +48,7 @@ import (
 // the operator's key (no creds work) and an import written though not
 // exported; those variants were not run.
 func TestAccountsOfTwoTeams(t *testing.T) {
-	t.Parallel()
+	e2ekit.Parallel(t, 45*time.Second)
 	platform, teamA, teamB, outsider := namespace(t), namespace(t), namespace(t), namespace(t)
 	diagnoseOnFailure(t, platform)
 	f := formNamed(t, platform, "nats", func(s *v1alpha1.NatsClusterSpec) {

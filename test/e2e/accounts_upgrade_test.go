@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // TestAccountsSurviveARollingUpdate: an account, its user and an R3
@@ -25,7 +27,7 @@ import (
 // pushed to (the replaced servers, with new pods, would keep the old
 // limit and let the next connection in); that variant was not run.
 func TestAccountsSurviveARollingUpdate(t *testing.T) {
-	t.Parallel()
+	e2ekit.Parallel(t, 50*time.Second)
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
 	f := formNamed(t, ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.Auth.Mode = v1alpha1.AuthJWT })

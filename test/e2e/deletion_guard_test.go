@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/plan"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // TestDeletionWaitsForDataAndUsers: a deleted NatsCluster whose stream
@@ -31,7 +32,7 @@ import (
 // once) and for a guard counting streams rather than messages (the purged
 // cluster would stay).
 func TestDeletionWaitsForDataAndUsers(t *testing.T) {
-	t.Parallel()
+	e2ekit.Parallel(t, 45*time.Second)
 	ns, other := namespace(t), namespace(t)
 	diagnoseOnFailure(t, ns)
 	one := func(s *v1alpha1.NatsClusterSpec) {

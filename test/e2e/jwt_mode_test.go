@@ -16,6 +16,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // TestJWTModeServesPushedAccounts: a three-server NatsCluster in auth mode
@@ -29,7 +30,7 @@ import (
 // answer), users-mode accounts left beside the operator (the client
 // without credentials would get in as no one's user of APP).
 func TestJWTModeServesPushedAccounts(t *testing.T) {
-	t.Parallel()
+	e2ekit.Parallel(t, 45*time.Second)
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
 	f := formNamed(t, ns, "nats", func(s *v1alpha1.NatsClusterSpec) {

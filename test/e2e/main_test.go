@@ -7,9 +7,9 @@
 // test that restarts the operator must be alone. A few long ones that
 // mostly wait (for nats-server's five minutes before a removed peer may
 // rejoin, for a store to fill, for a broken mesh to be rolled back) call
-// t.Parallel: Go runs them after the sequential ones, three at a time
+// e2ekit.Parallel: they run after the sequential ones, three at a time
 // (Options.Parallel; the machine has two cores, and these tests mostly
-// wait), so that the suite stays within its time budget.
+// wait), longest first, so that the suite stays within its time budget.
 package e2e_test
 
 import (

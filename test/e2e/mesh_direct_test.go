@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // TestMeshDirectPathBreaksTheClusterAndTheGateNeverTakesIt (scenario 3):
@@ -28,7 +29,7 @@ import (
 // operator takes it to STRICT itself.
 func TestMeshDirectPathBreaksTheClusterAndTheGateNeverTakesIt(t *testing.T) {
 	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
-	t.Parallel()
+	e2ekit.Parallel(t, 50*time.Second)
 	f := formCluster(t)
 	direct := &securityv1.PeerAuthentication{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: "direct-path"},
 		Spec: securityapi.PeerAuthentication{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/poll"
 )
 
@@ -89,7 +90,7 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 // TestMeshReportsWhenRoutesBreak.)
 func TestMeshRollsBackWhenRoutesBreak(t *testing.T) {
 	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
-	t.Parallel()
+	e2ekit.Parallel(t, 146*time.Second)
 	f := formCluster(t, istio(""), rollback(v1alpha1.MeshRollbackAutomatic))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
 	generation := f.Cluster.Generation
@@ -197,7 +198,7 @@ func strictHolds(t *testing.T, f *formed, pod string) {
 // loosened the policy to PERMISSIVE after meshRollbackAfter: the sampling
 // below fails there.
 func TestMeshReportsWhenRoutesBreak(t *testing.T) {
-	t.Parallel()
+	e2ekit.Parallel(t, 74*time.Second)
 	f := formCluster(t, istio(""))
 	waitMeshReason(t, f, v1alpha1.ReasonMeshStrict, meshTimeout)
 	down := meshRollbackAfter + 40*time.Second

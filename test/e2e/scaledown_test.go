@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // rejoinTimeout bounds a scale-out onto just removed ordinals: 5 minutes
@@ -34,7 +36,7 @@ const rejoinTimeout = 8 * time.Minute
 // mesh of routes.
 func TestScaleDownMovesReplicasAndLeadershipFirst(t *testing.T) {
 	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
-	t.Parallel()
+	e2ekit.Parallel(t, 340*time.Second)
 	sc := setUpScaleDown(t)
 	claims := sc.claimUIDs(t)
 	began := time.Now()

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kubenats/kubenats/internal/plan"
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // slowKubeletDelay is the least time this test's pods take to see a
@@ -20,7 +21,7 @@ const slowKubeletDelay = 40 * time.Second
 // the kubelet lags are spaced further apart the longer it lags (the
 // schedule plan.ReloadInterval gives), not sent at every pass.
 func TestReloadWaitsOutASlowKubelet(t *testing.T) {
-	t.Parallel() // it mostly waits for the kubelet
+	e2ekit.Parallel(t, 96*time.Second) // it mostly waits for the kubelet
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
 	cluster.SetConfigRefreshDelay(ns, slowKubeletDelay)

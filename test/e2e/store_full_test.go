@@ -22,6 +22,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -46,7 +47,7 @@ const storeClaim = "256Mi"
 // meta group operation) makes room.
 func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 	// Long and mostly waiting: runs beside the other parallel tests (main_test.go).
-	t.Parallel()
+	e2ekit.Parallel(t, 132*time.Second)
 	f := formCluster(t, func(s *v1alpha1.NatsClusterSpec) {
 		size := resource.MustParse(storeClaim)
 		s.JetStream.FileStore.Size = &size

@@ -40,10 +40,11 @@ type Options struct {
 	OperatorMetrics bool
 	// Started is called with the cluster once it runs, before any test.
 	Started func(*loopback.Cluster)
-	// Parallel is how many of the suite's t.Parallel tests run at once
-	// when -parallel is not given (zero: Go's default, GOMAXPROCS). Those
-	// tests mostly wait (for a peer's rejoin window, a store to fill, a
-	// rollback), so more of them than cores keeps the suite short.
+	// Parallel is how many of the suite's parallel tests (e2ekit.Parallel)
+	// run at once, longest first, when -parallel is not given (zero: Go's
+	// default, GOMAXPROCS, in Go's order). Those tests mostly wait (for a
+	// peer's rejoin window, a store to fill, a rollback), so more of them
+	// than cores keeps the suite short.
 	Parallel int
 }
 
@@ -63,7 +64,7 @@ var stopOperator func() error
 // and reports leaked secrets; its result is the suite's exit code.
 func Run(m *testing.M, opts Options) int {
 	if opts.Parallel > 0 {
-		defaultParallel(opts.Parallel)
+		scheduleParallel(opts.Parallel)
 	}
 	// The logger is set before anything logs (envtest does at start); its
 	// file exists only once the cluster's directory does.
@@ -244,14 +245,22 @@ func logLevel() zapcore.Level {
 	return zapcore.InfoLevel
 }
 
-// defaultParallel sets -parallel to n unless the command line gave it.
-func defaultParallel(n int) {
+// scheduleParallel runs n parallel tests at once, longest first (Parallel),
+// unless the command line gave -parallel, which then rules alone.
+func scheduleParallel(n int) {
 	if !flag.Parsed() {
 		flag.Parse()
 	}
 	given := false
 	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		_ = flag.Set("test.parallel", strconv.Itoa(n))
+	if given {
+		return
 	}
+	// Every parallel test must get past go test's own limit to reach the
+	// scheduler, which waits for all of them before choosing.
+	_ = flag.Set("test.parallel", strconv.Itoa(maxParallelTests))
+	slots.schedule(n)
 }
+
+// maxParallelTests is more than a suite's parallel tests and subtests.
+const maxParallelTests = 256
