@@ -51,7 +51,10 @@ func newJWTTrust(b testing.TB, n int) *jwtTrust {
 		pub := publicKey(b, key)
 		ac := jwt.NewAccountClaims(pub)
 		ac.Name = fmt.Sprintf("bench/app-%03d", i)
-		ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: 64 << 20, DiskStorage: 1 << 30, Streams: jwt.NoLimit, Consumer: jwt.NoLimit}
+		// Together the limits fit this machine's disk and memory:
+		// nats-server turns JetStream off for an account whose limits
+		// do not fit what is left.
+		ac.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: 8 << 20, DiskStorage: 64 << 20, Streams: jwt.NoLimit, Consumer: jwt.NoLimit}
 		t.preload[pub] = sign(ac, op)
 
 		userKey := mustKey(b, nkeys.CreateUser)

@@ -125,6 +125,12 @@ func (s *scrapeServer) fill(b testing.TB, ctx context.Context, n int) {
 		if streams[i], err = natsjs.New(nc); err != nil {
 			b.Fatal(err)
 		}
+		// A JWT account's JetStream is turned on as its first client
+		// connects: until then its API has no responders.
+		benchEventually(b, time.Minute, func() error {
+			_, err := streams[i].AccountInfo(ctx)
+			return err
+		})
 	}
 	for i := range n {
 		js := streams[i%len(streams)]
