@@ -64,10 +64,57 @@ type WebSocketSpec struct {
 	// loosens the platform's policy for this port.
 	// +optional
 	MeshPermissive bool `json:"meshPermissive,omitempty"`
+
+	// Ingress publishes the WebSocket port through an Ingress, for
+	// browsers outside the Kubernetes cluster. Unset: no Ingress.
+	// +optional
+	Ingress *WebSocketIngress `json:"ingress,omitempty"`
+}
+
+// WebSocketIngress is the Ingress in front of the WebSocket port. The
+// ingress controller terminates TLS for Host and passes the upgrade to the
+// client Service's websocket port: over TLS when the servers serve it (the
+// Service port's appProtocol is https; some controllers want an annotation
+// saying so too), in the clear inside the cluster with websocket.noTLS.
+// With spec.networkPolicy, the controller's pods must be among
+// websocket.from.
+type WebSocketIngress struct {
+	// Host clients connect to, as wss://<host>/.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Host string `json:"host"`
+
+	// ClassName is the IngressClass. Unset: the cluster's default class.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +optional
+	ClassName *string `json:"className,omitempty"`
+
+	// TLSSecretName is the Secret (type kubernetes.io/tls, in the
+	// cluster's namespace) with Host's certificate, which the ingress
+	// controller serves. Required: clients' credentials never cross the
+	// Ingress in the clear. cert-manager's ingress-shim creates it when the
+	// annotations ask for an issuer.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	TLSSecretName string `json:"tlsSecretName"`
+
+	// Annotations of the Ingress, for its controller: timeouts, the
+	// backend protocol, cert-manager's issuer.
+	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 316 && size(self[k]) <= 4096)",message="an annotation's key is at most 316 characters and its value at most 4096"
+	// +optional
+	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
 // WebSocketEnabled reports whether c serves WebSocket.
 func (s *NatsClusterSpec) WebSocketEnabled() bool { return s.WebSocket != nil }
+
+// WebSocketIngressEnabled reports whether c publishes its WebSocket port
+// through an Ingress.
+func (s *NatsClusterSpec) WebSocketIngressEnabled() bool {
+	return s.WebSocket != nil && s.WebSocket.Ingress != nil
+}
 
 // WebSocketTLS reports whether the WebSocket listener serves TLS.
 func (s *NatsClusterSpec) WebSocketTLS() bool {

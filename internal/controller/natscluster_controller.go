@@ -257,6 +257,7 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&appsv1.StatefulSet{}).
 		Owns(&policyv1.PodDisruptionBudget{}).
 		Owns(&networkingv1.NetworkPolicy{}).
+		Owns(&networkingv1.Ingress{}).
 		// Pods belong to the StatefulSet, not to the NatsCluster; they are
 		// watched for the version they report and for their readiness,
 		// which may reach the cache after the StatefulSet's status does.

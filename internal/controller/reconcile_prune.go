@@ -23,9 +23,10 @@ import (
 // needs list, watch and delete in the RBAC markers.
 var optionalKinds = []func() client.ObjectList{
 	func() client.ObjectList { return &networkingv1.NetworkPolicyList{} },
+	func() client.ObjectList { return &networkingv1.IngressList{} },
 }
 
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies;ingresses,verbs=get;list;watch;create;patch;delete
 
 // pruneOptional deletes the children of an optional kind that c controls
 // and that render no longer returns (objs). It reads the label-filtered

@@ -310,6 +310,7 @@ func ownedOnly(istio bool) map[client.Object]cache.ByObject {
 		&appsv1.StatefulSet{}:           ours,
 		&policyv1.PodDisruptionBudget{}: ours,
 		&networkingv1.NetworkPolicy{}:   ours,
+		&networkingv1.Ingress{}:         ours,
 	}
 	if istio {
 		out[&securityv1.PeerAuthentication{}] = ours

@@ -401,6 +401,9 @@ func TestListenerRestartOrReload(t *testing.T) {
 		{"the NetworkPolicy peers are not nats.conf", change(func(w *v1alpha1.WebSocketSpec, _ *v1alpha1.MQTTSpec) {
 			w.From = []v1alpha1.NetworkPolicyPeer{{IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/8"}}}
 		}), false},
+		{"the Ingress is not nats.conf", change(func(w *v1alpha1.WebSocketSpec, _ *v1alpha1.MQTTSpec) {
+			w.Ingress = &v1alpha1.WebSocketIngress{Host: "nats.example.com", TLSSecretName: "t"}
+		}), false},
 		{"websocket removed restarts", []func(*v1alpha1.NatsCluster){withMQTT(mq)}, true},
 		{"mqtt removed restarts", []func(*v1alpha1.NatsCluster){withWebSocket(ws)}, true},
 	} {

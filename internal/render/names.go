@@ -28,6 +28,9 @@ func AuthSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-auth" }
 // SystemSecretName holds the password of the operator's own system user.
 func SystemSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-system" }
 
+// WebSocketIngressName is the Ingress in front of the WebSocket port.
+func WebSocketIngressName(c *v1alpha1.NatsCluster) string { return c.Name + "-websocket" }
+
 // CredentialsSecretName holds a ready-to-use client URL and its parts.
 func CredentialsSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-client" }
 

@@ -32,5 +32,8 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 		StatefulSet(c, in),
 		PodDisruptionBudget(c),
 	)
+	if ing := WebSocketIngress(c); ing != nil {
+		objs = append(objs, ing)
+	}
 	return withNetworkPolicy(c, append(objs, monitoringObjects(c, in)...))
 }

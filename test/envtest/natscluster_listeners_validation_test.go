@@ -1,6 +1,7 @@
 package envtest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -59,6 +60,20 @@ func TestListenersRefusedAtAdmission(t *testing.T) {
 		{"ws-from-without-networkpolicy", func(s *spec) {
 			s.WebSocket = &v1alpha1.WebSocketSpec{NoTLS: true, From: []v1alpha1.NetworkPolicyPeer{{IPBlock: &v1alpha1.IPBlock{CIDR: "10.0.0.0/8"}}}}
 		}, []string{"websocket.from and mqtt.from admit clients through the NetworkPolicy: they need networkPolicy.enabled"}},
+		{"ws-ingress-host-with-scheme", func(s *spec) {
+			withWebSocketIngress("https://nats.example.com")(s)
+		}, []string{"spec.websocket.ingress.host"}},
+		{"ws-ingress-without-tls", func(s *spec) {
+			withWebSocketIngress("nats.example.com")(s)
+			s.WebSocket.Ingress.TLSSecretName = ""
+		}, []string{"spec.websocket.ingress.tlsSecretName"}},
+		{"ws-ingress-annotations-too-many", func(s *spec) {
+			withWebSocketIngress("nats.example.com")(s)
+			s.WebSocket.Ingress.Annotations = map[string]string{}
+			for i := range 33 {
+				s.WebSocket.Ingress.Annotations[fmt.Sprintf("example.com/a%d", i)] = "v"
+			}
+		}, []string{"spec.websocket.ingress.annotations"}},
 		{"mqtt-from-peer-without-selector", func(s *spec) {
 			s.NetworkPolicy = &v1alpha1.NetworkPolicySpec{Enabled: true}
 			s.MQTT = &v1alpha1.MQTTSpec{From: []v1alpha1.NetworkPolicyPeer{{}}}
