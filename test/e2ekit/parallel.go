@@ -1,6 +1,7 @@
 package e2ekit
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,8 +48,14 @@ func (s *scheduler) schedule(n int) {
 // take longest among those waiting. expected is about what the test took
 // in CI. The time go test reports for t includes its wait for a slot
 // (logged when it is more than a second).
+//
+// Only top-level tests: a subtest resumes before the suite's sequential
+// tests end, and would wait for the top-level ones still held there.
 func Parallel(t *testing.T, expected time.Duration) {
 	t.Helper()
+	if strings.Contains(t.Name(), "/") {
+		t.Fatal("e2ekit.Parallel is for top-level tests; a subtest calls t.Parallel")
+	}
 	s := slots
 	s.mu.Lock()
 	scheduled := s.slots > 0
