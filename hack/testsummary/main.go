@@ -149,7 +149,7 @@ func (s *summary) finish(n int) {
 	for _, t := range slowest {
 		fmt.Fprintf(s.out, "%8.1fs  %s  %s\n", t.elapsed.Seconds(), t.test, t.pkg)
 	}
-	s.timeline(30 * time.Second)
+	s.timeline(15 * time.Second)
 }
 
 // timeline prints when the slowest package ran each of its tests that took

@@ -97,7 +97,7 @@ func TestSummaryShowsWhenTheSlowestPackageRanItsLongTests(t *testing.T) {
 	var out bytes.Buffer
 	run(strings.NewReader(in), &out)
 	got := out.String()
-	want := "e2e took 404s; its tests of 30s or more, from its start:\n      1s to   101s  TestFirst\n    104s to   404s  TestParallelLate\n"
+	want := "e2e took 404s; its tests of 15s or more, from its start:\n      1s to   101s  TestFirst\n    104s to   404s  TestParallelLate\n"
 	if !strings.Contains(got, want) {
 		t.Errorf("output lacks\n%s\nin\n%s", want, got)
 	}
