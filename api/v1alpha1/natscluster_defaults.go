@@ -38,7 +38,10 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 	if r := s.TLS.Routes.IssuerRef; r != nil {
 		s.TLS.Routes.IssuerRef = r.withDefaults()
 	}
-	if ct := s.TLS.Client; ct != nil && ct.IssuerRef != nil {
+	if s.TLS.Client == nil {
+		s.TLS.Client = &ClientTLSSpec{}
+	}
+	if ct := s.TLS.Client; ct.IssuerRef != nil {
 		ct.IssuerRef = ct.IssuerRef.withDefaults()
 	}
 	if m := s.TLS.Monitor; m != nil && m.Enabled == nil {

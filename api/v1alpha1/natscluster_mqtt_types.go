@@ -56,7 +56,7 @@ type MQTTSpec struct {
 func (s *NatsClusterSpec) MQTTEnabled() bool { return s.MQTT != nil }
 
 // MQTTTLS reports whether the MQTT listener serves TLS.
-func (s *NatsClusterSpec) MQTTTLS() bool { return s.MQTT != nil && s.TLS.Client != nil }
+func (s *NatsClusterSpec) MQTTTLS() bool { return s.MQTT != nil }
 
 // withDefaults defaults m as the API server would.
 func (m *MQTTSpec) withDefaults() {

@@ -11,8 +11,10 @@ type TLSSpec struct {
 	// +optional
 	Routes RouteTLSSpec `json:"routes,omitempty"`
 
-	// Client secures the client port (4222). Unset: plaintext, with
-	// authentication.
+	// Client secures the client port (4222), and the WebSocket and MQTT
+	// ports with it. Unset or empty: TLS from a CA the operator keeps for
+	// the cluster, clients without TLS refused.
+	// +kubebuilder:default={}
 	// +optional
 	Client *ClientTLSSpec `json:"client,omitempty"`
 
@@ -59,9 +61,14 @@ type RouteTLSSpec struct {
 	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
 }
 
-// ClientTLSSpec secures the client port.
+// ClientTLSSpec secures the client port. With neither secretName nor
+// issuerRef the operator keeps a client CA per cluster (<name>-client-ca,
+// never mounted) and the certificate it signs (<name>-client-tls), and
+// hands the CA to clients in the credentials Secret (ca.crt).
 //
-// +kubebuilder:validation:XValidation:rule="has(self.secretName) != has(self.issuerRef)",message="client TLS: set exactly one of secretName and issuerRef"
+// +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.issuerRef))",message="client TLS: set secretName or issuerRef, not both"
+// +kubebuilder:validation:XValidation:rule="!(has(self.verify) && self.verify) || has(self.secretName) || has(self.issuerRef)",message="client TLS: verify needs client certificates from your own CA: name secretName or issuerRef (the operator's client CA issues no client certificates)"
+// +kubebuilder:validation:XValidation:rule="!(has(self.allowPlaintext) && self.allowPlaintext && has(self.handshakeFirst) && self.handshakeFirst)",message="client TLS: handshakeFirst refuses clients that do not start with TLS, allowPlaintext accepts them: set one"
 type ClientTLSSpec struct {
 	// SecretName is a Secret of your own with tls.crt, tls.key and ca.crt,
 	// valid for the names clients use.
@@ -85,6 +92,17 @@ type ClientTLSSpec struct {
 	// clients that connect TLS-first.
 	// +optional
 	HandshakeFirst bool `json:"handshakeFirst,omitempty"`
+
+	// AllowPlaintext has the servers accept clients that do not speak TLS
+	// beside those that do (nats-server's allow_non_tls); the URLs in the
+	// credentials Secret stay tls://, and the operator's own connections
+	// always use TLS. Meant for moving clients over: set it to false once
+	// they all connect with TLS. Unset: false for a new cluster; a cluster
+	// whose servers an earlier release ran without client TLS keeps
+	// accepting plaintext until this is set to false (docs/tls.md, Moving
+	// clients to TLS). Changing it restarts the servers one at a time.
+	// +optional
+	AllowPlaintext *bool `json:"allowPlaintext,omitempty"`
 }
 
 // MonitorTLSSpec serves monitoring over https.
@@ -135,5 +153,30 @@ func (s *NatsClusterSpec) RouteTLSEnabled() bool {
 // MonitorTLSEnabled reports whether monitoring is served over https.
 func (s *NatsClusterSpec) MonitorTLSEnabled() bool {
 	m := s.TLS.Monitor
-	return m != nil && (m.Enabled == nil || *m.Enabled) && s.TLS.Client != nil
+	return m != nil && (m.Enabled == nil || *m.Enabled)
+}
+
+// ClientTLS is spec.tls.client as the API server defaults it: the client
+// port always serves TLS.
+func (s *NatsClusterSpec) ClientTLS() ClientTLSSpec {
+	if s.TLS.Client == nil {
+		return ClientTLSSpec{}
+	}
+	return *s.TLS.Client
+}
+
+// GeneratesClientPKI reports whether the operator keeps the client CA and
+// certificate itself (neither a Secret nor an issuer named).
+func (s *NatsClusterSpec) GeneratesClientPKI() bool {
+	ct := s.ClientTLS()
+	return ct.SecretName == "" && ct.IssuerRef == nil
+}
+
+// AcceptsPlaintextClients reports whether the servers accept clients
+// without TLS beside those with it. An unset allowPlaintext reads false
+// here: the controller settles it from what the servers ran before
+// (plan.ClientPlaintext) before anything reads it.
+func (s *NatsClusterSpec) AcceptsPlaintextClients() bool {
+	ct := s.ClientTLS()
+	return ct.AllowPlaintext != nil && *ct.AllowPlaintext && !ct.HandshakeFirst
 }

@@ -118,7 +118,7 @@ func (s *NatsClusterSpec) WebSocketIngressEnabled() bool {
 
 // WebSocketTLS reports whether the WebSocket listener serves TLS.
 func (s *NatsClusterSpec) WebSocketTLS() bool {
-	return s.WebSocket != nil && !s.WebSocket.NoTLS && s.TLS.Client != nil
+	return s.WebSocket != nil && !s.WebSocket.NoTLS
 }
 
 // withDefaults defaults w as the API server would.

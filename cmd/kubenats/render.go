@@ -121,9 +121,13 @@ func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 				render.RouteTLSSecretName(c), names))
 		}
 	}
-	if ct := c.Spec.TLS.Client; ct != nil {
-		out = append(out, certificateSecret(render.ClientTLSSecretName(c), "the client certificate", render.ClientCertificateName(c), ct.IssuerRef != nil))
+	what := "the client certificate"
+	if c.Spec.GeneratesClientPKI() {
+		// The operator signs it with a CA of the cluster's own; without
+		// the operator, whoever applies these objects does.
+		what += ", for " + strings.Join(render.ClientDNSNames(c, render.DefaultClusterDomain), ", ") + "; ca.crt is the CA clients trust"
 	}
+	out = append(out, certificateSecret(render.ClientTLSSecretName(c), what, render.ClientCertificateName(c), c.Spec.ClientTLS().IssuerRef != nil))
 	out = append(out, topologySecrets(c)...)
 	if len(out) == 0 {
 		out = append(out, "(none)")

@@ -40,7 +40,6 @@ func TestRenderListenersGolden(t *testing.T) {
 func TestRenderRefusesListenersAdmissionWouldRefuse(t *testing.T) {
 	const head = "apiVersion: kubenats.io/v1alpha1\nkind: NatsCluster\nmetadata:\n  name: bad\nspec:\n"
 	for _, tc := range []struct{ name, spec, want string }{
-		{"websocket without TLS", "  websocket: {}\n", "websocket needs tls"},
 		{"mqtt without JetStream", "  jetstream: {enabled: false}\n  mqtt: {}\n", "needs the jetstream block"},
 		{"mqtt on the client port", "  mqtt: {port: 4222}\n", "both 4222"},
 		{"websocket in spec.config", "  config:\n    websocket: {port: 8080, no_tls: true}\n", "websocket"},

@@ -25,7 +25,7 @@ func TestAccountConnectionsTakeNoLargeMessage(t *testing.T) {
 		w.Write("MSG _INBOX.claims 1 1048576\r\n" + body + "\r\n")
 		w.Hold()
 	})
-	opts := append(jetstream.GuardOptions(nil, false, nil, MaxMessage), nats.NoReconnect(), nats.Timeout(3*time.Second))
+	opts := append(jetstream.GuardOptions(jetstream.Guard{Largest: MaxMessage}), nats.NoReconnect(), nats.Timeout(3*time.Second))
 	nc, err := nats.Connect(h.URL(), opts...)
 	if err == nil {
 		defer nc.Close()

@@ -86,7 +86,7 @@ func issuerRefs(c *v1alpha1.NatsCluster) []namedIssuerRef {
 	if r := c.Spec.TLS.Routes.IssuerRef; r != nil {
 		out = append(out, namedIssuerRef{"spec.tls.routes.issuerRef", r})
 	}
-	if ct := c.Spec.TLS.Client; ct != nil && ct.IssuerRef != nil {
+	if ct := c.Spec.ClientTLS(); ct.IssuerRef != nil {
 		out = append(out, namedIssuerRef{"spec.tls.client.issuerRef", ct.IssuerRef})
 	}
 	return out

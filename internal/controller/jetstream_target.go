@@ -109,10 +109,7 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 // the CA, which a mode users connection reads from the credentials Secret
 // instead.
 func (r *JetStreamBase) clientTLS(ctx context.Context, c *v1alpha1.NatsCluster, spec *jetstream.ConnSpec, withCA bool) *targetProblem {
-	ct := c.Spec.TLS.Client
-	if ct == nil {
-		return nil
-	}
+	ct := c.Spec.ClientTLS()
 	spec.TLSHandshakeFirst = ct.HandshakeFirst
 	if !ct.Verify && !withCA {
 		return nil

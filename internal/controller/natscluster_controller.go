@@ -142,6 +142,9 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		return ctrl.Result{}, err
 	}
 	c := live.WithDefaults()
+	if err := r.settleClientPlaintext(ctx, c); err != nil {
+		return ctrl.Result{}, err
+	}
 
 	mesh, err := r.planMesh(ctx, c)
 	if err != nil {

@@ -78,7 +78,14 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 			return ctrl.Result{}, blocker, nil, err
 		}
 	}
-	if obs.Certificates, cred.ClientCA, err = r.observeCertificates(ctx, c, cred.RoutePKI); err != nil {
+	if c.Spec.GeneratesClientPKI() {
+		var clientRenewIn time.Duration
+		if cred.ClientPKI, clientRenewIn, blocker, err = r.clientPKI(ctx, c, read); err != nil || blocker != nil {
+			return ctrl.Result{}, blocker, nil, err
+		}
+		renewIn = soonest(renewIn, clientRenewIn)
+	}
+	if obs.Certificates, cred.ClientCA, err = r.observeCertificates(ctx, c, cred); err != nil {
 		return ctrl.Result{}, nil, nil, err
 	}
 	if blocker := refusedMount(obs.Certificates); blocker != nil {

@@ -103,6 +103,8 @@ func usedBy(c *v1alpha1.NatsCluster, used map[string]bool, name string) bool {
 		return used[name] || used[render.UsersSecretName(c)]
 	case render.CASecretName(c):
 		return used[render.RouteTLSSecretName(c)]
+	case render.ClientCASecretName(c):
+		return used[render.ClientTLSSecretName(c)]
 	}
 	return used[name]
 }

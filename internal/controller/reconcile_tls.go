@@ -87,14 +87,13 @@ func (r *NatsClusterReconciler) clusterDomain() string {
 
 // observeCertificates reads every certificate the servers mount, for the
 // CertificatesReady condition, and returns the client CA for the clients'
-// credentials Secret. The operator's own route certificate counts as found
-// when it was issued in this pass.
-func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1alpha1.NatsCluster, routes *render.RoutePKI) ([]status.Certificate, string, error) {
+// credentials Secret. The operator's own route and client certificates
+// count as found when they were issued in this pass.
+func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1alpha1.NatsCluster, cred render.Credentials) ([]status.Certificate, string, error) {
 	var out []status.Certificate
-	clientCA := ""
 	if c.Spec.RouteTLSEnabled() && render.HasRoutes(c) {
 		cert := status.Certificate{Listener: "routes", Secret: render.RouteTLSSecretName(c)}
-		if routes != nil {
+		if routes := cred.RoutePKI; routes != nil {
 			fillCertificate(&cert, map[string][]byte{
 				render.TLSCertKey: []byte(routes.Cert), render.TLSKeyKey: []byte(routes.Key), render.TLSCAKey: []byte(cmp.Or(routes.Trust, routes.CACert)),
 			})
@@ -103,15 +102,17 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 		}
 		out = append(out, cert)
 	}
-	if c.Spec.TLS.Client != nil {
-		cert := status.Certificate{Listener: "client", Secret: render.ClientTLSSecretName(c)}
-		data, err := r.readCertificate(ctx, c, &cert)
-		if err != nil {
-			return nil, "", err
-		}
-		clientCA = string(data[render.TLSCAKey])
-		out = append(out, cert)
+	cert := status.Certificate{Listener: "client", Secret: render.ClientTLSSecretName(c)}
+	var data map[string][]byte
+	var err error
+	if p := cred.ClientPKI; p != nil {
+		data = map[string][]byte{render.TLSCertKey: []byte(p.Cert.Cert), render.TLSKeyKey: []byte(p.Cert.Key), render.TLSCAKey: []byte(p.CA.Cert)}
+		fillCertificate(&cert, data)
+	} else if data, err = r.readCertificate(ctx, c, &cert); err != nil {
+		return nil, "", err
 	}
+	clientCA := string(data[render.TLSCAKey])
+	out = append(out, cert)
 	for _, cert := range topologyCertificates(c) {
 		if _, err := r.readCertificate(ctx, c, &cert); err != nil {
 			return nil, "", err
@@ -183,7 +184,7 @@ func refusedMount(certs []status.Certificate) *status.Blocker {
 // its Secret may simply not be written yet.
 func (r *NatsClusterReconciler) issued(c *v1alpha1.NatsCluster, listener string) bool {
 	if listener == "client" {
-		return c.Spec.TLS.Client != nil && c.Spec.TLS.Client.IssuerRef != nil
+		return c.Spec.ClientTLS().IssuerRef != nil
 	}
 	if issued, ok := topologyIssued(c, listener); ok {
 		return issued

@@ -31,8 +31,8 @@ type serverAccess struct {
 	password string
 	// userJWT and seed are the system user's in mode jwt.
 	userJWT, seed string
-	// tls is nil for plaintext; otherwise it trusts the client CA and, when
-	// clients must present a certificate, presents the servers' own.
+	// tls trusts the client CA and, when clients must present a
+	// certificate, presents the servers' own.
 	tls *tls.Config
 	// monitorTLS: the monitor port speaks https.
 	monitorTLS bool
@@ -57,14 +57,12 @@ func (r *NatsClusterReconciler) access(ctx context.Context, c *v1alpha1.NatsClus
 		}
 		a.password = password
 	}
-	if ct := c.Spec.TLS.Client; ct != nil {
-		data, err := r.tlsSecretData(ctx, c, render.ClientTLSSecretName(c))
-		if err != nil {
-			return a, err
-		}
-		if a.tls, err = clientTLSConfig(data, ct.Verify); err != nil {
-			return a, err
-		}
+	data, err := r.tlsSecretData(ctx, c, render.ClientTLSSecretName(c))
+	if err != nil {
+		return a, err
+	}
+	if a.tls, err = clientTLSConfig(data, c.Spec.ClientTLS().Verify); err != nil {
+		return a, err
 	}
 	return a, nil
 }
@@ -101,12 +99,17 @@ func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
 // taking messages of at most largest bytes.
 func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name string, largest int) (*nats.Conn, error) {
 	addrs := map[string]string{}
+	plaintext := map[string]bool{}
 	var urls []string
 	for i := range pods {
 		if ip := pods[i].Status.PodIP; ip != "" && pods[i].DeletionTimestamp.IsZero() {
 			host := render.PodDNSName(a.cluster, pods[i].Name)
 			addrs[host] = ip
-			urls = append(urls, a.scheme()+"://"+net.JoinHostPort(host, strconv.Itoa(render.ClientPort)))
+			plaintext[host] = servesNoClientTLS(&pods[i])
+			// nats://: the guard, not nats.go, insists on TLS (nats.go
+			// would insist for the whole pool, also on a server an
+			// earlier release started without it).
+			urls = append(urls, "nats://"+net.JoinHostPort(host, strconv.Itoa(render.ClientPort)))
 		}
 	}
 	if len(urls) == 0 {
@@ -119,8 +122,8 @@ func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name strin
 	if a.tls != nil {
 		cfg = a.tls.Clone()
 	}
-	tlsFirst := a.cluster.Spec.TLS.Client != nil && a.cluster.Spec.TLS.Client.HandshakeFirst
-	opts := append(jetstream.GuardOptions(cfg, tlsFirst, podDialer{addrs: addrs, transport: a.dial}, largest), creds,
+	opts := append(jetstream.GuardOptions(jetstream.Guard{TLS: cfg, TLSFirst: a.cluster.Spec.ClientTLS().HandshakeFirst, PlaintextHosts: plaintext,
+		Transport: podDialer{addrs: addrs, transport: a.dial}, Largest: largest}), creds,
 		nats.Name(name), nats.NoReconnect(), nats.Timeout(3*time.Second),
 		// Without a handler nats.go writes every asynchronous error (each
 		// -ERR the server sends) to standard error, unbounded.
@@ -139,13 +142,6 @@ func (a serverAccess) credentials() nats.Option {
 		return nats.UserJWTAndSeed(a.userJWT, a.seed)
 	}
 	return nats.UserInfo(render.SystemUser, a.password)
-}
-
-func (a serverAccess) scheme() string {
-	if a.tls != nil {
-		return "tls"
-	}
-	return "nats"
 }
 
 // systemLog is where the system account connections' errors go.

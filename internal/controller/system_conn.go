@@ -91,13 +91,9 @@ func readyPods(pods []corev1.Pod) []corev1.Pod {
 	return out
 }
 
-// ClientCA is the CA of c's client certificates (nil without client
-// TLS), read as the cluster's own pass reads it: from the cache, or from a
+// ClientCA is the CA of c's client certificates, read as the cluster's own pass reads it: from the cache, or from a
 // Secret its owner opted in, never from any other.
 func (r *NatsClusterReconciler) ClientCA(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, error) {
-	if c.Spec.TLS.Client == nil {
-		return nil, nil
-	}
 	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, render.ClientTLSSecretName(c))
 	switch {
 	case err != nil:

@@ -29,8 +29,8 @@ func clusterSecrets(o client.Object) []string {
 	if n := spec.TLS.Routes.SecretName; n != "" {
 		out = append(out, n)
 	}
-	if ct := spec.TLS.Client; ct != nil && ct.SecretName != "" {
-		out = append(out, ct.SecretName)
+	if n := spec.ClientTLS().SecretName; n != "" {
+		out = append(out, n)
 	}
 	return out
 }

@@ -112,7 +112,7 @@ func TestPoolNeverDialsDiscoveredServers(t *testing.T) {
 // of the NatsCluster reconciler (GuardOptions) ignore connect_urls too.
 func TestGuardOptionsIgnoreDiscoveredServers(t *testing.T) {
 	o := nats.GetDefaultOptions()
-	for _, opt := range GuardOptions(nil, false, nil, MaxSystemReply) {
+	for _, opt := range GuardOptions(Guard{Largest: MaxSystemReply}) {
 		if err := opt(&o); err != nil {
 			t.Fatal(err)
 		}

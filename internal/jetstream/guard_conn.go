@@ -42,6 +42,10 @@ type guardDialer struct {
 	// tls is the configuration the resource asks for, nil for none.
 	tls     *tls.Config
 	wantTLS bool
+	// plaintextHosts may answer without offering TLS although wantTLS:
+	// servers an earlier release started without client TLS. Offered TLS
+	// is still always taken.
+	plaintextHosts map[string]bool
 	// tlsFirst: the servers expect the TLS handshake before their INFO
 	// (handshake_first).
 	tlsFirst bool
@@ -170,10 +174,11 @@ func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (
 		return nil, errNoInfo
 	}
 	conn := raw
-	if offer.TLSRequired || d.wantTLS {
-		if !offer.TLSRequired && !offer.TLSAvailable {
-			return nil, errNoTLS
-		}
+	offered := offer.TLSRequired || offer.TLSAvailable
+	if !offered && d.wantTLS && !d.plaintextHosts[host] {
+		return nil, errNoTLS
+	}
+	if offer.TLSRequired || (d.wantTLS && offered) {
 		if len(stream.in) > 0 {
 			return nil, errEarlyBytes
 		}
@@ -299,19 +304,36 @@ func (g *guardedConn) breakOff(err error) {
 	}
 }
 
+// Guard is how a connection kubenats makes outside the pool is guarded.
+type Guard struct {
+	// TLS, when set, is the TLS the connection wants (verified under the
+	// host name nats.go dials); TLSFirst makes the handshake before INFO.
+	TLS      *tls.Config
+	TLSFirst bool
+	// PlaintextHosts are hosts that may answer without offering TLS all
+	// the same (servers started before they served it); TLS offered is
+	// always taken.
+	PlaintextHosts map[string]bool
+	// Transport, when set, opens the TCP connections (to map server names
+	// to addresses).
+	Transport nats.CustomDialer
+	// Largest is the largest message the connection takes: MaxSystemReply
+	// for the system account's server pings, the largest messages the
+	// operator reads, and less for what needs less (the account
+	// controller's).
+	Largest int
+}
+
 // GuardOptions are the nats.go options that put a connection kubenats
 // makes outside the pool behind the same guard: its servers run an image a
-// tenant chose, and answer what they like. cfg, when set, is the TLS the
-// connection wants (verified under the host name nats.go dials); transport,
-// when set, opens the TCP connections (to map server names to addresses).
-// largest is the largest message the connection takes: MaxSystemReply for
-// the system account's server pings, the largest messages the operator
-// reads, and less for what needs less (the account controller's).
-func GuardOptions(cfg *tls.Config, tlsFirst bool, transport nats.CustomDialer, largest int) []nats.Option {
+// tenant chose, and answer what they like.
+func GuardOptions(o Guard) []nats.Option {
+	largest := o.Largest
 	if largest <= 0 || largest > MaxSystemReply {
 		largest = MaxSystemReply
 	}
-	g := &guardDialer{tls: cfg, wantTLS: cfg != nil, tlsFirst: tlsFirst && cfg != nil, transport: transport, maxMsg: largest}
+	g := &guardDialer{tls: o.TLS, wantTLS: o.TLS != nil, plaintextHosts: o.PlaintextHosts, tlsFirst: o.TLSFirst && o.TLS != nil,
+		transport: o.Transport, maxMsg: largest}
 	// IgnoreDiscoveredServers: the servers run spec.image, which may tell
 	// of any address in connect_urls; the operator dials only its pods.
 	return []nats.Option{nats.SetCustomDialer(g), nats.SkipHostLookup(), nats.IgnoreDiscoveredServers()}

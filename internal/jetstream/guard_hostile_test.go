@@ -87,7 +87,7 @@ func TestGuardOptionsGuardConnectionsOutsideThePool(t *testing.T) {
 		w.Write("MSG _INBOX.x 1 999999999999999999\r\n")
 		w.Hold()
 	})
-	opts := append(GuardOptions(nil, false, nil, MaxSystemReply), nats.NoReconnect(), nats.Timeout(3*time.Second))
+	opts := append(GuardOptions(Guard{Largest: MaxSystemReply}), nats.NoReconnect(), nats.Timeout(3*time.Second))
 	nc, err := nats.Connect(h.URL(), opts...)
 	if err == nil {
 		defer nc.Close()

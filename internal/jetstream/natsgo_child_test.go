@@ -266,7 +266,7 @@ func childSession(ln net.Listener, mode byte, before, after []byte) (connected b
 	}()
 	opts := []nats.Option{nats.NoReconnect(), nats.Timeout(2 * time.Second)}
 	if mode == sessionGuarded {
-		opts = append(opts, GuardOptions(nil, false, nil, MaxSystemReply)...)
+		opts = append(opts, GuardOptions(Guard{Largest: MaxSystemReply})...)
 	} else {
 		// As behind the guard, without it: nats.go does no TLS of its
 		// own, no host lookup, and dials no discovered server.

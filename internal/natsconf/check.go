@@ -46,7 +46,7 @@ func (c *Config) forCheck() *Config {
 	out := *c
 	// The trust block is the operator's own (validated by Trust.validate)
 	// and names the resolver's directory, which exists only in the pod.
-	out.TLS, out.Include, out.Trust, out.MoreIncludes = nil, "", nil, nil
+	out.TLS, out.AllowNonTLS, out.Include, out.Trust, out.MoreIncludes = nil, false, "", nil, nil
 	c.withoutTopologyFiles(&out)
 	if out.HTTPSPort != 0 {
 		out.HTTPPort, out.HTTPSPort = out.HTTPSPort, 0

@@ -17,6 +17,10 @@ type Config struct {
 	HTTPSPort int
 	// TLS secures the client listener (and the https monitoring port).
 	TLS *TLS
+	// AllowNonTLS has the client listener accept clients that do not speak
+	// TLS beside those that do (allow_non_tls); it needs TLS. nats-server
+	// cannot reload it: changing it restarts the server.
+	AllowNonTLS bool
 	// PidFile is where nats-server writes its pid, so that the preStop
 	// hook (nats-server --signal ldm=<pid file>) can find it.
 	PidFile string

@@ -187,5 +187,8 @@ func writeString(w *confWriter, key, value string) error {
 
 // writeClientTLS writes the top-level tls block of the client listener.
 func (c *Config) writeClientTLS(w *confWriter) error {
+	if c.AllowNonTLS {
+		w.keyValue("allow_non_tls", "true")
+	}
 	return writeTLS(w, c.TLS)
 }

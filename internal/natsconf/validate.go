@@ -51,6 +51,9 @@ func (c *Config) validateServer() error {
 	if err := validatePort("https_port", c.HTTPSPort); err != nil {
 		return err
 	}
+	if c.AllowNonTLS && (c.TLS == nil || c.TLS.HandshakeFirst) {
+		return errors.New("allow_non_tls needs client TLS without handshake_first (which refuses clients that do not start with TLS)")
+	}
 	if c.HTTPSPort != 0 && c.TLS == nil {
 		return errors.New("https_port needs the client tls block: nats-server serves monitoring with its certificate")
 	}

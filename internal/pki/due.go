@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// Action is what the route PKI needs next.
+// Action is what a CA and the certificate it signs (routes, clients) need
+// next.
 type Action int
 
 const (
@@ -25,7 +26,7 @@ type Decision struct {
 	Why    string
 }
 
-// Due decides what the route PKI needs, from the CA and certificate found
+// Due decides what a CA and its certificate need, from the CA and certificate found
 // (PEM, empty when absent), the names the certificate must carry, and now.
 // A certificate is renewed when less than renewBefore of its life is left
 // (two thirds of its life have passed when renewBefore is zero), when its
@@ -36,11 +37,11 @@ func Due(found KeyPair, foundCA KeyPair, names []string, now time.Time, renewBef
 	ca, err := ParseCert(foundCA.Cert)
 	switch {
 	case foundCA.Cert == "" || foundCA.Key == "":
-		return Decision{ReplaceCA, "no route CA yet"}
+		return Decision{ReplaceCA, "no CA yet"}
 	case err != nil || !ca.IsCA:
-		return Decision{ReplaceCA, "the route CA cannot be read"}
+		return Decision{ReplaceCA, "the CA cannot be read"}
 	case ca.NotAfter.Before(now.Add(CertValidity)):
-		return Decision{ReplaceCA, "the route CA expires within a certificate's lifetime"}
+		return Decision{ReplaceCA, "the CA expires within a certificate's lifetime"}
 	}
 	return dueLeaf(found, ca, names, now, renewBefore)
 }
@@ -57,15 +58,15 @@ func dueLeaf(found KeyPair, ca *x509.Certificate, names []string, now time.Time,
 	cert, err := ParseCert(found.Cert)
 	switch {
 	case found.Cert == "" || found.Key == "":
-		return Decision{Renew, "no route certificate yet"}
+		return Decision{Renew, "no certificate yet"}
 	case err != nil:
-		return Decision{Renew, "the route certificate cannot be read"}
+		return Decision{Renew, "the certificate cannot be read"}
 	case cert.CheckSignatureFrom(ca) != nil:
-		return Decision{Renew, "the route certificate is not signed by the route CA"}
+		return Decision{Renew, "the certificate is not signed by the CA"}
 	case !sameNames(cert.DNSNames, names):
-		return Decision{Renew, "the route certificate's names changed"}
+		return Decision{Renew, "the certificate's names changed"}
 	case !now.Before(renewAt(cert, renewBefore)):
-		return Decision{Renew, "the route certificate is due for renewal"}
+		return Decision{Renew, "the certificate is due for renewal"}
 	}
 	return Decision{Keep, ""}
 }

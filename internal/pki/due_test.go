@@ -23,12 +23,12 @@ func TestDue(t *testing.T) {
 		// renewBefore is the operator's option; zero for the default.
 		renewBefore time.Duration
 	}{
-		{"nothing yet: a CA first", KeyPair{}, KeyPair{}, now, ReplaceCA, "no route CA", 0},
-		{"a CA without its key is no CA", fresh, KeyPair{Cert: ca.Cert}, now, ReplaceCA, "no route CA", 0},
+		{"nothing yet: a CA first", KeyPair{}, KeyPair{}, now, ReplaceCA, "no CA", 0},
+		{"a CA without its key is no CA", fresh, KeyPair{Cert: ca.Cert}, now, ReplaceCA, "no CA", 0},
 		{"garbage CA", fresh, KeyPair{Cert: "junk", Key: "junk"}, now, ReplaceCA, "cannot be read", 0},
 		{"a leaf is no CA", fresh, fresh, now, ReplaceCA, "cannot be read", 0},
 		{"CA about to expire", fresh, mustCA(t, now, CertValidity/2), now, ReplaceCA, "expires", 0},
-		{"CA but no certificate", KeyPair{}, ca, now, Renew, "no route certificate", 0},
+		{"CA but no certificate", KeyPair{}, ca, now, Renew, "no certificate", 0},
 		{"fresh certificate is kept", fresh, ca, now, Keep, "", 0},
 		{"kept until two thirds of its life", fresh, ca, now.Add(CertValidity * 2 / 3).Add(-2 * time.Minute), Keep, "", 0},
 		{"renewed after two thirds of its life", fresh, ca, now.Add(CertValidity * 2 / 3), Renew, "due for renewal", 0},

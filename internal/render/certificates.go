@@ -40,7 +40,7 @@ func Certificates(c *v1alpha1.NatsCluster, clusterDomain string) []client.Object
 	if IssuesRouteCA(c) && HasRoutes(c) {
 		out = append(out, routeCACertificate(c))
 	}
-	if ct := c.Spec.TLS.Client; ct != nil && ct.IssuerRef != nil {
+	if ct := c.Spec.ClientTLS(); ct.IssuerRef != nil {
 		// client auth too: the operator presents it when clients must
 		// (verify), so that it needs no certificate of its own.
 		out = append(out, certificate(c, ClientCertificateName(c), ClientTLSSecretName(c), ct.IssuerRef,

@@ -12,24 +12,20 @@ func InternalHost(c *v1alpha1.NatsCluster) string {
 	return fmt.Sprintf("%s.%s.svc", ClientServiceName(c), c.Namespace)
 }
 
-// ClientScheme is tls with client TLS, nats without: a client that sees
-// tls:// insists on TLS, so it never sends credentials in the clear.
-func ClientScheme(c *v1alpha1.NatsCluster) string {
-	if c.Spec.TLS.Client != nil {
-		return "tls"
-	}
-	return "nats"
-}
+// ClientScheme is tls: the client port always serves TLS, and a client
+// that sees tls:// insists on it, so it never sends credentials in the
+// clear, also to servers that accept plaintext (allowPlaintext).
+const ClientScheme = "tls"
 
 // InternalURL is the in-cluster client URL, with no credentials.
 func InternalURL(c *v1alpha1.NatsCluster) string {
-	return fmt.Sprintf("%s://%s:%d", ClientScheme(c), InternalHost(c), ClientPort)
+	return fmt.Sprintf("%s://%s:%d", ClientScheme, InternalHost(c), ClientPort)
 }
 
 // urlWithUserinfo builds the internal URL with credentials, escaped by
 // net/url so that any character in a user's own password survives.
 func urlWithUserinfo(c *v1alpha1.NatsCluster, user, password string) string {
-	u := url.URL{Scheme: ClientScheme(c), Host: fmt.Sprintf("%s:%d", InternalHost(c), ClientPort)}
+	u := url.URL{Scheme: ClientScheme, Host: fmt.Sprintf("%s:%d", InternalHost(c), ClientPort)}
 	if password == "" {
 		u.User = url.User(user)
 	} else {

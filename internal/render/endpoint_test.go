@@ -17,9 +17,9 @@ func TestInternalEndpoint(t *testing.T) {
 		wantHost string
 		wantURL  string
 	}{
-		{"demo in ns", cluster(), "demo.ns.svc", "nats://demo.ns.svc:4222"},
+		{"demo in ns", cluster(), "demo.ns.svc", "tls://demo.ns.svc:4222"},
 		{"other name and namespace", cluster(named("my-nats"), func(c *v1alpha1.NatsCluster) { c.Namespace = "prod" }),
-			"my-nats.prod.svc", "nats://my-nats.prod.svc:4222"},
+			"my-nats.prod.svc", "tls://my-nats.prod.svc:4222"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			equal(t, "InternalHost", render.InternalHost(tc.in), tc.wantHost)
@@ -36,6 +36,6 @@ func TestInternalEndpointIsTheClientService(t *testing.T) {
 	if len(svc.Spec.Ports) != 1 {
 		t.Fatalf("client Service has %d ports, want 1", len(svc.Spec.Ports))
 	}
-	want := fmt.Sprintf("nats://%s.%s.svc:%d", svc.Name, svc.Namespace, svc.Spec.Ports[0].Port)
+	want := fmt.Sprintf("tls://%s.%s.svc:%d", svc.Name, svc.Namespace, svc.Spec.Ports[0].Port)
 	equal(t, "InternalURL", render.InternalURL(c), want)
 }

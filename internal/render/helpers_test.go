@@ -227,6 +227,12 @@ func withClientTLS(secret string) func(*v1alpha1.NatsCluster) {
 	return func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: secret} }
 }
 
+func withPlaintextClients() func(*v1alpha1.NatsCluster) {
+	return func(c *v1alpha1.NatsCluster) {
+		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{AllowPlaintext: ptr.To(true)}
+	}
+}
+
 func withClientIssuer(name string) func(*v1alpha1.NatsCluster) {
 	return func(c *v1alpha1.NatsCluster) {
 		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &v1alpha1.IssuerRef{Name: name}}

@@ -51,8 +51,11 @@ func Listeners(c *v1alpha1.NatsCluster) []Listener {
 			From: ws.From, FromField: "spec.websocket.from", MeshPermissive: ws.MeshPermissive})
 	}
 	if m := c.Spec.MQTT; m != nil {
+		// Servers that accept plaintext beside TLS (allow_non_tls, which
+		// nats-server applies to MQTT too) take either from the first
+		// byte: tcp.
 		proto := "tcp"
-		if c.Spec.MQTTTLS() {
+		if c.Spec.MQTTTLS() && !c.Spec.AcceptsPlaintextClients() {
 			proto = "tls"
 		}
 		out = append(out, Listener{Name: MQTTPortName, Port: m.Port, AppProtocol: proto,

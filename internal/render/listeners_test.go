@@ -71,12 +71,13 @@ func TestListenersInNatsConf(t *testing.T) {
 				equal(t, "Websocket TLS", got.opts.Websocket.TLSConfig != nil, false)
 				equal(t, "client TLS", got.opts.TLSConfig != nil, true)
 			}},
-		{"mqtt in plaintext, default port",
+		{"mqtt with the default client TLS, default port",
 			cluster(withMQTT(v1alpha1.MQTTSpec{})),
 			func(t *testing.T, got loadedConf) {
 				m := got.opts.MQTT
 				equal(t, "MQTT.Port", m.Port, int(v1alpha1.DefaultMQTTPort))
-				equal(t, "MQTT TLS", m.TLSConfig != nil, false)
+				equal(t, "MQTT TLS", m.TLSConfig != nil, true)
+				equal(t, "AllowNonTLS", got.opts.AllowNonTLS, false)
 				equal(t, "MQTT.StreamReplicas", m.StreamReplicas, 0)
 				equal(t, "ServerName", got.opts.ServerName, "demo-0")
 				equal(t, "JetStream", got.opts.JetStream, true)
@@ -153,7 +154,6 @@ func TestListenersRefusedWithoutAdmission(t *testing.T) {
 		in   *v1alpha1.NatsCluster
 		want string
 	}{
-		{"websocket without TLS", cluster(withWebSocket(v1alpha1.WebSocketSpec{})), "websocket needs tls"},
 		{"mqtt without JetStream", cluster(withJetStream(false), withMQTT(v1alpha1.MQTTSpec{})), "needs the jetstream block"},
 		{"mqtt on the websocket port", cluster(withWebSocket(v1alpha1.WebSocketSpec{NoTLS: true}), withMQTT(v1alpha1.MQTTSpec{Port: 8080})), "both 8080"},
 		{"websocket on the client port", cluster(withWebSocket(v1alpha1.WebSocketSpec{NoTLS: true, Port: 4222})), "both 4222"},
@@ -199,7 +199,8 @@ func TestListenerPorts(t *testing.T) {
 		{"none", cluster(), map[string]string{}},
 		{"websocket plaintext", cluster(withWebSocket(v1alpha1.WebSocketSpec{NoTLS: true})), map[string]string{"websocket": "8080/http"}},
 		{"websocket TLS", cluster(withClientTLS("t"), withWebSocket(v1alpha1.WebSocketSpec{Port: 8443})), map[string]string{"websocket": "8443/https"}},
-		{"mqtt plaintext", cluster(withMQTT(v1alpha1.MQTTSpec{})), map[string]string{"mqtt": "1883/tcp"}},
+		{"mqtt with the default client TLS", cluster(withMQTT(v1alpha1.MQTTSpec{})), map[string]string{"mqtt": "1883/tls"}},
+		{"mqtt accepting plaintext", cluster(withMQTT(v1alpha1.MQTTSpec{}), withPlaintextClients()), map[string]string{"mqtt": "1883/tcp"}},
 		{"mqtt TLS", cluster(withClientTLS("t"), withMQTT(v1alpha1.MQTTSpec{Port: 8883})), map[string]string{"mqtt": "8883/tls"}},
 		{"both", cluster(withClientTLS("t"), withWebSocket(v1alpha1.WebSocketSpec{}), withMQTT(v1alpha1.MQTTSpec{})),
 			map[string]string{"websocket": "8080/https", "mqtt": "1883/tls"}},

@@ -82,7 +82,7 @@ func metricsContainer(c *v1alpha1.NatsCluster, in Inputs) corev1.Container {
 			// the server is verified under its pod's DNS name, as the
 			// operator verifies it.
 			"-tls-server-name=$("+EnvPodName+")."+HeadlessServiceName(c)+"."+c.Namespace+".svc")
-		if c.Spec.TLS.Client.Verify {
+		if c.Spec.ClientTLS().Verify {
 			args = append(args, "-tls-cert="+metricsTLSDir+"/"+TLSCertKey, "-tls-key="+metricsTLSDir+"/"+TLSKeyKey)
 		}
 		mounts = append(mounts, corev1.VolumeMount{Name: metricsTLSVolume, MountPath: metricsTLSDir, ReadOnly: true})
@@ -112,7 +112,7 @@ func metricsVolumes(c *v1alpha1.NatsCluster) []corev1.Volume {
 		return nil
 	}
 	items := []corev1.KeyToPath{{Key: TLSCAKey, Path: TLSCAKey}}
-	if c.Spec.TLS.Client.Verify {
+	if c.Spec.ClientTLS().Verify {
 		items = append(items, corev1.KeyToPath{Key: TLSCertKey, Path: TLSCertKey}, corev1.KeyToPath{Key: TLSKeyKey, Path: TLSKeyKey})
 	}
 	return []corev1.Volume{{Name: metricsTLSVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{

@@ -65,6 +65,7 @@ func natsConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (*natsco
 		ServerName:          natsconf.Env(EnvServerName),
 		Port:                ClientPort,
 		TLS:                 clientTLS(c),
+		AllowNonTLS:         c.Spec.AcceptsPlaintextClients(),
 		PidFile:             PidFile,
 		LameDuckDuration:    LameDuckDuration,
 		LameDuckGracePeriod: LameDuckGracePeriod,

@@ -259,8 +259,10 @@ func TestNatsConfLoadsInNatsServer(t *testing.T) {
 			equal(t, "ServerName", o.ServerName, w.name+"-0")
 			equal(t, "Port", o.Port, render.ClientPort)
 			equal(t, "HTTPPort", o.HTTPPort, render.MonitorPort)
-			if o.TLSConfig != nil {
-				t.Error("the client port has TLS nobody asked for")
+			// TLS by default, plaintext refused (the careless variant
+			// that forgets the default serves plaintext).
+			if o.TLSConfig == nil || o.AllowNonTLS {
+				t.Errorf("client TLS: config %v, allow_non_tls %v; want TLS, plaintext refused", o.TLSConfig != nil, o.AllowNonTLS)
 			}
 			equal(t, "PidFile", o.PidFile, render.PidFile)
 			equal(t, "LameDuckDuration", o.LameDuckDuration, render.LameDuckDuration)

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/plan"
 )
 
 // Pod annotations whose change restarts the servers on purpose.
@@ -23,6 +24,12 @@ const (
 	// of it cannot roll one server at a time (servers with and without
 	// route TLS do not route to each other): the rollout restarts them all.
 	AnnotationRouteTLS = "kubenats.io/route-tls"
+	// AnnotationClientTLS says what the pod's client port serves:
+	// plan.ClientTLSRequired, or plan.ClientTLSPlaintextAccepted
+	// (allow_non_tls). A pod without it was started by a release before
+	// client TLS by default; plan.ClientPlaintext and the operator's own
+	// dials read it.
+	AnnotationClientTLS = "kubenats.io/client-tls"
 )
 
 // RunAsUser is the unprivileged user every container runs as.
@@ -69,6 +76,10 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 	}
 	annotations[AnnotationConfigHash] = in.ConfigHash
 	annotations[AnnotationRouteTLS] = strconv.FormatBool(c.Spec.RouteTLSEnabled() && HasRoutes(c))
+	annotations[AnnotationClientTLS] = plan.ClientTLSRequired
+	if c.Spec.AcceptsPlaintextClients() {
+		annotations[AnnotationClientTLS] = plan.ClientTLSPlaintextAccepted
+	}
 	delete(annotations, AnnotationCredentialsHash)
 	if in.CredentialsHash != "" {
 		annotations[AnnotationCredentialsHash] = in.CredentialsHash

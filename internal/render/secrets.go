@@ -74,8 +74,11 @@ type Credentials struct {
 	// or the cluster's CA that cert-manager issued (CAKey empty: it stays
 	// in cert-manager's Secret); nil otherwise.
 	RoutePKI *RoutePKI
+	// ClientPKI is the client CA the operator keeps and the certificate it
+	// signed (GeneratesClientPKI); nil otherwise.
+	ClientPKI *ClientPKI
 	// ClientCA is ca.crt of the client certificate, handed to clients in
-	// the credentials Secret; empty without client TLS.
+	// the credentials Secret.
 	ClientCA string
 	// Trust are the trust Secret's values (mode jwt).
 	Trust map[string]string
@@ -93,6 +96,12 @@ type RoutePKI struct {
 	// keeps it (never mounted) so that a replaced CA can still sign the
 	// certificates of the overlap.
 	Signer pki.KeyPair
+}
+
+// ClientPKI is the client CA the operator keeps and the client certificate
+// it signed, PEM.
+type ClientPKI struct {
+	CA, Cert pki.KeyPair
 }
 
 // Keys of the route TLS Secret that the pods never mount: the CA that
@@ -155,6 +164,11 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 			data[RouteSignerCertKey], data[RouteSignerKeyKey] = p.Signer.Cert, p.Signer.Key
 		}
 		out = append(out, Secret(c, RouteTLSSecretName(c), data))
+	}
+	if p := cred.ClientPKI; p != nil && c.Spec.GeneratesClientPKI() {
+		out = append(out,
+			Secret(c, ClientCASecretName(c), map[string]string{TLSCertKey: p.CA.Cert, TLSKeyKey: p.CA.Key}),
+			Secret(c, ClientTLSSecretName(c), map[string]string{TLSCertKey: p.Cert.Cert, TLSKeyKey: p.Cert.Key, TLSCAKey: p.CA.Cert}))
 	}
 	out = append(out, topologySecrets(c, cred.Topology)...)
 	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))

@@ -97,22 +97,22 @@ func TestSecretValues(t *testing.T) {
 		{"users", cluster(), map[string]map[string]string{
 			"demo-auth":   {"password": "clientValue"},
 			"demo-system": {"password": "systemValue"},
-			"demo-client": {"user": "nats", "password": "clientValue", "servers": "nats://demo.ns.svc:4222", "url": "nats://nats:clientValue@demo.ns.svc:4222"},
+			"demo-client": {"user": "nats", "password": "clientValue", "servers": "tls://demo.ns.svc:4222", "url": "tls://nats:clientValue@demo.ns.svc:4222"},
 			"demo-routes": routes,
 		}},
 		{"users with a custom user", cluster(withAuthUser("app")), map[string]map[string]string{
 			"demo-auth":   {"password": "clientValue"},
 			"demo-system": {"password": "systemValue"},
-			"demo-client": {"user": "app", "password": "clientValue", "servers": "nats://demo.ns.svc:4222", "url": "nats://app:clientValue@demo.ns.svc:4222"},
+			"demo-client": {"user": "app", "password": "clientValue", "servers": "tls://demo.ns.svc:4222", "url": "tls://app:clientValue@demo.ns.svc:4222"},
 			"demo-routes": routes,
 		}},
 		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), map[string]map[string]string{
 			"demo-auth":   {"token": "clientValue"},
-			"demo-client": {"token": "clientValue", "servers": "nats://demo.ns.svc:4222", "url": "nats://clientValue@demo.ns.svc:4222"},
+			"demo-client": {"token": "clientValue", "servers": "tls://demo.ns.svc:4222", "url": "tls://clientValue@demo.ns.svc:4222"},
 			"demo-routes": routes,
 		}},
 		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), map[string]map[string]string{
-			"demo-client": {"servers": "nats://demo.ns.svc:4222", "url": "nats://demo.ns.svc:4222"},
+			"demo-client": {"servers": "tls://demo.ns.svc:4222", "url": "tls://demo.ns.svc:4222"},
 			"demo-routes": routes,
 		}},
 		{"client TLS: tls:// URLs and the CA", cluster(withClientTLS("my-tls")), map[string]map[string]string{
@@ -124,7 +124,7 @@ func TestSecretValues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cred := cred
-			if tc.in.Spec.TLS.Client != nil {
+			if tc.in.Spec.TLS.Client != nil && tc.in.Spec.TLS.Client.SecretName != "" {
 				cred.ClientCA = "CA PEM"
 			}
 			got := map[string]map[string]string{}
@@ -166,7 +166,7 @@ func TestCredentialsURLEscapes(t *testing.T) {
 			if err != nil {
 				t.Fatalf("url %q does not parse: %v", creds.StringData[render.CredentialsURLKey], err)
 			}
-			equal(t, "scheme", u.Scheme, "nats")
+			equal(t, "scheme", u.Scheme, "tls")
 			equal(t, "host", u.Host, "demo.ns.svc:4222")
 			equal(t, "path", u.Path, "")
 			if u.User == nil {

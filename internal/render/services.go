@@ -86,7 +86,7 @@ func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 // clear before the client's handshake, so the bytes on the wire start as
 // plain TCP. Only a TLS-first listener is TLS from its first byte.
 func clientAppProtocol(c *v1alpha1.NatsCluster) string {
-	if ct := c.Spec.TLS.Client; ct != nil && ct.HandshakeFirst {
+	if c.Spec.ClientTLS().HandshakeFirst {
 		return "tls"
 	}
 	return "tcp"

@@ -25,10 +25,11 @@ const (
 	ClientTLSDir = TLSDir + "/client"
 )
 
-// Volume names of the certificates.
+// Volume names of the certificates; the controller reads the client one
+// to tell what a template serves (plan.ClientTLSServed).
 const (
 	routeTLSVolume  = "routes-tls"
-	clientTLSVolume = "client-tls"
+	ClientTLSVolume = "client-tls"
 )
 
 // routeTLSHandshakeTimeout is generous: a route that times out its
@@ -48,13 +49,18 @@ func RouteTLSSecretName(c *v1alpha1.NatsCluster) string {
 }
 
 // ClientTLSSecretName holds the client certificate: the user's Secret, or
-// the one cert-manager writes.
+// the one cert-manager (issuerRef) or the operator (the default) writes.
 func ClientTLSSecretName(c *v1alpha1.NatsCluster) string {
-	if ct := c.Spec.TLS.Client; ct != nil && ct.SecretName != "" {
-		return ct.SecretName
+	if n := c.Spec.ClientTLS().SecretName; n != "" {
+		return n
 	}
 	return c.Name + "-client-tls"
 }
+
+// ClientCASecretName holds the client CA the operator keeps, with its key
+// (GeneratesClientPKI). No pod mounts it: clients get its certificate as
+// ca.crt of the credentials Secret.
+func ClientCASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-client-ca" }
 
 // GeneratesRoutePKI reports whether the operator keeps the route CA and
 // certificate itself (route TLS on, neither a Secret nor an issuer named).
@@ -139,12 +145,9 @@ func routeTLS(c *v1alpha1.NatsCluster) *natsconf.TLS {
 	}
 }
 
-// clientTLS is the client listener's tls, or nil.
+// clientTLS is the client listener's tls.
 func clientTLS(c *v1alpha1.NatsCluster) *natsconf.TLS {
-	ct := c.Spec.TLS.Client
-	if ct == nil {
-		return nil
-	}
+	ct := c.Spec.ClientTLS()
 	return &natsconf.TLS{
 		CertFile:       ClientTLSDir + "/" + TLSCertKey,
 		KeyFile:        ClientTLSDir + "/" + TLSKeyKey,
@@ -173,9 +176,7 @@ func tlsVolumes(c *v1alpha1.NatsCluster) ([]corev1.Volume, []corev1.VolumeMount)
 	if c.Spec.RouteTLSEnabled() && c.Spec.ReplicaCount() > 1 {
 		add(routeTLSVolume, RouteTLSSecretName(c), RouteTLSDir)
 	}
-	if c.Spec.TLS.Client != nil {
-		add(clientTLSVolume, ClientTLSSecretName(c), ClientTLSDir)
-	}
+	add(ClientTLSVolume, ClientTLSSecretName(c), ClientTLSDir)
 	topologyTLS(c, add)
 	return vols, mounts
 }

@@ -40,10 +40,10 @@ func TestTLSVolumesAndProbes(t *testing.T) {
 		wantSecrets []string
 		wantScheme  corev1.URIScheme
 	}{
-		{"default: the route certificate", cluster(), []string{"demo-routes-tls"}, corev1.URISchemeHTTP},
-		{"route TLS off: nothing mounted", cluster(withRouteTLS(false)), nil, corev1.URISchemeHTTP},
-		{"one server: no routes, no route certificate", cluster(withReplicas(1)), nil, corev1.URISchemeHTTP},
-		{"the user's route Secret", cluster(func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Routes.SecretName = "mine" }), []string{"mine"}, corev1.URISchemeHTTP},
+		{"default: the route and client certificates", cluster(), []string{"demo-routes-tls", "demo-client-tls"}, corev1.URISchemeHTTP},
+		{"route TLS off: the client certificate alone", cluster(withRouteTLS(false)), []string{"demo-client-tls"}, corev1.URISchemeHTTP},
+		{"one server: no routes, no route certificate", cluster(withReplicas(1)), []string{"demo-client-tls"}, corev1.URISchemeHTTP},
+		{"the user's route Secret", cluster(func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Routes.SecretName = "mine" }), []string{"mine", "demo-client-tls"}, corev1.URISchemeHTTP},
 		{"client TLS and https monitoring", cluster(withClientTLS("client-tls"), withMonitorTLS()), []string{"demo-routes-tls", "client-tls"}, corev1.URISchemeHTTPS},
 		{"client TLS from an issuer", cluster(withClientIssuer("ca")), []string{"demo-routes-tls", "demo-client-tls"}, corev1.URISchemeHTTP},
 	} {

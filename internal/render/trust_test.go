@@ -43,6 +43,7 @@ func TestJWTModeConf(t *testing.T) {
 	}
 	text := strings.ReplaceAll(conf.Text, `"`+render.ResolverDir+`"`, `"`+t.TempDir()+`"`)
 	text = strings.ReplaceAll(text, "$"+render.EnvServerName, "nats-0")
+	text = strings.ReplaceAll(text, render.TLSDir+"/", writeTestCertificates(t)+"/")
 	path := filepath.Join(t.TempDir(), "nats.conf")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)

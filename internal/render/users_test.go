@@ -22,7 +22,8 @@ func loadPodConfig(t *testing.T, c *v1alpha1.NatsCluster, cred render.Credential
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, text := range map[string]string{render.ConfigKey: configText(t, c), render.UsersConfKey: users} {
+	conf := strings.ReplaceAll(configText(t, c), render.TLSDir+"/", writeTestCertificates(t)+"/")
+	for name, text := range map[string]string{render.ConfigKey: conf, render.UsersConfKey: users} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}

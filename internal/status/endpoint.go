@@ -67,5 +67,5 @@ func nodePort(svc *corev1.Service) int32 {
 // clientURL joins host and port properly, IPv6 literals included, with
 // the scheme clients must use (tls:// with client TLS).
 func clientURL(c *v1alpha1.NatsCluster, host string, port int) string {
-	return fmt.Sprintf("%s://%s", render.ClientScheme(c), net.JoinHostPort(host, strconv.Itoa(port)))
+	return fmt.Sprintf("%s://%s", render.ClientScheme, net.JoinHostPort(host, strconv.Itoa(port)))
 }

@@ -21,7 +21,7 @@ func clientService(typ corev1.ServiceType, ports []corev1.ServicePort, ingress .
 }
 
 func TestEndpoint(t *testing.T) {
-	const internal = "nats://orders.shop.svc:4222"
+	const internal = "tls://orders.shop.svc:4222"
 	withOverride := func(url string) func(*v1alpha1.NatsCluster) {
 		return func(c *v1alpha1.NatsCluster) { c.Spec.Service.ExternalEndpoint = url }
 	}
@@ -95,33 +95,33 @@ func TestEndpoint(t *testing.T) {
 			name:    "LoadBalancer with an IPv4 address",
 			cluster: natsCluster(3, withServiceType("LoadBalancer")),
 			svc:     clientService(corev1.ServiceTypeLoadBalancer, natsPorts, corev1.LoadBalancerIngress{IP: "203.0.113.7"}),
-			want:    v1alpha1.Endpoint{Internal: internal, External: "nats://203.0.113.7:4222"},
+			want:    v1alpha1.Endpoint{Internal: internal, External: "tls://203.0.113.7:4222"},
 		},
 		{
 			name:    "LoadBalancer with a hostname",
 			cluster: natsCluster(3, withServiceType("LoadBalancer")),
 			svc:     clientService(corev1.ServiceTypeLoadBalancer, natsPorts, corev1.LoadBalancerIngress{Hostname: "abc.elb.example.com"}),
-			want:    v1alpha1.Endpoint{Internal: internal, External: "nats://abc.elb.example.com:4222"},
+			want:    v1alpha1.Endpoint{Internal: internal, External: "tls://abc.elb.example.com:4222"},
 		},
 		{
 			name:    "hostname preferred over IP in the same ingress entry",
 			cluster: natsCluster(3, withServiceType("LoadBalancer")),
 			svc: clientService(corev1.ServiceTypeLoadBalancer, natsPorts,
 				corev1.LoadBalancerIngress{IP: "203.0.113.7", Hostname: "abc.elb.example.com"}),
-			want: v1alpha1.Endpoint{Internal: internal, External: "nats://abc.elb.example.com:4222"},
+			want: v1alpha1.Endpoint{Internal: internal, External: "tls://abc.elb.example.com:4222"},
 		},
 		{
 			name:    "first ingress entry with an address is used",
 			cluster: natsCluster(3, withServiceType("LoadBalancer")),
 			svc: clientService(corev1.ServiceTypeLoadBalancer, natsPorts,
 				corev1.LoadBalancerIngress{}, corev1.LoadBalancerIngress{IP: "198.51.100.9"}, corev1.LoadBalancerIngress{IP: "203.0.113.7"}),
-			want: v1alpha1.Endpoint{Internal: internal, External: "nats://198.51.100.9:4222"},
+			want: v1alpha1.Endpoint{Internal: internal, External: "tls://198.51.100.9:4222"},
 		},
 		{
 			name:    "IPv6 ingress address is bracketed",
 			cluster: natsCluster(3, withServiceType("LoadBalancer")),
 			svc:     clientService(corev1.ServiceTypeLoadBalancer, natsPorts, corev1.LoadBalancerIngress{IP: "2001:db8::1"}),
-			want:    v1alpha1.Endpoint{Internal: internal, External: "nats://[2001:db8::1]:4222"},
+			want:    v1alpha1.Endpoint{Internal: internal, External: "tls://[2001:db8::1]:4222"},
 		},
 		{
 			name:    "NodePort reports the node port of port 4222 and no external URL",
@@ -151,7 +151,7 @@ func TestEndpoint(t *testing.T) {
 			cluster: natsCluster(1, func(c *v1alpha1.NatsCluster) {
 				c.Name, c.Namespace = "events", "team-a"
 			}),
-			want: v1alpha1.Endpoint{Internal: "nats://events.team-a.svc:4222"},
+			want: v1alpha1.Endpoint{Internal: "tls://events.team-a.svc:4222"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,7 +172,7 @@ func TestNatsClusterReportsEndpoint(t *testing.T) {
 		ClientService: clientService(corev1.ServiceTypeLoadBalancer, nil, corev1.LoadBalancerIngress{IP: "2001:db8::1"}),
 		Now:           now,
 	})
-	want := v1alpha1.Endpoint{Internal: "nats://orders.shop.svc:4222", External: "nats://[2001:db8::1]:4222"}
+	want := v1alpha1.Endpoint{Internal: "tls://orders.shop.svc:4222", External: "tls://[2001:db8::1]:4222"}
 	if st.Endpoint != want {
 		t.Errorf("status.endpoint = %+v, want %+v", st.Endpoint, want)
 	}
