@@ -54,6 +54,8 @@ type LeafnodeAcceptSpec struct {
 	// TLS secures the leafnode listener, from a Secret of yours or a
 	// cert-manager issuer exactly as for clients (renewals by reload).
 	// Unset: plaintext, with authentication.
+	// +kubebuilder:validation:XValidation:rule="has(self.secretName) != has(self.issuerRef)",message="leafnodes.accept.tls: set exactly one of secretName and issuerRef"
+	// +kubebuilder:validation:XValidation:rule="!has(self.allowPlaintext)",message="leafnodes.accept.tls: allowPlaintext applies to the client port only"
 	// +optional
 	TLS *ClientTLSSpec `json:"tls,omitempty"`
 

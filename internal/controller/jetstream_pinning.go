@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -23,8 +24,8 @@ import (
 // JetStream resources that name a NatsCluster reach it only there, never
 // through its Service, whose endpoints whoever may write EndpointSlices in
 // the namespace can point anywhere.
-func ServerPodAddrs(cache client.Reader) func(namespace, name string) ([]netip.Addr, error) {
-	return func(namespace, name string) ([]netip.Addr, error) {
+func ServerPodAddrs(cache client.Reader) func(namespace, name string) ([]jetstream.PodAddr, error) {
+	return func(namespace, name string) ([]jetstream.PodAddr, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var sts appsv1.StatefulSet
@@ -44,8 +45,9 @@ func ServerPodAddrs(cache client.Reader) func(namespace, name string) ([]netip.A
 }
 
 // servingAddrs are the addresses of pods that may serve, ready ones first,
-// each group in name order.
-func servingAddrs(pods []corev1.Pod) []netip.Addr {
+// each group in name order, each with whether it serves client TLS (a
+// pod an earlier release started may not: servesNoClientTLS).
+func servingAddrs(pods []corev1.Pod) []jetstream.PodAddr {
 	pods = slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool {
 		return p.Status.PodIP == "" || !p.DeletionTimestamp.IsZero()
 	})
@@ -58,10 +60,10 @@ func servingAddrs(pods []corev1.Pod) []netip.Addr {
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
-	var out []netip.Addr
-	for _, p := range pods {
-		if a, err := netip.ParseAddr(p.Status.PodIP); err == nil {
-			out = append(out, a.Unmap())
+	var out []jetstream.PodAddr
+	for i := range pods {
+		if a, err := netip.ParseAddr(pods[i].Status.PodIP); err == nil {
+			out = append(out, jetstream.PodAddr{Addr: a.Unmap(), ServesNoTLS: servesNoClientTLS(&pods[i])})
 		}
 	}
 	return out

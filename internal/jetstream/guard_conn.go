@@ -43,17 +43,17 @@ type guardDialer struct {
 	tls     *tls.Config
 	wantTLS bool
 	// plaintextHosts may answer without offering TLS although wantTLS:
-	// servers an earlier release started without client TLS. Offered TLS
-	// is still always taken.
+	// servers an earlier release started without client TLS (PodAddr's
+	// ServesNoTLS for pinned dials). Offered TLS is still always taken.
 	plaintextHosts map[string]bool
 	// tlsFirst: the servers expect the TLS handshake before their INFO
 	// (handshake_first).
 	tlsFirst bool
 	// targets is checked for systems kubenats does not run, nil otherwise.
 	targets *TargetPolicy
-	// pinned, for a cluster kubenats runs, lists the addresses of its own
-	// server pods: all that is dialled, the URL's host aside (ConnSpec.Pinned).
-	pinned func() ([]netip.Addr, error)
+	// pinned, for a cluster kubenats runs, lists its own server pods: all
+	// that is dialled, the URL's host aside (ConnSpec.Pinned).
+	pinned func() ([]PodAddr, error)
 	// maxMsg is the largest message taken (maxAPIReply when 0).
 	maxMsg int
 	// onBreak, when set, is called (once per connection, from nats.go's
@@ -74,11 +74,11 @@ func (d *guardDialer) Dial(network, address string) (net.Conn, error) {
 		return nil, err
 	}
 	deadline := time.Now().Add(dialTimeout)
-	raw, err := d.connect(network, address, deadline)
+	raw, noTLS, err := d.connect(network, address, deadline)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := d.handshake(raw, host, deadline)
+	conn, err := d.handshake(raw, host, noTLS || d.plaintextHosts[host], deadline)
 	if err != nil {
 		raw.Close()
 		return nil, err
@@ -86,52 +86,61 @@ func (d *guardDialer) Dial(network, address string) (net.Conn, error) {
 	return conn, nil
 }
 
+// PodAddr is a server pod's address, and whether its server serves no
+// client TLS at all (an earlier release started it so).
+type PodAddr struct {
+	Addr        netip.Addr
+	ServesNoTLS bool
+}
+
 // connect opens the TCP connection, after checking where it goes for
 // systems kubenats does not run. A name is resolved here, and the address
 // checked is the address dialled, so a name cannot change between the two.
-func (d *guardDialer) connect(network, address string, deadline time.Time) (net.Conn, error) {
+// noTLS says the pod dialled serves no TLS (pinned dials only).
+func (d *guardDialer) connect(network, address string, deadline time.Time) (_ net.Conn, noTLS bool, _ error) {
 	transport := d.transport
 	if transport == nil {
 		transport = &net.Dialer{Deadline: deadline}
 	}
 	host, port, _ := net.SplitHostPort(address)
-	var addrs []netip.Addr
+	var pods []PodAddr
 	switch {
 	case d.pinned != nil:
 		// The name is not resolved at all: where it leads is not ours
 		// to trust.
-		pods, err := d.pinned()
-		if err != nil {
-			return nil, err
+		var err error
+		if pods, err = d.pinned(); err != nil {
+			return nil, false, err
 		}
 		if len(pods) == 0 {
-			return nil, fmt.Errorf("%s: %w", host, errNoServerPod)
+			return nil, false, fmt.Errorf("%s: %w", host, errNoServerPod)
 		}
-		addrs = pods
 	case d.targets == nil:
-		return transport.Dial(network, address)
+		conn, err := transport.Dial(network, address)
+		return conn, false, err
 	default:
 		ctx, cancel := context.WithDeadline(context.Background(), deadline)
 		defer cancel()
-		var err error
-		if addrs, err = resolve(ctx, host); err != nil {
-			return nil, err
+		addrs, err := resolve(ctx, host)
+		if err != nil {
+			return nil, false, err
 		}
 		for _, a := range addrs {
 			if err := d.targets.Allows(a); err != nil {
-				return nil, fmt.Errorf("%s (%s): %w", host, a, err)
+				return nil, false, fmt.Errorf("%s (%s): %w", host, a, err)
 			}
+			pods = append(pods, PodAddr{Addr: a})
 		}
 	}
 	var last error
-	for _, a := range addrs {
-		conn, err := transport.Dial(network, net.JoinHostPort(a.String(), port))
+	for _, p := range pods {
+		conn, err := transport.Dial(network, net.JoinHostPort(p.Addr.String(), port))
 		if err == nil {
-			return conn, nil
+			return conn, p.ServesNoTLS, nil
 		}
 		last = err
 	}
-	return nil, last
+	return nil, false, last
 }
 
 func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
@@ -150,7 +159,11 @@ func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 
 // handshake reads the server's INFO, makes the TLS handshake when one is
 // due, and returns the guarded connection, INFO first.
-func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (net.Conn, error) {
+//
+// noTLS lets a server that offers no TLS at all be reached in plaintext
+// although the connection wants TLS: one an earlier release started
+// without client TLS. TLS offered is taken all the same.
+func (d *guardDialer) handshake(raw net.Conn, host string, noTLS bool, deadline time.Time) (net.Conn, error) {
 	if err := raw.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
@@ -175,7 +188,7 @@ func (d *guardDialer) handshake(raw net.Conn, host string, deadline time.Time) (
 	}
 	conn := raw
 	offered := offer.TLSRequired || offer.TLSAvailable
-	if !offered && d.wantTLS && !d.plaintextHosts[host] {
+	if !offered && d.wantTLS && !noTLS {
 		return nil, errNoTLS
 	}
 	if offer.TLSRequired || (d.wantTLS && offered) {

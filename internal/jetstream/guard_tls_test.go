@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/kubenats/kubenats/test/testnats"
 )
@@ -137,4 +138,73 @@ func TestGuardRefusesPlaintextWhenTLSIsWanted(t *testing.T) {
 	if err == nil {
 		t.Fatal("connected in plaintext although the spec has a CA")
 	}
+}
+
+// TestGuardTakesTLSWheneverOffered: a host the operator lets answer without
+// TLS (a server an earlier release started without client TLS) is reached
+// in plaintext only when it offers no TLS at all; a server that offers TLS
+// beside plaintext (allow_non_tls) is reached with TLS, and every other
+// host that offers none is refused. Careless variants this fails: a
+// tolerated host reached in plaintext although it offers TLS (the second
+// case reads no TLS version), tolerance for every host (the last case
+// connects).
+func TestGuardTakesTLSWheneverOffered(t *testing.T) {
+	pki := newTestCA(t)
+	roots := x509.NewCertPool()
+	roots.AddCert(pki.ca)
+	cfg := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	tolerated := map[string]bool{"127.0.0.1": true}
+	for _, tc := range []struct {
+		name      string
+		server    func() *server.Server
+		plaintext map[string]bool
+		wantTLS   bool
+		ok        bool
+	}{
+		{"no TLS offered, host tolerated", func() *server.Server { return testnats.Start(t, 0) }, tolerated, false, true},
+		{"TLS offered beside plaintext, host tolerated", func() *server.Server { return plaintextAndTLSServer(t, pki) }, tolerated, true, true},
+		{"TLS required, host tolerated", func() *server.Server { return tlsServer(t, pki, false) }, tolerated, true, true},
+		{"no TLS offered, host not tolerated", func() *server.Server { return testnats.Start(t, 0) }, nil, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.server()
+			opts := append(GuardOptions(Guard{TLS: cfg, PlaintextHosts: tc.plaintext, Largest: MaxSystemReply}), nats.NoReconnect(), nats.Timeout(3*time.Second))
+			nc, err := nats.Connect("nats://"+s.Addr().String(), opts...)
+			if !tc.ok {
+				if err == nil {
+					nc.Close()
+					t.Fatal("connected in plaintext to a host that must speak TLS")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			if err := nc.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			connz, err := s.Connz(nil)
+			if err != nil || len(connz.Conns) != 1 {
+				t.Fatalf("connz: %v, %d connections", err, len(connz.Conns))
+			}
+			if got := connz.Conns[0].TLSVersion != ""; got != tc.wantTLS {
+				t.Errorf("the server sees a TLS connection: %v, want %v", got, tc.wantTLS)
+			}
+		})
+	}
+}
+
+// plaintextAndTLSServer runs a real nats-server that serves TLS and
+// accepts plaintext clients too (allow_non_tls).
+func plaintextAndTLSServer(t *testing.T, pki *testPKI) *server.Server {
+	certPEM, keyPEM := pki.leaf(t)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	return testnats.Start(t, 0, func(o *server.Options) {
+		o.TLS, o.TLSConfig, o.TLSTimeout, o.AllowNonTLS = true, cfg, 2, true
+	})
 }

@@ -3,7 +3,6 @@ package jetstream
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -22,10 +21,10 @@ type Pool struct {
 	// Targets says which addresses of systems kubenats does not run may be
 	// dialled.
 	Targets TargetPolicy
-	// ServerPods lists the addresses of the server pods of the NatsCluster
-	// namespace/name, ready ones first: all a pinned connection dials
-	// (ConnSpec.Pinned). A pinned spec without it is not dialled.
-	ServerPods func(namespace, name string) ([]netip.Addr, error)
+	// ServerPods lists the server pods of the NatsCluster namespace/name,
+	// ready ones first: all a pinned connection dials (ConnSpec.Pinned). A
+	// pinned spec without it is not dialled.
+	ServerPods func(namespace, name string) ([]PodAddr, error)
 	// OnChange is called with the user of every resource whose server
 	// object an advisory says changed. It must not block.
 	OnChange func(user User)
@@ -203,7 +202,7 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 	// A connection nats.go gives up on (say, credentials rotated on the
 	// server) wakes its users: they read their Secrets again and dial anew.
 	opts = append(opts, nats.Timeout(3*time.Second), nats.ClosedHandler(func(*nats.Conn) { p.wakeUsersOf(c) }))
-	nc, err := nats.Connect(strings.Join(spec.Servers, ","), opts...)
+	nc, err := nats.Connect(strings.Join(plainSchemes(spec.Servers), ","), opts...)
 	if err != nil {
 		c.err = err
 		return
@@ -303,6 +302,22 @@ func (p *Pool) closeIdle(cutoff time.Time, all bool) {
 	}
 }
 
+// plainSchemes are servers with tls:// as nats://, for nats.go once the
+// guard read the scheme: the guard, not nats.go, insists on TLS (nats.go
+// would for the whole pool, even for a pinned pod that an earlier release
+// started without client TLS, PodAddr.ServesNoTLS), and it makes the
+// handshake itself.
+func plainSchemes(servers []string) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		if rest, ok := strings.CutPrefix(s, "tls://"); ok {
+			s = "nats://" + rest
+		}
+		out[i] = s
+	}
+	return out
+}
+
 // guard is the dialer for spec's connection.
 func (p *Pool) guard(spec ConnSpec) (*guardDialer, error) {
 	if spec.External {
@@ -319,7 +334,7 @@ func (p *Pool) guard(spec ConnSpec) (*guardDialer, error) {
 		if !ok || p.ServerPods == nil {
 			return nil, fmt.Errorf("connection pinned to %q, which names no cluster this pool can list", spec.Pinned)
 		}
-		g.pinned = func() ([]netip.Addr, error) { return p.ServerPods(ns, name) }
+		g.pinned = func() ([]PodAddr, error) { return p.ServerPods(ns, name) }
 	}
 	if len(spec.CA) > 0 || len(spec.Cert) > 0 {
 		cfg, err := spec.tlsConfig()

@@ -59,7 +59,7 @@ func TestDeletedRouteSecretRollsNothing(t *testing.T) {
 		}
 		return nil
 	})
-	if err := everyServer(f, credentials(t, f)["password"], true); err != nil {
+	if err := everyServer(t, f, credentials(t, f)["password"], true); err != nil {
 		t.Errorf("clients are no longer served: %v", err)
 	}
 }

@@ -221,7 +221,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 func clientConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
 	cred := credentials(t, f)
-	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(cred["user"], cred["password"]), clusterDNS(), e2ekit.ClusterTLS(t, cred),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond), nats.IgnoreDiscoveredServers())
 	if err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.SystemSecretName(f.Cluster)}}
 	get(t, s)
-	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])), clusterDNS(),
+	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])), clusterDNS(), e2ekit.ClusterTLS(t, credentials(t, f)),
 		nats.MaxReconnects(-1), nats.IgnoreDiscoveredServers())
 	if err != nil {
 		t.Fatal(err)

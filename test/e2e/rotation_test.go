@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/poll"
 )
 
@@ -35,14 +36,14 @@ func TestRotatedPasswordReloads(t *testing.T) {
 	})
 	t.Logf("the clients' Secret holds the new password %.2fs after the rotation", time.Since(changed).Seconds())
 	loaded := waitConfigLoaded(t, f, changed, wait, func() error {
-		if err := everyServer(f, second, true); err != nil {
+		if err := everyServer(t, f, second, true); err != nil {
 			return err
 		}
-		return everyServer(f, first, false)
+		return everyServer(t, f, first, false)
 	})
 	t.Logf("ConfigLoaded True %.2fs after the rotation: %s", time.Since(changed).Seconds(), loaded.Message)
 	readyOnlyOnceLoaded(t, f, history, changed)
-	poll.Holds(t, 3*time.Second, func() error { return everyServer(f, first, false) })
+	poll.Holds(t, 3*time.Second, func() error { return everyServer(t, f, first, false) })
 
 	reloadedInPlace(t, f, before, snapshot(t, f))
 }
@@ -85,7 +86,7 @@ func formWithUserPassword(t *testing.T, ns, name, password string) (*formed, *co
 	f := formNamed(t, ns, name, func(s *v1alpha1.NatsClusterSpec) {
 		s.Auth.SecretRef = &v1alpha1.SecretKeyRef{Name: secret.Name, Key: "password"}
 	})
-	if err := everyServer(f, password, true); err != nil {
+	if err := everyServer(t, f, password, true); err != nil {
 		t.Fatal(err)
 	}
 	return f, secret
@@ -104,9 +105,10 @@ func rotatePassword(t *testing.T, secret *corev1.Secret, password string) time.T
 
 // everyServer checks that the application user with password is let in
 // (or, with !accepted, refused) by each server of f on its own.
-func everyServer(f *formed, password string, accepted bool) error {
+func everyServer(t *testing.T, f *formed, password string, accepted bool) error {
+	ca := e2ekit.ClusterTLS(t, credentials(t, f))
 	for _, pod := range f.Pods {
-		nc, err := nats.Connect("nats://"+f.IP(pod)+":4222", nats.UserInfo("nats", password), nats.NoReconnect(), nats.Timeout(5*time.Second))
+		nc, err := nats.Connect(podURLs(f, []string{pod}), nats.UserInfo("nats", password), clusterDNS(), ca, nats.NoReconnect(), nats.Timeout(5*time.Second))
 		if err == nil {
 			nc.Close()
 		}

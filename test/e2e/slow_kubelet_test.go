@@ -33,10 +33,10 @@ func TestReloadWaitsOutASlowKubelet(t *testing.T) {
 
 	changed := rotatePassword(t, secret, second)
 	waitConfigLoaded(t, f, changed, slowKubeletDelay*2+time.Minute, func() error {
-		if err := everyServer(f, second, true); err != nil {
+		if err := everyServer(t, f, second, true); err != nil {
 			return err
 		}
-		return everyServer(f, first, false)
+		return everyServer(t, f, first, false)
 	})
 	loaded := time.Now()
 	pending := loaded.Sub(changed)

@@ -26,7 +26,7 @@ const (
 func startPublishing(t *testing.T, f *formed, opts ...nats.Option) (*e2ekit.Publisher, natsjs.JetStream, natsjs.Stream) {
 	t.Helper()
 	cred := credentials(t, f)
-	nc, err := nats.Connect(podURLs(f, f.Pods), append([]nats.Option{nats.UserInfo(cred["user"], cred["password"]), clusterDNS(),
+	nc, err := nats.Connect(podURLs(f, f.Pods), append([]nats.Option{nats.UserInfo(cred["user"], cred["password"]), clusterDNS(), e2ekit.ClusterTLS(t, cred),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

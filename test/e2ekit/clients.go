@@ -1,6 +1,8 @@
 package e2ekit
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"strings"
 	"testing"
@@ -50,7 +52,7 @@ func Connect(t *testing.T, url string, opts ...nats.Option) (*nats.Conn, error) 
 func AppConn(t *testing.T, f *Formed, name string, pods ...string) *nats.Conn {
 	t.Helper()
 	cred := Credentials(t, f)
-	opts := []nats.Option{nats.Name(name), ClusterDNS()}
+	opts := []nats.Option{nats.Name(name), ClusterDNS(), ClusterTLS(t, cred)}
 	if cred["token"] != "" {
 		opts = append(opts, nats.Token(cred["token"]))
 	} else {
@@ -61,6 +63,18 @@ func AppConn(t *testing.T, f *Formed, name string, pods ...string) *nats.Conn {
 		t.Fatalf("connecting to %v with the credentials Secret: %v", pods, err)
 	}
 	return nc
+}
+
+// ClusterTLS trusts what the credentials Secret cred says clients trust
+// (ca.crt), as an application would; nats.go then verifies each server
+// under the DNS name it dials.
+func ClusterTLS(t *testing.T, cred map[string]string) nats.Option {
+	t.Helper()
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(cred["ca.crt"])) {
+		t.Fatal("the credentials Secret has no usable ca.crt")
+	}
+	return nats.Secure(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
 }
 
 // AppJetStream is the JetStream API of an application connection.
@@ -79,7 +93,7 @@ func AppJetStream(t *testing.T, nc *nats.Conn) natsjs.JetStream {
 func PodURLs(f *Formed, pods []string) string {
 	urls := make([]string, len(pods))
 	for i, p := range pods {
-		urls[i] = "nats://" + net.JoinHostPort(render.PodDNSName(f.Cluster, p), "4222")
+		urls[i] = "tls://" + net.JoinHostPort(render.PodDNSName(f.Cluster, p), "4222")
 	}
 	return strings.Join(urls, ",")
 }

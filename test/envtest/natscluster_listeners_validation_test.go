@@ -30,8 +30,6 @@ func TestListenersRefusedAtAdmission(t *testing.T) {
 		edit func(*spec)
 		want []string
 	}{
-		{"ws-without-tls", func(s *spec) { s.WebSocket = &v1alpha1.WebSocketSpec{} },
-			[]string{"websocket needs TLS: set spec.tls.client", "or websocket.noTLS: true"}},
 		{"mqtt-without-jetstream", func(s *spec) {
 			s.JetStream.Enabled = ptr.To(false)
 			s.MQTT = &v1alpha1.MQTTSpec{}

@@ -65,10 +65,11 @@ func TestNoCredentialAppearsInConfigMapsStatusOrEvents(t *testing.T) {
 			// users: nats-auth password, nats-system password, nats-users
 			// users.conf, nats-client url and password; token: nats-auth token, nats-client url and token.
 			// Both: nats-routes password and urls, the private keys of nats-ca
-			// and nats-routes-tls, and the key of the CA that signed the
+			// and nats-routes-tls, the key of the CA that signed the
 			// route certificate (signer.key, kept for a replaced CA's
-			// overlap).
-			want := map[v1alpha1.AuthMode]int{v1alpha1.AuthUsers: 10, v1alpha1.AuthToken: 8}[mode]
+			// overlap), and the private keys of nats-client-ca and
+			// nats-client-tls.
+			want := map[v1alpha1.AuthMode]int{v1alpha1.AuthUsers: 12, v1alpha1.AuthToken: 10}[mode]
 			if len(secrets) != want {
 				t.Fatalf("%d secret values in %s, want %d", len(secrets), ns, want)
 			}
@@ -110,7 +111,7 @@ func TestUserSecretIsUsedAndItsAbsenceReported(t *testing.T) {
 
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-client"}}
 	get(t, creds)
-	if got, want := string(creds.Data[render.CredentialsURLKey]), fmt.Sprintf("nats://app:s3cret-Passw0rd@nats.%s.svc:4222", ns); got != want {
+	if got, want := string(creds.Data[render.CredentialsURLKey]), fmt.Sprintf("tls://app:s3cret-Passw0rd@nats.%s.svc:4222", ns); got != want {
 		t.Fatalf("credentials url = %q, want %q", got, want)
 	}
 	if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats-auth"}, &corev1.Secret{}); err == nil {

@@ -48,7 +48,7 @@ func TestStatusProgressesToReady(t *testing.T) {
 	if st.Conditions[0].Type != v1alpha1.ConditionReady {
 		t.Fatalf("first condition is %s, want Ready first", st.Conditions[0].Type)
 	}
-	if want := "nats://nats." + ns + ".svc:4222"; st.Endpoint.Internal != want {
+	if want := "tls://nats." + ns + ".svc:4222"; st.Endpoint.Internal != want {
 		t.Fatalf("internal endpoint = %q, want %q", st.Endpoint.Internal, want)
 	}
 	// No pod answers /varz in this suite: the version is the configured one,
@@ -80,7 +80,7 @@ func TestPendingLoadBalancerIsAReasonNotAnEmptySuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	c = readyCondition(t, c, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	if want := "nats://203.0.113.7:4222"; c.Status.Endpoint.External != want {
+	if want := "tls://203.0.113.7:4222"; c.Status.Endpoint.External != want {
 		t.Fatalf("external endpoint = %q, want %q", c.Status.Endpoint.External, want)
 	}
 }

@@ -49,7 +49,10 @@ func TestTopologyValidation(t *testing.T) {
 		}, []string{"leafnodes.accept needs auth.mode users or jwt"}},
 		{"accept-tls-without-source", func(s *spec) {
 			s.Leafnodes = &v1alpha1.LeafnodesSpec{Accept: &v1alpha1.LeafnodeAcceptSpec{TLS: &v1alpha1.ClientTLSSpec{Verify: true}}}
-		}, []string{"client TLS: set exactly one of secretName and issuerRef"}},
+		}, []string{"leafnodes.accept.tls: set exactly one of secretName and issuerRef"}},
+		{"accept-tls-allowing-plaintext", func(s *spec) {
+			s.Leafnodes = &v1alpha1.LeafnodesSpec{Accept: &v1alpha1.LeafnodeAcceptSpec{TLS: &v1alpha1.ClientTLSSpec{SecretName: "t", AllowPlaintext: ptr.To(true)}}}
+		}, []string{"allowPlaintext applies to the client port only"}},
 		{"remote-url-with-credentials", remote(func(r *v1alpha1.LeafnodeRemote) { r.URLs = []string{"nats-leaf://u:p@hub:7422"} }),
 			[]string{"spec.leafnodes.remotes[0].urls[0]", "should match"}},
 		{"remote-url-scheme", remote(func(r *v1alpha1.LeafnodeRemote) { r.URLs = []string{"http://hub:7422"} }),

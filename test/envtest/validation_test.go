@@ -114,17 +114,19 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 				s.TLS.Routes.Enabled, s.TLS.Routes.SecretName = &off, "mine"
 			},
 			want: []string{"routes: secretName and issuerRef need route TLS enabled"}},
-		{name: "client-tls-without-a-source",
+		{name: "client-verify-without-a-source",
 			edit: func(s *spec) { s.TLS.Client = &v1alpha1.ClientTLSSpec{Verify: true} },
-			want: []string{"client TLS: set exactly one of secretName and issuerRef"}},
+			want: []string{"verify needs client certificates from your own CA"}},
 		{name: "client-tls-with-both-sources",
 			edit: func(s *spec) {
 				s.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "s", IssuerRef: &v1alpha1.IssuerRef{Name: "ca"}}
 			},
-			want: []string{"client TLS: set exactly one of secretName and issuerRef"}},
-		{name: "monitor-tls-without-client-tls",
-			edit: func(s *spec) { s.TLS.Monitor = &v1alpha1.MonitorTLSSpec{} },
-			want: []string{"tls.monitor needs tls.client"}},
+			want: []string{"client TLS: set secretName or issuerRef, not both"}},
+		{name: "client-plaintext-and-handshake-first",
+			edit: func(s *spec) {
+				s.TLS.Client = &v1alpha1.ClientTLSSpec{HandshakeFirst: true, AllowPlaintext: ptr.To(true)}
+			},
+			want: []string{"handshakeFirst refuses clients that do not start with TLS"}},
 		{name: "issuer-of-an-unknown-kind",
 			edit: func(s *spec) { s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca", Kind: "Vault"} },
 			want: []string{"spec.tls.routes.issuerRef.kind", `Unsupported value: "Vault"`}},
