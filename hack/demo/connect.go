@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -12,6 +13,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -44,19 +46,22 @@ func dataOrFile(data []byte, file string) ([]byte, error) {
 	return os.ReadFile(file)
 }
 
-// howToConnect prints the servers' addresses, the credentials and the
-// kubeconfig.
-func howToConnect(ctx context.Context, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, s *v1alpha1.Stream, kubeconfig string) error {
+// howToConnect prints the servers' addresses, the credentials, the CA and
+// the kubeconfig.
+func howToConnect(ctx context.Context, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, kubeconfig string) error {
 	cred, err := clientSecret(ctx, lc.Client, nc)
 	if err != nil {
 		return err
 	}
+	caFile := filepath.Join(filepath.Dir(kubeconfig), "ca.crt")
+	if err := os.WriteFile(caFile, []byte(cred["ca.crt"]), 0o600); err != nil {
+		return err
+	}
 	var urls []string
 	for i := range nc.Spec.ReplicaCount() {
-		urls = append(urls, "nats://"+net.JoinHostPort(lc.PodIP(ns, fmt.Sprintf("%s-%d", nc.Name, i)), "4222"))
+		urls = append(urls, "tls://"+net.JoinHostPort(lc.PodIP(ns, fmt.Sprintf("%s-%d", nc.Name, i)), "4222"))
 	}
-	first := strings.TrimPrefix(urls[0], "nats://")
-	host, _, _ := net.SplitHostPort(first)
+	host, _, _ := net.SplitHostPort(strings.TrimPrefix(urls[0], "tls://"))
 	fmt.Printf(`
 Connect from this machine (each server listens on its own loopback address):
   servers:   %s
@@ -64,17 +69,20 @@ Connect from this machine (each server listens on its own loopback address):
   password:  %s
              (Secret %s/%s, keys user and password; key url is what applications in the cluster use:
               %s)
-  e.g.       nats --server %s --user %s --password %s stream info %s
+  TLS:       clients must speak it; trust %s (the Secret's ca.crt). The certificate
+             names %s-0.%s.%s.svc and its siblings, not these addresses: a client
+             here verifies under that name (the round trip above did, through the
+             loopback cluster's resolver).
   monitor:   http://%s/varz  (also /jsz, /routez, /healthz)
 
 The Kubernetes API (admin), for kubectl or any client:
   export KUBECONFIG=%s
   kubectl get natsclusters,streams,consumers,pods
   kubectl apply -f config/samples/natscluster-development.yaml
-  (the file goes away with the demo)
+  (the files go away with the demo)
 
 `, strings.Join(urls, ","), cred["user"], cred["password"], ns, cred["secret"], redactURL(cred["url"]),
-		urls[0], cred["user"], cred["password"], s.Spec.Name,
+		caFile, nc.Name, render.HeadlessServiceName(nc), ns,
 		net.JoinHostPort(host, "8222"), kubeconfig)
 	return nil
 }

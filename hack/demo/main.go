@@ -95,7 +95,7 @@ func run() error {
 	if err := writeKubeconfig(lc.Config, kubeconfig); err != nil {
 		return err
 	}
-	if err := howToConnect(ctx, lc, objs[0].(*v1alpha1.NatsCluster), stream, kubeconfig); err != nil {
+	if err := howToConnect(ctx, lc, objs[0].(*v1alpha1.NatsCluster), kubeconfig); err != nil {
 		return err
 	}
 	if os.Getenv("DEMO_EXIT") == "1" {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"strings"
@@ -41,18 +43,28 @@ func clientSecret(ctx context.Context, c client.Client, nc *v1alpha1.NatsCluster
 
 // roundTrip connects as an application in the cluster would, with the
 // ready-made URL of the credentials Secret (its Service name resolved by
-// the loopback cluster), publishes with acks to the sample stream and
-// consumes through the sample consumer, acking each message.
+// the loopback cluster) and its CA, over TLS (the connection must be, or
+// the demo fails), publishes with acks to the sample stream and consumes
+// through the sample consumer, acking each message.
 func roundTrip(ctx context.Context, lc *loopback.Cluster, s *v1alpha1.Stream, k *v1alpha1.Consumer) error {
 	cred, err := clientSecret(ctx, lc.Client, &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: s.Spec.Cluster.Name}})
 	if err != nil {
 		return err
 	}
-	nc, err := nats.Connect(cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(lc.Dial)), nats.Name("kubenats-demo"))
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(cred["ca.crt"])) {
+		return fmt.Errorf("Secret %s has no usable ca.crt", cred["secret"])
+	}
+	nc, err := nats.Connect(cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(lc.Dial)), nats.Name("kubenats-demo"),
+		nats.Secure(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}))
 	if err != nil {
-		return fmt.Errorf("connecting with the url of Secret %s: %w", cred["secret"], err)
+		return fmt.Errorf("connecting with the url and ca.crt of Secret %s: %w", cred["secret"], err)
 	}
 	defer nc.Close()
+	state, err := nc.TLSConnectionState()
+	if err != nil {
+		return fmt.Errorf("the round trip's connection is not TLS: %w", err)
+	}
 	js, err := natsjs.New(nc)
 	if err != nil {
 		return err
@@ -91,8 +103,8 @@ func roundTrip(ctx context.Context, lc *loopback.Cluster, s *v1alpha1.Stream, k 
 	if err != nil {
 		return err
 	}
-	say("round trip on %s (connected to %s): %d messages published with acks in %s to %s, consumed and acked through %s in %s; ack pending now %d",
-		nc.ConnectedUrlRedacted(), nc.ConnectedServerName(), roundTripCount, published.Round(time.Millisecond),
+	say("round trip on %s over %s, %s verified with the Secret's ca.crt (connected to %s): %d messages published with acks in %s to %s, consumed and acked through %s in %s; ack pending now %d",
+		nc.ConnectedUrlRedacted(), tls.VersionName(state.Version), state.PeerCertificates[0].Subject.CommonName, nc.ConnectedServerName(), roundTripCount, published.Round(time.Millisecond),
 		s.Spec.Name, k.Spec.DurableName, (time.Since(began) - published).Round(time.Millisecond), info.NumAckPending)
 	return nil
 }

@@ -58,7 +58,8 @@ func (s ConnSpec) Key() string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
-// options turns the spec into nats.go options; dialer is the guard.
+// options turns the spec into nats.go options; dialer is the guard, which
+// speaks TLS.
 func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 	opts := []nats.Option{
 		nats.Name("kubenats"),
@@ -101,13 +102,10 @@ func (s ConnSpec) options(dialer nats.CustomDialer) ([]nats.Option, error) {
 	case s.User != "":
 		opts = append(opts, nats.UserInfo(s.User, s.Password))
 	}
-	if len(s.CA) > 0 || len(s.Cert) > 0 {
-		cfg, err := s.tlsConfig()
-		if err != nil {
-			return nil, err
-		}
-		opts = append(opts, nats.Secure(cfg))
-	}
+	// No nats.Secure: the guard makes the TLS handshake itself, with
+	// s.tlsConfig, and insists on it (guardDialer.wantTLS); told Secure,
+	// nats.go would insist for the whole pool, also on a pod an earlier
+	// release started without client TLS (PodAddr.ServesNoTLS).
 	return opts, nil
 }
 

@@ -21,20 +21,20 @@ import (
 )
 
 // What the floor's servers get in place of what the loopback gives a pod:
-// an address, the route certificate's files, and the container environment
-// with generated values for the Secrets it names.
+// an address, the route and client certificates' files, and the container
+// environment with generated values for the Secrets it names.
 
-// writeFloorRoutePKI makes a route CA and certificate as the operator makes
-// them (internal/pki, render.RouteDNSNames) and writes them as the routes
-// TLS Secret's files; it returns their directory.
-func writeFloorRoutePKI(b testing.TB, nc *v1alpha1.NatsCluster) string {
+// writeFloorPKI makes a CA and a certificate for names as the operator
+// makes them (internal/pki; render.RouteDNSNames, render.ClientDNSNames)
+// and writes them as a TLS Secret's files; it returns their directory.
+func writeFloorPKI(b testing.TB, nc *v1alpha1.NatsCluster, what string, names []string) string {
 	b.Helper()
 	now := time.Now()
-	ca, err := pki.NewCA(nc.Name+" route CA", now, pki.CAValidity)
+	ca, err := pki.NewCA(nc.Name+" "+what+" CA", now, pki.CAValidity)
 	if err != nil {
 		b.Fatal(err)
 	}
-	cert, err := pki.Issue(ca, render.RouteDNSNames(nc, render.DefaultClusterDomain), now, pki.CertValidity)
+	cert, err := pki.Issue(ca, names, now, pki.CertValidity)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -68,7 +68,7 @@ type floorServer struct {
 // floorFiles are what the servers of one floor share: the hosts file and
 // the route certificate's directory ("" without route TLS).
 type floorFiles struct {
-	hosts, routeTLSDir string
+	hosts, routeTLSDir, clientTLSDir string
 }
 
 // measureFloor starts the three servers, with route TLS or without, times
@@ -103,8 +103,9 @@ func measureFloor(b testing.TB, routeTLS bool) floorResult {
 		b.Fatal(err)
 	}
 	if nc.Spec.RouteTLSEnabled() {
-		files.routeTLSDir = writeFloorRoutePKI(b, nc)
+		files.routeTLSDir = writeFloorPKI(b, nc, "route", render.RouteDNSNames(nc, render.DefaultClusterDomain))
 	}
+	files.clientTLSDir = writeFloorPKI(b, nc, "client", render.ClientDNSNames(nc, render.DefaultClusterDomain))
 	for _, s := range servers {
 		s.prepare(b, binary, nc, ctr, files, secrets)
 	}
@@ -216,6 +217,11 @@ func (s *floorServer) prepare(b testing.TB, binary string, nc *v1alpha1.NatsClus
 	if t := conf.Cluster.TLS; t != nil {
 		for _, f := range []*string{&t.CertFile, &t.KeyFile, &t.CAFile} {
 			*f = strings.Replace(*f, render.RouteTLSDir, files.routeTLSDir, 1)
+		}
+	}
+	if t := conf.TLS; t != nil {
+		for _, f := range []*string{&t.CertFile, &t.KeyFile, &t.CAFile} {
+			*f = strings.Replace(*f, render.ClientTLSDir, files.clientTLSDir, 1)
 		}
 	}
 	conf.JetStream.StoreDir = strings.Replace(conf.JetStream.StoreDir, render.StoreDir, filepath.Join(s.dir, "data"), 1)

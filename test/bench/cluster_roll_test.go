@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -132,9 +134,14 @@ func rollClient(b testing.TB, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) na
 	// By DNS name: a replaced server comes back at another address.
 	var urls []string
 	for i := range int(nc.Spec.ReplicaCount()) {
-		urls = append(urls, "nats://"+net.JoinHostPort(render.PodDNSName(nc, render.PodName(nc, i)), strconv.Itoa(render.ClientPort)))
+		urls = append(urls, "tls://"+net.JoinHostPort(render.PodDNSName(nc, render.PodName(nc, i)), strconv.Itoa(render.ClientPort)))
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(secret.Data[render.TLSCAKey]) {
+		b.Fatal("the credentials Secret has no usable ca.crt")
 	}
 	conn, err := nats.Connect(strings.Join(urls, ","), nats.SetCustomDialer(jetstream.DialerFunc(lc.Dial)),
+		nats.Secure(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}),
 		nats.UserInfo(string(secret.Data[render.CredentialsUserKey]), string(secret.Data[render.CredentialsPasswordKey])),
 		nats.Name("kubenats-bench-roll"), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {

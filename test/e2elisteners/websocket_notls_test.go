@@ -35,9 +35,10 @@ func TestWebSocketBehindAProxy(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ws:// with the credentials Secret: %v", err)
 	}
-	nc, err := e2ekit.Connect(t, "nats://"+addr(4222), nats.UserInfo(creds["user"], creds["password"]))
+	nc, err := e2ekit.Connect(t, e2ekit.PodURLs(f, []string{pod}), nats.UserInfo(creds["user"], creds["password"]),
+		e2ekit.ClusterDNS(), e2ekit.ClusterTLS(t, creds))
 	if err != nil {
-		t.Fatalf("nats:// on 4222: %v", err)
+		t.Fatalf("tls:// on 4222: %v", err)
 	}
 	exchange(t, ws, nc, "proxied.to.nats")
 	exchange(t, nc, ws, "nats.to.proxied")

@@ -17,11 +17,15 @@ import (
 	"github.com/kubenats/kubenats/test/poll"
 )
 
-// oneServer is a single-server NatsCluster in mode users.
+// oneServer is a single-server NatsCluster in mode users. Its client port
+// serves TLS and accepts plaintext too: these tests are about leafnodes
+// and gateways, and their clients dial the servers' loopback addresses,
+// which no client certificate names.
 func oneServer(name, ns string, edit func(*v1alpha1.NatsClusterSpec)) *v1alpha1.NatsCluster {
 	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
 	c.Spec.Replicas = ptr.To[int32](1)
 	c.Spec.JetStream.Enabled = ptr.To(false)
+	c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{AllowPlaintext: ptr.To(true)}
 	edit(&c.Spec)
 	return c
 }

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/poll"
 )
@@ -173,6 +174,9 @@ func materialize(t *testing.T, c *v1alpha1.NatsCluster, cred render.Credentials,
 	secrets := map[string]map[string]string{}
 	for name, data := range users {
 		secrets[name] = data
+	}
+	if cred.ClientPKI == nil && c.Spec.GeneratesClientPKI() {
+		cred.ClientPKI = issueClientPKI(t, c)
 	}
 	for _, s := range render.Secrets(c.WithDefaults(), cred) {
 		secrets[s.Name] = s.StringData
@@ -332,4 +336,20 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// issueClientPKI makes the client CA and certificate the operator would
+// keep for c.
+func issueClientPKI(t *testing.T, c *v1alpha1.NatsCluster) *render.ClientPKI {
+	t.Helper()
+	now := time.Now()
+	ca, err := pki.NewCA(c.Name+" client CA", now, pki.CAValidity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := pki.Issue(ca, render.ClientDNSNames(c, render.DefaultClusterDomain), now, pki.CertValidity)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &render.ClientPKI{CA: ca, Cert: cert}
 }
