@@ -176,7 +176,9 @@ func TestAClusterOfAnEarlierReleaseKeepsItsPlaintextClients(t *testing.T) {
 		}
 		return nil
 	})
-	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{AllowPlaintext: ptr.To(false)} })
+	update(t, c, func(c *v1alpha1.NatsCluster) {
+		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{AllowPlaintext: ptr.To(false)}
+	})
 	servers(plan.ClientTLSRequired, false)
 	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.TLS.Client = nil })
 	servers(plan.ClientTLSRequired, false)
