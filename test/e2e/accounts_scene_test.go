@@ -44,7 +44,7 @@ func startAccountScene(t *testing.T, f *formed, limits v1alpha1.AccountLimits, r
 	}
 	s := &accountScene{f: f, acct: acct, creds: waitCreds(t, user)}
 	waitSynced(t, stream, wait)
-	s.js = appJetStream(t, credsConn(t, f.IP(f.Pods[0]), s.creds))
+	s.js = appJetStream(t, credsConn(t, f, f.Pods[0], s.creds))
 	s.publish(t, "ev.x", 10)
 	return s
 }
@@ -64,7 +64,7 @@ func (s *accountScene) publish(t *testing.T, subject string, n int) {
 func (s *accountScene) credsGetIn(t *testing.T, pods []string) {
 	t.Helper()
 	for _, p := range pods {
-		s.js = appJetStream(t, credsConn(t, s.f.IP(p), s.creds))
+		s.js = appJetStream(t, credsConn(t, s.f, p, s.creds))
 	}
 }
 
@@ -107,7 +107,7 @@ func (s *accountScene) limitBites(t *testing.T, pods []string) {
 	})
 	for _, p := range pods {
 		eventually(t, wait, func() error {
-			_, err := connect(t, "nats://"+s.f.IP(p)+":4222", nats.UserCredentials(s.creds))
+			_, err := connect(t, "tls://"+s.f.IP(p)+":4222", nats.UserCredentials(s.creds), addrTLS(t, s.f))
 			if err == nil || !strings.Contains(strings.ToLower(err.Error()), "maximum account active connections exceeded") {
 				return fmt.Errorf("%s: %v, want the limit's refusal", p, err)
 			}

@@ -85,7 +85,7 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 
 	// Isolation, over a window: billing sees nothing of orders, under the
 	// subject orders publishes or the one its import would map to.
-	b := credsConn(t, f.IP(f.Pods[1]), credsB)
+	b := credsConn(t, f, f.Pods[1], credsB)
 	seen := atomic.Int64{}
 	for _, subject := range []string{"orders.new", "from-orders.new", ">"} {
 		// Billing's own traffic (the operator's JetStream reads as its
@@ -101,7 +101,7 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	if err := b.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	a := credsConn(t, f.IP(f.Pods[0]), credsA)
+	a := credsConn(t, f, f.Pods[0], credsA)
 	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
 		if err := a.Publish("orders.new", []byte("o-1")); err != nil {
 			t.Fatal(err)
@@ -183,7 +183,7 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	open := 1 // a
 	var refusal error
 	for refusal == nil && open <= 3 {
-		if _, refusal = connect(t, "nats://"+ip0+":4222", nats.UserCredentials(credsA)); refusal == nil {
+		if _, refusal = connect(t, "tls://"+ip0+":4222", nats.UserCredentials(credsA), addrTLS(t, f)); refusal == nil {
 			open++
 		}
 	}
@@ -201,14 +201,14 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	patchAccount(t, orders, func(s *v1alpha1.NatsAccountSpec) { s.Limits.Connections = &ten })
 	// Raised, the refused connection gets in.
 	eventually(t, 15*time.Second, func() error {
-		_, err := connect(t, "nats://"+ip0+":4222", nats.UserCredentials(credsA))
+		_, err := connect(t, "tls://"+ip0+":4222", nats.UserCredentials(credsA), addrTLS(t, f))
 		return err
 	})
 
 	// Revocation: the user's live connection closes within 5 s of the
 	// deletion, and its creds are refused on every server.
 	closed := make(chan time.Time, 1)
-	credsConn(t, f.IP(f.Pods[2]), credsA, nats.ClosedHandler(func(*nats.Conn) { closed <- time.Now() }))
+	credsConn(t, f, f.Pods[2], credsA, nats.ClosedHandler(func(*nats.Conn) { closed <- time.Now() }))
 	deleted := time.Now()
 	if err := cluster.Client.Delete(ctx, app); err != nil {
 		t.Fatal(err)
@@ -231,12 +231,12 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 		t.Logf("%s: users revoked in orders: %v (%v)", p, view.Detail.Revoked, err)
 	}
 	for _, p := range f.Pods {
-		refusedCreds(t, f.IP(p), credsA)
+		refusedCreds(t, f, p, credsA)
 	}
 	// A server restarted after the deletion refuses the creds too.
 	restartPod(t, platform, f.Pods[2])
 	eventually(t, 2*time.Minute, func() error {
-		_, err := connect(t, "nats://"+f.IP(f.Pods[2])+":4222", nats.UserCredentials(credsA))
+		_, err := connect(t, "tls://"+f.IP(f.Pods[2])+":4222", nats.UserCredentials(credsA), addrTLS(t, f))
 		if err == nil {
 			return errors.New("the restarted server lets the revoked user in")
 		}
@@ -258,7 +258,7 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 		return nil
 	})
 	for _, p := range f.Pods {
-		refusedCreds(t, f.IP(p), credsA)
+		refusedCreds(t, f, p, credsA)
 	}
 	delete(uids, f.Pods[2])
 	now := podUIDs(t, platform, f.Pods[:2])
@@ -300,8 +300,8 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 		t.Fatalf("the rotation changed the user's own key: %s, was %s", invoicer.Status.PublicKey, userKey)
 	}
 	for _, p := range f.Pods {
-		refusedCreds(t, f.IP(p), credsB)
-		if _, err := connect(t, "nats://"+f.IP(p)+":4222", nats.UserCredentials(newCreds)); err != nil {
+		refusedCreds(t, f, p, credsB)
+		if _, err := connect(t, "tls://"+f.IP(p)+":4222", nats.UserCredentials(newCreds), addrTLS(t, f)); err != nil {
 			t.Fatalf("%s refused the re-issued creds (%s): %v; what each server holds of billing:%s",
 				p, credsIssuer(t, newCreds), err, accountSeen(f, billing.Status.PublicKey))
 		}
@@ -332,8 +332,8 @@ func waitCreds(t *testing.T, u *v1alpha1.NatsUser) string {
 	eventually(t, wait, func() error {
 		return cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(s), s)
 	})
-	if url := string(s.Data[v1alpha1.CredsURLKey]); !strings.HasPrefix(url, "nats://nats.") || !strings.HasSuffix(url, ".svc:4222") {
-		t.Fatalf("the creds Secret's url is %q, want the cluster's Service", s.Data[v1alpha1.CredsURLKey])
+	if url := string(s.Data[v1alpha1.CredsURLKey]); !strings.HasPrefix(url, "tls://nats.") || !strings.HasSuffix(url, ".svc:4222") || len(s.Data[v1alpha1.CredsCAKey]) == 0 {
+		t.Fatalf("the creds Secret's url is %q (ca.crt %d bytes), want the cluster's Service over TLS, and its CA", s.Data[v1alpha1.CredsURLKey], len(s.Data[v1alpha1.CredsCAKey]))
 	}
 	path := t.TempDir() + "/" + u.Name + ".creds"
 	if err := os.WriteFile(path, s.Data[v1alpha1.CredsKey], 0o600); err != nil {
@@ -343,22 +343,22 @@ func waitCreds(t *testing.T, u *v1alpha1.NatsUser) string {
 }
 
 // credsConn connects to the server at ip with a creds file, or fails.
-func credsConn(t *testing.T, ip, creds string, opts ...nats.Option) *nats.Conn {
+func credsConn(t *testing.T, f *formed, pod, creds string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	nc, err := connect(t, "nats://"+ip+":4222", append([]nats.Option{nats.UserCredentials(creds)}, opts...)...)
+	nc, err := connect(t, "tls://"+f.IP(pod)+":4222", append([]nats.Option{nats.UserCredentials(creds), addrTLS(t, f)}, opts...)...)
 	if err != nil {
-		t.Fatalf("connecting with %s to %s: %v", creds, ip, err)
+		t.Fatalf("connecting with %s to %s: %v", creds, pod, err)
 	}
 	return nc
 }
 
 // refusedCreds requires the server at ip to refuse creds: NATS speaks
 // first, so the refusal is the server's -ERR, not a timeout.
-func refusedCreds(t *testing.T, ip, creds string) {
+func refusedCreds(t *testing.T, f *formed, pod, creds string) {
 	t.Helper()
-	_, err := connect(t, "nats://"+ip+":4222", nats.UserCredentials(creds))
+	_, err := connect(t, "tls://"+f.IP(pod)+":4222", nats.UserCredentials(creds), addrTLS(t, f))
 	if err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
-		t.Fatalf("revoked creds on %s: %v, want the server's authorization violation", ip, err)
+		t.Fatalf("revoked creds on %s: %v, want the server's authorization violation", pod, err)
 	}
 }
 

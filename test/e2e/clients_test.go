@@ -25,11 +25,12 @@ func checkUsersClients(t *testing.T, f *formed) {
 		t.Fatalf("credentials Secret keys %v, want user and password", keys(cred))
 	}
 	ip0, ip2 := f.IP(f.Pods[0]), f.IP(f.Pods[2])
-	nc0, err := connect(t, "nats://"+ip0+":4222", nats.UserInfo(user, password), nats.Name("e2e-users"))
+	ca := addrTLS(t, f)
+	nc0, err := connect(t, "tls://"+ip0+":4222", nats.UserInfo(user, password), nats.Name("e2e-users"), ca)
 	if err != nil {
 		t.Fatalf("connecting to %s with the credentials Secret: %v", f.Pods[0], err)
 	}
-	nc2, err := connect(t, "nats://"+ip2+":4222", nats.UserInfo(user, password))
+	nc2, err := connect(t, "tls://"+ip2+":4222", nats.UserInfo(user, password), ca)
 	if err != nil {
 		t.Fatalf("connecting to %s with the credentials Secret: %v", f.Pods[2], err)
 	}
@@ -37,16 +38,20 @@ func checkUsersClients(t *testing.T, f *formed) {
 	publishToJetStream(t, nc0)
 	authorizedAs(t, ip0, "e2e-users", user, "APP")
 
-	refused(t, "nats://"+ip0+":4222")
-	refused(t, "nats://"+ip0+":4222", nats.UserInfo(user, "not-"+password))
+	refused(t, "tls://"+ip0+":4222", ca)
+	refused(t, "tls://"+ip0+":4222", nats.UserInfo(user, "not-"+password), ca)
+	// Without TLS: refused before any credential is sent.
+	if _, err := connect(t, "nats://"+ip0+":4222", nats.UserInfo(user, password)); err == nil {
+		t.Error("a client without TLS was let in")
+	}
 	// The Secret's ready-made URL names the client Service, reached here
 	// through the harness's cluster DNS.
-	if _, err := connect(t, cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial))); err != nil {
-		t.Errorf("connecting with the Secret's url: %v", err)
+	if _, err := connect(t, cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial)), clusterTLS(t, cred)); err != nil {
+		t.Errorf("connecting with the Secret's url and ca.crt: %v", err)
 	}
 }
 
-// checkTokenClients: a client that knows only nats://<token>@<ip>:4222
+// checkTokenClients: a client that knows only tls://<token>@<ip>:4222 and the CA
 // gets in; no or a wrong token is refused.
 func checkTokenClients(t *testing.T, f *formed) {
 	t.Helper()
@@ -56,11 +61,12 @@ func checkTokenClients(t *testing.T, f *formed) {
 		t.Fatalf("credentials Secret keys %v, want token", keys(cred))
 	}
 	ip0, ip1 := f.IP(f.Pods[0]), f.IP(f.Pods[1])
-	nc0, err := connect(t, "nats://"+token+"@"+ip0+":4222", nats.Name("e2e-token"))
+	ca := addrTLS(t, f)
+	nc0, err := connect(t, "tls://"+token+"@"+ip0+":4222", nats.Name("e2e-token"), ca)
 	if err != nil {
 		t.Fatalf("connecting to %s with the token URL: %v", f.Pods[0], err)
 	}
-	nc1, err := connect(t, "nats://"+token+"@"+ip1+":4222")
+	nc1, err := connect(t, "tls://"+token+"@"+ip1+":4222", ca)
 	if err != nil {
 		t.Fatalf("connecting to %s with the token URL: %v", f.Pods[1], err)
 	}
@@ -68,10 +74,10 @@ func checkTokenClients(t *testing.T, f *formed) {
 	publishToJetStream(t, nc0)
 	authorizedAs(t, ip0, "e2e-token", "[REDACTED]", "")
 
-	refused(t, "nats://"+ip0+":4222")
-	refused(t, "nats://not-"+token+"@"+ip0+":4222")
-	if _, err := connect(t, cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial))); err != nil {
-		t.Errorf("connecting with the Secret's url: %v", err)
+	refused(t, "tls://"+ip0+":4222", ca)
+	refused(t, "tls://not-"+token+"@"+ip0+":4222", ca)
+	if _, err := connect(t, cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(cluster.Dial)), clusterTLS(t, cred)); err != nil {
+		t.Errorf("connecting with the Secret's url and ca.crt: %v", err)
 	}
 }
 

@@ -47,7 +47,7 @@ func checkStatus(t *testing.T, f *formed) {
 		}
 		return nil
 	})
-	if want := "nats://nats." + f.NS + ".svc:4222"; c.Status.Endpoint.Internal != want {
+	if want := "tls://nats." + f.NS + ".svc:4222"; c.Status.Endpoint.Internal != want {
 		t.Errorf("status.endpoint.internal = %q, want %q", c.Status.Endpoint.Internal, want)
 	}
 	if c.Status.ReadyReplicas != 3 || c.Status.Replicas != 3 {

@@ -23,6 +23,8 @@ var (
 	formCluster       = e2ekit.FormCluster
 	credentials       = e2ekit.Credentials
 	connect           = e2ekit.Connect
+	addrTLS           = e2ekit.AddrTLS
+	clusterTLS        = e2ekit.ClusterTLS
 	appConn           = e2ekit.AppConn
 	appJetStream      = e2ekit.AppJetStream
 	podURLs           = e2ekit.PodURLs

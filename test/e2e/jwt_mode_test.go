@@ -37,16 +37,17 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 		s.Auth.Mode = v1alpha1.AuthJWT
 	})
 	uids := podUIDs(t, ns, f.Pods)
-	url := "nats://" + f.IP(f.Pods[0]) + ":4222"
+	url := "tls://" + f.IP(f.Pods[0]) + ":4222"
+	ca := addrTLS(t, f)
 
 	// NATS speaks first: the refusal is the server's -ERR, not a hang.
-	if _, err := connect(t, url, nats.Name("e2e-nobody")); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
+	if _, err := connect(t, url, nats.Name("e2e-nobody"), ca); err == nil || !strings.Contains(strings.ToLower(err.Error()), "authorization violation") {
 		t.Fatalf("a client without credentials: %v, want the server's authorization violation", err)
 	}
 
 	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(f.Cluster)}}
 	get(t, trust)
-	sys, err := connect(t, url, nats.UserJWTAndSeed(string(trust.Data[render.TrustSystemUserJWTKey]), string(trust.Data[render.TrustSystemUserSeedKey])))
+	sys, err := connect(t, url, ca, nats.UserJWTAndSeed(string(trust.Data[render.TrustSystemUserJWTKey]), string(trust.Data[render.TrustSystemUserSeedKey])))
 	if err != nil {
 		t.Fatalf("the operator's system user: %v", err)
 	}
@@ -76,7 +77,7 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range f.Pods {
-		app, err := connect(t, "nats://"+f.IP(p)+":4222", nats.UserJWTAndSeed(userJWT, string(userSeed)))
+		app, err := connect(t, "tls://"+f.IP(p)+":4222", nats.UserJWTAndSeed(userJWT, string(userSeed)), ca)
 		if err != nil {
 			t.Fatalf("a user of the pushed account on %s: %v", p, err)
 		}

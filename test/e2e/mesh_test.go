@@ -48,7 +48,7 @@ func TestMeshNewClusterEndsStrict(t *testing.T) {
 	}
 
 	cred := credentials(t, f)
-	in, err := connect(t, podURLs(f, f.Pods), append(meshOptions(t, f, "app"), nats.UserInfo(cred["user"], cred["password"]))...)
+	in, err := connect(t, podURLs(f, f.Pods), append(meshOptions(t, f, "app"), nats.UserInfo(cred["user"], cred["password"]), e2ekit.ClusterTLS(t, cred))...)
 	if err != nil {
 		t.Fatalf("a client in the mesh with the credentials Secret: %v", err)
 	}

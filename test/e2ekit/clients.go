@@ -77,6 +77,20 @@ func ClusterTLS(t *testing.T, cred map[string]string) nats.Option {
 	return nats.Secure(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12})
 }
 
+// AddrTLS is TLS for a client of f that dials a server at its pod's
+// address: it trusts the credentials Secret's ca.crt and verifies the
+// server under the DNS name of f's first server, which every server's
+// certificate carries (a wildcard over the headless Service). Such a
+// client knows it reached one of f's servers, not which.
+func AddrTLS(t *testing.T, f *Formed) nats.Option {
+	t.Helper()
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM([]byte(Credentials(t, f)["ca.crt"])) {
+		t.Fatal("the credentials Secret has no usable ca.crt")
+	}
+	return nats.Secure(&tls.Config{RootCAs: roots, ServerName: render.PodDNSName(f.Cluster, f.Pods[0]), MinVersion: tls.VersionTLS12})
+}
+
 // AppJetStream is the JetStream API of an application connection.
 func AppJetStream(t *testing.T, nc *nats.Conn) natsjs.JetStream {
 	t.Helper()

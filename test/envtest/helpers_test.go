@@ -79,6 +79,27 @@ func update[T client.Object](t *testing.T, obj T, edit func(T)) {
 	})
 }
 
+// waitObserved waits for a pass of the operator that saw c's current
+// generation to have finished (status.observedGeneration); holding, when
+// given, must hold at every look meanwhile, or the test stops.
+func waitObserved(t *testing.T, c *v1alpha1.NatsCluster, holding ...func() error) {
+	t.Helper()
+	eventually(t, wait, func() error {
+		for _, h := range holding {
+			if err := h(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		if c.Status.ObservedGeneration < c.Generation {
+			return fmt.Errorf("observedGeneration %d, generation %d", c.Status.ObservedGeneration, c.Generation)
+		}
+		return nil
+	})
+}
+
 // readyCondition waits for c's Ready condition to have the given status and
 // reason, and returns c as read then.
 func readyCondition(t *testing.T, c *v1alpha1.NatsCluster, status metav1.ConditionStatus, reason string) *v1alpha1.NatsCluster {

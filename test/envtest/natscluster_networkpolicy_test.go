@@ -193,18 +193,7 @@ func TestNetworkPolicyAppliedAsRenderedAndRemovedWhenTurnedOff(t *testing.T) {
 		}
 		return nil
 	}
-	eventually(t, wait, func() error {
-		if err := kept(); err != nil {
-			t.Fatal(err)
-		}
-		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
-			return err
-		}
-		if c.Status.ObservedGeneration < c.Generation {
-			return fmt.Errorf("observedGeneration %d, want %d", c.Status.ObservedGeneration, c.Generation)
-		}
-		return nil
-	})
+	waitObserved(t, c, kept)
 	if err := kept(); err != nil {
 		t.Fatal(err)
 	}

@@ -46,15 +46,7 @@ func TestRoutePKIIsMadeOnceAndRenewedWhenDue(t *testing.T) {
 	// Another pass (a spec change) keeps them: once the status says the
 	// pass that saw the change is done, the certificate is the first one.
 	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.Auth.User = "app" })
-	eventually(t, wait, func() error {
-		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
-			return err
-		}
-		if c.Status.ObservedGeneration < c.Generation {
-			return fmt.Errorf("observedGeneration %d, generation %d", c.Status.ObservedGeneration, c.Generation)
-		}
-		return nil
-	})
+	waitObserved(t, c)
 	get(t, routeSecret)
 	if got, _ := pki.ParseCert(string(routeSecret.Data[render.TLSCertKey])); got == nil || got.SerialNumber.Cmp(first.SerialNumber) != 0 {
 		t.Fatal("the route certificate was replaced though it was not due")

@@ -69,14 +69,6 @@ func TestWebSocketIngressFollowsTheSpec(t *testing.T) {
 		}
 		return fmt.Errorf("the Ingress is still there (%v)", err)
 	})
-	eventually(t, wait, func() error {
-		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil {
-			return err
-		}
-		if c.Status.ObservedGeneration < c.Generation {
-			return fmt.Errorf("observedGeneration %d, want %d", c.Status.ObservedGeneration, c.Generation)
-		}
-		return nil
-	})
+	waitObserved(t, c)
 	get(t, &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mine"}})
 }

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -63,7 +65,8 @@ func TestRewrittenConfigOfTheOperator(t *testing.T) {
 	c.Spec.TLS.Routes.Enabled = &off // no certificate files to read here
 	conf := operatorConf(t, c)
 	dir := t.TempDir()
-	ms := []mount{{"/etc/nats-config", dir + "/config"}, {"/var/run/nats", dir + "/pid"}, {"/data", dir + "/data"}}
+	ms := []mount{{"/etc/nats-config", dir + "/config"}, {"/var/run/nats", dir + "/pid"}, {"/data", dir + "/data"},
+		{render.ClientTLSDir, writeClientCertificate(t, c, dir+"/client-tls")}}
 	sortMounts(ms)
 	out := bindListeners(rewritePaths(conf, ms), "127.0.9.2")
 
@@ -95,6 +98,22 @@ func TestBindListenersOverridesHosts(t *testing.T) {
 	if opts.Host != "127.0.9.7" || opts.Cluster.Host != "127.0.9.7" || opts.LeafNode.Host != "127.0.9.7" || opts.Cluster.Name != "c}" {
 		t.Errorf("host %q, cluster %q (%q), leafnodes %q", opts.Host, opts.Cluster.Host, opts.Cluster.Name, opts.LeafNode.Host)
 	}
+}
+
+// writeClientCertificate writes, in dir, the client certificate files the
+// operator would give c's pods, and returns dir.
+func writeClientCertificate(t *testing.T, c *v1alpha1.NatsCluster, dir string) string {
+	t.Helper()
+	now := time.Now()
+	ca, err := pki.NewCA("client CA", now, time.Hour)
+	must(t, err)
+	cert, err := pki.Issue(ca, render.ClientDNSNames(c, render.DefaultClusterDomain), now, time.Hour)
+	must(t, err)
+	must(t, os.MkdirAll(dir, 0o700))
+	for name, data := range map[string]string{render.TLSCertKey: cert.Cert, render.TLSKeyKey: cert.Key, render.TLSCAKey: ca.Cert} {
+		must(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600))
+	}
+	return dir
 }
 
 func operatorConf(t *testing.T, c *v1alpha1.NatsCluster) string {
