@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // haltWindow is how long a halted rollout is watched for a server it
@@ -29,7 +28,6 @@ const haltWindow = 10 * time.Second
 // broken server at once (outdated and not ready, it serves nothing), and
 // the cluster is Ready on the old version with nothing else replaced.
 func TestBadVersionRevertedRecovers(t *testing.T) {
-	e2ekit.Parallel(t, 30*time.Second)
 	haltAndRevert(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = "2.99.0" },
 		func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion },
 		"ErrImagePull", "ImagePullBackOff")
@@ -40,7 +38,6 @@ func TestBadVersionRevertedRecovers(t *testing.T) {
 // replaced pod Pending (PodScheduled=False, Unschedulable); the rollout
 // halts naming it, and reverting the selector recovers.
 func TestUnschedulablePodRevertedRecovers(t *testing.T) {
-	e2ekit.Parallel(t, 30*time.Second)
 	haltAndRevert(t, func(s *v1alpha1.NatsClusterSpec) {
 		s.PodTemplate.NodeSelector = map[string]string{"kubenats.io/e2e-absent-label": "true"}
 	}, func(s *v1alpha1.NatsClusterSpec) { s.PodTemplate.NodeSelector = nil }, "Unschedulable")
@@ -60,7 +57,6 @@ func TestUnschedulablePodRevertedRecovers(t *testing.T) {
 // (Between back-offs the container's state is Running: podTrouble reads
 // its failed last run, so that the halt holds through the restarts.)
 func TestCrashingServerHaltsTheRollout(t *testing.T) {
-	e2ekit.Parallel(t, 30*time.Second)
 	haltAndRevert(t, func(s *v1alpha1.NatsClusterSpec) {
 		s.Config = map[string]apiextensionsv1.JSON{"max_payload": {Raw: []byte("2097152")}, "max_pending": {Raw: []byte("1048576")}}
 	}, func(s *v1alpha1.NatsClusterSpec) { s.Config = nil }, "CrashLoopBackOff")
