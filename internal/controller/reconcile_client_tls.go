@@ -66,25 +66,9 @@ func clientTLSServed(annotations map[string]string, volumes []corev1.Volume) pla
 // when it is gone (with the user's word), unreadable, or within a
 // certificate's lifetime of its ten years.
 func (r *NatsClusterReconciler) clientPKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.ClientPKI, time.Duration, *status.Blocker, error) {
-	caSecret, foreign, err := r.lookupSecret(ctx, c, render.ClientCASecretName(c))
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	if caSecret != nil {
-		read[caSecret.Name] = caSecret
-	}
-	if caSecret == nil && !foreign {
-		used, err := r.serversUse(ctx, c)
-		if err != nil {
-			return nil, 0, nil, err
-		}
-		if b := r.missingGenerated(c, render.ClientCASecretName(c), used); b != nil {
-			return nil, 0, b, nil
-		}
-	}
-	var ca pki.KeyPair
-	if caSecret != nil {
-		ca = pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
+	ca, blocker, err := r.keptCA(ctx, c, render.ClientCASecretName(c), read)
+	if err != nil || blocker != nil {
+		return nil, 0, blocker, err
 	}
 	cert, err := r.ownedKeyPair(ctx, c, render.ClientTLSSecretName(c))
 	if err != nil {

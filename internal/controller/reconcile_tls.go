@@ -27,25 +27,9 @@ import (
 // word (missingGenerated). A deleted route certificate is issued again
 // from the kept CA, which the servers take by reload.
 func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.RoutePKI, time.Duration, *status.Blocker, error) {
-	caSecret, foreign, err := r.lookupSecret(ctx, c, render.CASecretName(c))
-	if err != nil {
-		return nil, 0, nil, err
-	}
-	if caSecret != nil {
-		read[caSecret.Name] = caSecret
-	}
-	if caSecret == nil && !foreign {
-		used, err := r.serversUse(ctx, c)
-		if err != nil {
-			return nil, 0, nil, err
-		}
-		if b := r.missingGenerated(c, render.CASecretName(c), used); b != nil {
-			return nil, 0, b, nil
-		}
-	}
-	var ca pki.KeyPair
-	if caSecret != nil {
-		ca = pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
+	ca, blocker, err := r.keptCA(ctx, c, render.CASecretName(c), read)
+	if err != nil || blocker != nil {
+		return nil, 0, blocker, err
 	}
 	cert, err := r.ownedKeyPair(ctx, c, render.RouteTLSSecretName(c))
 	if err != nil {
@@ -65,6 +49,29 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 	}
 	out, next, err := r.signRoutes(ctx, c, ca, names, now)
 	return out, next, nil, err
+}
+
+// keptCA reads a CA the operator keeps for c (the route CA, the client
+// CA) from its Secret, recorded in read; empty when there is none yet. A
+// CA Secret deleted under servers that were configured with what it
+// signed is a blocker (missingGenerated), not a reason to make a new one.
+func (r *NatsClusterReconciler) keptCA(ctx context.Context, c *v1alpha1.NatsCluster, name string, read map[string]*corev1.Secret) (pki.KeyPair, *status.Blocker, error) {
+	s, foreign, err := r.lookupSecret(ctx, c, name)
+	if err != nil {
+		return pki.KeyPair{}, nil, err
+	}
+	if s != nil {
+		read[s.Name] = s
+		return pki.KeyPair{Cert: string(s.Data[render.TLSCertKey]), Key: string(s.Data[render.TLSKeyKey])}, nil, nil
+	}
+	if foreign {
+		return pki.KeyPair{}, nil, nil
+	}
+	used, err := r.serversUse(ctx, c)
+	if err != nil {
+		return pki.KeyPair{}, nil, err
+	}
+	return pki.KeyPair{}, r.missingGenerated(c, name, used), nil
 }
 
 // ownedKeyPair reads tls.crt and tls.key of a Secret the operator made for

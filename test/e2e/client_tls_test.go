@@ -9,8 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -79,7 +77,7 @@ func TestClientTLSTransitionUnderLoad(t *testing.T) {
 		c.Spec.TLS.Client.AllowPlaintext = ptr.To(false)
 		return cluster.Client.Update(testCtx(t), c)
 	})
-	waitClientTLS(t, f, plan.ClientTLSRequired)
+	waitPodsMarked(t, f, render.AnnotationClientTLS, plan.ClientTLSRequired)
 	took := time.Since(began)
 	// The port itself, not the pods' mark: an operator that marks the
 	// pods but leaves allow_non_tls in place passes waitClientTLS.
@@ -124,30 +122,6 @@ func plaintextConn(t *testing.T, f *formed, cred map[string]string) *nats.Conn {
 	}
 	t.Cleanup(nc.Close)
 	return nc
-}
-
-// waitClientTLS waits for Ready with every server's pod marked mark.
-func waitClientTLS(t *testing.T, f *formed, mark string) {
-	t.Helper()
-	eventually(t, upgradeTimeout, func() error {
-		c := f.Cluster
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
-			return err
-		}
-		if c.Status.ObservedGeneration != c.Generation || !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionReady) {
-			return fmt.Errorf("not Ready yet: %+v", meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady))
-		}
-		for _, name := range f.Pods {
-			var p corev1.Pod
-			if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: name}, &p); err != nil {
-				return err
-			}
-			if got := p.Annotations[render.AnnotationClientTLS]; got != mark {
-				return fmt.Errorf("%s serves clients %q, want %s", name, got, mark)
-			}
-		}
-		return nil
-	})
 }
 
 // redacted is a URL without its password, for a failure message.

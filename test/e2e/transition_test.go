@@ -78,7 +78,13 @@ func setRouteTLS(t *testing.T, f *formed, on bool) {
 // waitRouteTLS waits for Ready with every server in the wanted mode.
 func waitRouteTLS(t *testing.T, f *formed, on bool) {
 	t.Helper()
-	want := fmt.Sprint(on)
+	waitPodsMarked(t, f, render.AnnotationRouteTLS, fmt.Sprint(on))
+}
+
+// waitPodsMarked waits for Ready with every server's pod carrying the
+// annotation with the value want.
+func waitPodsMarked(t *testing.T, f *formed, annotation, want string) {
+	t.Helper()
 	eventually(t, upgradeTimeout, func() error {
 		c := f.Cluster
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
@@ -92,8 +98,8 @@ func waitRouteTLS(t *testing.T, f *formed, on bool) {
 			if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: name}, &p); err != nil {
 				return err
 			}
-			if p.Annotations[render.AnnotationRouteTLS] != want {
-				return fmt.Errorf("%s runs route TLS %q, want %s", name, p.Annotations[render.AnnotationRouteTLS], want)
+			if got := p.Annotations[annotation]; got != want {
+				return fmt.Errorf("%s has %s %q, want %s", name, annotation, got, want)
 			}
 		}
 		return nil

@@ -21,8 +21,6 @@ import (
 	"github.com/kubenats/kubenats/test/poll"
 )
 
-func keyOf(o client.Object) client.ObjectKey { return client.ObjectKeyFromObject(o) }
-
 // TestClientTLSByDefaultFromTheOperatorsCA: a NatsCluster that says
 // nothing of client TLS gets a client CA of its own (a Secret no pod
 // mounts), a certificate it signed for the client Service's and every
@@ -39,7 +37,7 @@ func TestClientTLSByDefaultFromTheOperatorsCA(t *testing.T) {
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-client"}}
 	eventually(t, wait, func() error {
 		for _, s := range []*corev1.Secret{caSecret, certSecret, creds} {
-			if err := k8s.Get(ctx(t), keyOf(s), s); err != nil {
+			if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(s), s); err != nil {
 				return err
 			}
 		}
@@ -59,7 +57,7 @@ func TestClientTLSByDefaultFromTheOperatorsCA(t *testing.T) {
 		t.Error("the credentials Secret's ca.crt is not the client CA")
 	}
 	routeCA := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-ca"}}
-	eventually(t, wait, func() error { return k8s.Get(ctx(t), keyOf(routeCA), routeCA) })
+	eventually(t, wait, func() error { return k8s.Get(ctx(t), client.ObjectKeyFromObject(routeCA), routeCA) })
 	if string(routeCA.Data[render.TLSCertKey]) == ca {
 		t.Error("clients are handed the route CA")
 	}
@@ -113,7 +111,7 @@ func TestAClusterOfAnEarlierReleaseKeepsItsPlaintextClients(t *testing.T) {
 	c := natsCluster(ns, "nats")
 	create(t, c)
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats"}}
-	eventually(t, wait, func() error { return k8s.Get(ctx(t), keyOf(sts), sts) })
+	eventually(t, wait, func() error { return k8s.Get(ctx(t), client.ObjectKeyFromObject(sts), sts) })
 	// What an earlier release wrote: no mark, no client certificate. A
 	// pass already under way may write the template back over it; then
 	// it is taken off again, until a pass has read it.
@@ -127,7 +125,7 @@ func TestAClusterOfAnEarlierReleaseKeepsItsPlaintextClients(t *testing.T) {
 		}
 	}
 	eventually(t, wait, func() error {
-		if err := k8s.Get(ctx(t), keyOf(sts), sts); err != nil {
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(sts), sts); err != nil {
 			return err
 		}
 		switch sts.Spec.Template.Annotations[render.AnnotationClientTLS] {
@@ -144,14 +142,14 @@ func TestAClusterOfAnEarlierReleaseKeepsItsPlaintextClients(t *testing.T) {
 	servers := func(mark string, allowNonTLS bool) {
 		t.Helper()
 		eventually(t, wait, func() error {
-			if err := k8s.Get(ctx(t), keyOf(sts), sts); err != nil {
+			if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(sts), sts); err != nil {
 				return err
 			}
 			if got := sts.Spec.Template.Annotations[render.AnnotationClientTLS]; got != mark {
 				return fmt.Errorf("servers marked %q, want %s", got, mark)
 			}
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.ConfigMapName(c)}}
-			if err := k8s.Get(ctx(t), keyOf(cm), cm); err != nil {
+			if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(cm), cm); err != nil {
 				return err
 			}
 			conf := cm.Data[render.ConfigKey]
@@ -168,7 +166,7 @@ func TestAClusterOfAnEarlierReleaseKeepsItsPlaintextClients(t *testing.T) {
 	// Held over a window: the choice is kept, not made once and lost at
 	// the next pass (which reads the template it wrote itself).
 	poll.Holds(t, 3*time.Second, func() error {
-		if err := k8s.Get(ctx(t), keyOf(sts), sts); err != nil {
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(sts), sts); err != nil {
 			return err
 		}
 		if got := sts.Spec.Template.Annotations[render.AnnotationClientTLS]; got != plan.ClientTLSPlaintextAccepted {
