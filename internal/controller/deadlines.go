@@ -1,6 +1,10 @@
 package controller
 
-import "time"
+import (
+	"time"
+
+	"github.com/kubenats/kubenats/internal/jetstream"
+)
 
 // Every reconcile runs under a deadline, so that no server, however slow
 // or silent, holds a worker for good: a pass that runs out returns, and the
@@ -28,5 +32,6 @@ const (
 	// connected. Without a deadline of its own, nats.go's jetstream package
 	// gives each call 5s; under the pass's deadline it would wait for all
 	// that is left of it on a server that went away.
-	serverCallsTimeout = 15 * time.Second
+	// The guard admits a call's reply for as long (jetstream.MaxCallWait).
+	serverCallsTimeout = jetstream.MaxCallWait
 )

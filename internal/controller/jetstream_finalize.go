@@ -85,8 +85,11 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 		log.FromContext(ctx).Info("cannot reach the NATS system", "system", spec.System, "error", err.Error())
 		return "waiting to delete the server object: " + connectionFailedMessage, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, serverCallsTimeout)
-	defer cancel()
+	ctx, done, err := serverCalls(ctx)
+	if err != nil {
+		return "waiting to delete the server object: " + err.Error(), nil
+	}
+	defer done()
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	countCall(r.Kind.Name(), "observe", err)
 	switch {

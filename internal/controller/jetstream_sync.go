@@ -63,8 +63,11 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 		logf.FromContext(ctx).Info("cannot reach the NATS system", "system", spec.System, "error", err.Error())
 		return outcome{reason: reasonConnectionFailed, message: connectionFailedMessage, retry: true}
 	}
-	ctx, cancel := context.WithTimeout(ctx, serverCallsTimeout)
-	defer cancel()
+	ctx, done, err := serverCalls(ctx)
+	if err != nil {
+		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+	}
+	defer done()
 	desired, err := r.Kind.Desired(obj, r.owner(obj).String())
 	if err != nil {
 		return outcome{reason: reasonInvalidSpec, message: err.Error()}
@@ -188,4 +191,17 @@ func lowerEvent(e string) string {
 		return "adopted"
 	}
 	return "updated"
+}
+
+// serverCalls bounds one pass's calls to a server: in time
+// (serverCallsTimeout) and in the replies they may hold at once
+// (jetstream.ReserveCalls: the calls of a pass run one after another).
+// done ends both.
+func serverCalls(ctx context.Context) (_ context.Context, done func(), _ error) {
+	release, err := jetstream.ReserveCalls(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, serverCallsTimeout)
+	return ctx, func() { cancel(); release() }, nil
 }

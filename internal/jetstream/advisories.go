@@ -37,19 +37,10 @@ var configNews = []string{
 // other clients' consumer create-or-update calls are read from here.
 const auditSubject = "$JS.EVENT.ADVISORY.API"
 
-// Pending limits of the advisory subscription. Any client of the account
-// may publish on the advisory subjects, at any rate: past these, nats.go
-// drops messages (and reports a slow consumer to the error handler) rather
-// than queue them in the operator's memory. A drop costs a wake-up at most;
-// the periodic resync corrects what was missed.
-const (
-	advisoryPendingMsgs  = 4096
-	advisoryPendingBytes = 8 << 20
-)
-
 // subscribeAdvisories routes c's advisories to the pool.
 func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 	sub, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
+		defer c.delivered.handled(m)
 		if m.Subject == auditSubject {
 			if addr, ok := consumerWrite(m.Data, nc); ok {
 				p.advisory(c, addr, false)
@@ -66,7 +57,13 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 	if err != nil {
 		return err
 	}
-	return sub.SetPendingLimits(advisoryPendingMsgs, advisoryPendingBytes)
+	// Any client of the account may publish on the advisory subjects, at
+	// any rate. The guard bounds what this subscription holds, counting
+	// each message until the handler is done with it (guard_deliveries.go),
+	// and drops the rest, waking the connection's users; nats.go must drop
+	// nothing it counted, so its own limits are off.
+	c.advisories = sub
+	return sub.SetPendingLimits(-1, -1)
 }
 
 // advisory wakes the users on the connection whose server object lives at

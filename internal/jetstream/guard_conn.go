@@ -56,6 +56,9 @@ type guardDialer struct {
 	pinned func() ([]PodAddr, error)
 	// maxMsg is the largest message taken (maxAPIReply when 0).
 	maxMsg int
+	// deliveries, for a pool connection, admits only what nats.go asked
+	// for (guard_deliveries.go).
+	deliveries *deliveries
 	// onBreak, when set, is called (once per connection, from nats.go's
 	// read loop: it must not block) when a server broke a limit. A server
 	// that did so once will again: the pool closes the whole nats.Conn
@@ -172,9 +175,9 @@ func (d *guardDialer) handshake(raw net.Conn, host string, noTLS bool, deadline 
 		if err != nil {
 			return nil, err
 		}
-		return d.guarded(tc, protoStream{maxMsg: d.messageLimit()})
+		return d.guarded(tc, d.newStream())
 	}
-	stream := protoStream{maxMsg: d.messageLimit()}
+	stream := d.newStream()
 	info, err := readInfo(raw, &stream)
 	if err != nil {
 		return nil, err
@@ -209,12 +212,16 @@ func (d *guardDialer) handshake(raw net.Conn, host string, noTLS bool, deadline 
 	return d.guarded(conn, stream)
 }
 
-// messageLimit is the largest message the connection takes.
-func (d *guardDialer) messageLimit() int {
+// newStream is the decoder of one connection's server bytes.
+func (d *guardDialer) newStream() protoStream {
+	s := protoStream{maxMsg: maxAPIReply}
 	if d.maxMsg > 0 {
-		return d.maxMsg
+		s.maxMsg = d.maxMsg
 	}
-	return maxAPIReply
+	if d.deliveries != nil {
+		s.admit = d.deliveries.admit
+	}
+	return s
 }
 
 // tlsClient makes the TLS handshake on raw, verifying the server as host
@@ -241,7 +248,7 @@ func (d *guardDialer) guarded(conn net.Conn, stream protoStream) (net.Conn, erro
 	if err := conn.SetDeadline(time.Time{}); err != nil { // nats.go sets its own
 		return nil, err
 	}
-	return &guardedConn{Conn: conn, stream: stream, onBreak: d.onBreak}, nil
+	return &guardedConn{Conn: conn, stream: stream, onBreak: d.onBreak, deliveries: d.deliveries}, nil
 }
 
 // readInfo reads until the first operation is whole, which must be INFO,
@@ -281,12 +288,28 @@ func readInfo(c net.Conn, stream *protoStream) ([]byte, error) {
 
 // guardedConn hands nats.go what protoStream wrote of what the server
 // sent, and closes the connection on the first operation that breaks the
-// protocol or a limit. Writes (the operator's own) go straight through.
+// protocol or a limit. Writes (the operator's own) go straight through,
+// read on the way by clientScan on a pool connection.
 type guardedConn struct {
 	net.Conn
 	stream  protoStream
 	broken  error
 	onBreak func()
+
+	deliveries *deliveries
+	written    clientScan
+}
+
+func (g *guardedConn) Write(p []byte) (int, error) {
+	if g.deliveries != nil {
+		// Recorded before the server can answer what p asks.
+		if err := g.written.scan(p, g.deliveries.wrote); err != nil {
+			log.Error(err, "closing a NATS connection")
+			g.Conn.Close()
+			return 0, err
+		}
+	}
+	return g.Conn.Write(p)
 }
 
 func (g *guardedConn) Read(p []byte) (int, error) {

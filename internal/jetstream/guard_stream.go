@@ -27,6 +27,9 @@ type protoStream struct {
 	// infoSeen: a NATS server starts with INFO, and nothing else is
 	// taken before one.
 	infoSeen bool
+	// admit, when set, says which messages nats.go gets (deliveries);
+	// the others are dropped here.
+	admit func(*serverOp) bool
 }
 
 // readFrom reads once from r into s.in, growing it as the operation being
@@ -64,6 +67,10 @@ func (s *protoStream) decode() error {
 			return errNoInfo
 		}
 		s.infoSeen = true
+		if (op.kind == opMsg || op.kind == opHMsg) && s.admit != nil && !s.admit(&op) {
+			done += n
+			continue
+		}
 		if s.out, err = appendServerOp(s.out, &op); err != nil {
 			return err
 		}

@@ -73,6 +73,9 @@ type Conn struct {
 	JS js.JetStream
 
 	key       string
+	delivered *deliveries
+	// advisories is the subscription advisories.go handles.
+	advisories *nats.Subscription
 	users     int
 	idleSince time.Time
 	ready     chan struct{} // closed once dialing ended
@@ -194,6 +197,8 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 		return
 	}
 	guard.onBreak = func() { go p.closeBroken(c) }
+	c.delivered = newDeliveries(func() { p.wakeUsersOf(c) })
+	guard.deliveries = c.delivered
 	opts, err := spec.options(guard)
 	if err != nil {
 		c.err = err
@@ -201,7 +206,10 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 	}
 	// A connection nats.go gives up on (say, credentials rotated on the
 	// server) wakes its users: they read their Secrets again and dial anew.
-	opts = append(opts, nats.Timeout(3*time.Second), nats.ClosedHandler(func(*nats.Conn) { p.wakeUsersOf(c) }))
+	opts = append(opts, nats.Timeout(3*time.Second), nats.ClosedHandler(func(*nats.Conn) {
+		c.delivered.close()
+		p.wakeUsersOf(c)
+	}))
 	nc, err := nats.Connect(strings.Join(plainSchemes(spec.Servers), ","), opts...)
 	if err != nil {
 		c.err = err
