@@ -76,10 +76,10 @@ type Conn struct {
 	delivered *deliveries
 	// advisories is the subscription advisories.go handles.
 	advisories *nats.Subscription
-	users     int
-	idleSince time.Time
-	ready     chan struct{} // closed once dialing ended
-	err       error
+	users      int
+	idleSince  time.Time
+	ready      chan struct{} // closed once dialing ended
+	err        error
 }
 
 // Acquire returns the connection for spec, dialing it on first use, and
