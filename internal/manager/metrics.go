@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
@@ -15,7 +14,8 @@ import (
 
 // MetricsOptions serve the metrics over HTTPS to callers the API server
 // authenticates (TokenReview) and authorizes for GET /metrics
-// (SubjectAccessReview; the kubenats-metrics-reader ClusterRole grants it).
+// (SubjectAccessReview; the kubenats-metrics-reader ClusterRole grants it):
+// metrics_auth.go.
 // The operator's own RBAC for both reviews is config/rbac/metrics_auth_role.yaml.
 // Without a certificate in CertDir the server makes a self-signed one in
 // memory. InsecureMetrics turns it all off, for a local run only.
@@ -26,7 +26,7 @@ func MetricsOptions(o Options) metricsserver.Options {
 	return metricsserver.Options{
 		BindAddress:    o.MetricsBindAddress,
 		SecureServing:  true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		FilterProvider: metricsAuth,
 	}
 }
 
