@@ -111,6 +111,7 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	idle := op.mustRequests(b)
 
 	rss := op.peakRSS(b) // before the restart ends this process
+	rssFloor := cacheFloorRSS(b, root, kubeconfig)
 	restart := measureRestart(b, op, binary, kubeconfig, systems, objects)
 
 	writes := delta(settled, done, "POST", "PUT", "PATCH", "DELETE") / float64(2*objects)
@@ -121,6 +122,7 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	f.set("a_ready_s", converge.Seconds())
 	f.set("b_peak_rss_MiB", rss)
 	f.set("b_anon_rss_MiB", anon)
+	f.set("b_cache_floor_rss_MiB", rssFloor)
 	f.set("c_writes/object", writes)
 	f.set("d_idle_requests", delta(done, idle))
 	f.set("e_nats_floor_s", floorNATS.Seconds())

@@ -186,23 +186,30 @@ func (op *operator) peakRSS(b testing.TB) float64 { return op.procStatus(b, "VmH
 // the kernel can drop and read again under a cgroup's memory pressure).
 func (op *operator) anonRSS(b testing.TB) float64 { return op.procStatus(b, "RssAnon:") }
 
-// procStatus reads one of /proc/<pid>/status's kB figures, in MiB.
+// procStatus reads one of the operator's /proc/<pid>/status kB figures, in
+// MiB.
 func (op *operator) procStatus(b testing.TB, field string) float64 {
 	b.Helper()
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", op.cmd.Process.Pid))
+	return procStatus(b, "the operator", op.cmd.Process.Pid, field)
+}
+
+// procStatus reads one of /proc/<pid>/status's kB figures, in MiB.
+func procStatus(b testing.TB, who string, pid int, field string) float64 {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		b.Fatalf("the operator's %s %v", field, err)
+		b.Fatalf("%s's %s %v", who, field, err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == field {
 			kb, err := strconv.ParseFloat(fields[1], 64)
 			if err != nil || kb <= 0 {
-				b.Fatalf("the operator's %s %q", field, line)
+				b.Fatalf("%s's %s %q", who, field, line)
 			}
 			return kb / 1024
 		}
 	}
-	b.Fatalf("no %s in /proc/%d/status", field, op.cmd.Process.Pid)
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }
 
