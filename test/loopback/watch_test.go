@@ -122,3 +122,71 @@ func TestWatchNamespaceDeliversEachListedKind(t *testing.T) {
 		t.Errorf("events seen %+v, want %+v (in any interleaving of the two kinds)", got, want)
 	}
 }
+
+// TestWatchNamespaceResumesWhenTheServerEndsIt: the API server ends every
+// watch after a while (here after a second, asked for); the watch goes on
+// from where it was, so a change made after the first watch ended is seen,
+// once, and nothing seen before is delivered again. The careless variant,
+// a watch that stops with the server's (the code before this test), fails
+// the wait for the resumption, and never sees the change: an e2e test once
+// waited in vain for a Ready True its watch should have delivered.
+func TestWatchNamespaceResumesWhenTheServerEndsIt(t *testing.T) {
+	cfg := bareAPIServer(t).Config
+	k8s, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Cluster{Config: cfg, Client: k8s}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "resumed"}}); err != nil {
+		t.Fatal(err)
+	}
+	one := int64(1)
+	serverWatchTimeout = &one
+	defer func() { serverWatchTimeout = nil }()
+	var mu sync.Mutex
+	var names []string
+	if err := c.WatchNamespace(ctx, "resumed", func(ev watch.Event, _ time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o, ok := ev.Object.(client.Object); ok {
+			names = append(names, string(ev.Type)+" "+o.GetName())
+		}
+	}, &corev1.ConfigMapList{}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string) {
+		t.Helper()
+		if err := k8s.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "resumed", Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("before")
+	resumedBefore := watchesResumed.Load()
+	poll.Until(t, 30*time.Second, func() error {
+		if n := watchesResumed.Load() - resumedBefore; n < 2 {
+			return fmt.Errorf("the watch was resumed %d times", n)
+		}
+		return nil
+	})
+	create("after")
+	want := []string{"ADDED before", "ADDED after"}
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(names)
+	}
+	poll.Until(t, 30*time.Second, func() error {
+		if got := seen(); !slices.Equal(got, want) {
+			return fmt.Errorf("seen %v, want %v", got, want)
+		}
+		return nil
+	})
+	poll.Holds(t, 2*time.Second, func() error {
+		if got := seen(); !slices.Equal(got, want) {
+			return fmt.Errorf("seen %v, want %v", got, want)
+		}
+		return nil
+	})
+}
