@@ -17,7 +17,7 @@ import (
 // status again and lose the race to its own first write. Comparing with
 // what was written instead skips the write.
 type writtenStatuses struct {
-	m sync.Map // types.NamespacedName -> writtenStatus
+	m sync.Map // types.NamespacedName -> *writtenStatus
 }
 
 type writtenStatus struct {
@@ -36,15 +36,19 @@ func (w *writtenStatuses) current(obj v1alpha1.JetStreamObject) v1alpha1.JetStre
 	if !ok {
 		return cached
 	}
-	last := v.(writtenStatus)
+	last := v.(*writtenStatus)
 	if last.uid != obj.GetUID() || last.generation != obj.GetGeneration() || equality.Semantic.DeepEqual(last.status, cached) {
+		// The cache has caught up, or the write no longer concerns this
+		// resource: the copy is let go (at 10,000 resources the copies
+		// were megabytes held for nothing).
+		w.m.CompareAndDelete(client.ObjectKeyFromObject(obj), v)
 		return cached
 	}
 	return *last.status.DeepCopy()
 }
 
 func (w *writtenStatuses) wrote(obj v1alpha1.JetStreamObject) {
-	w.m.Store(client.ObjectKeyFromObject(obj), writtenStatus{uid: obj.GetUID(), generation: obj.GetGeneration(), status: *obj.GetJetStreamStatus().DeepCopy()})
+	w.m.Store(client.ObjectKeyFromObject(obj), &writtenStatus{uid: obj.GetUID(), generation: obj.GetGeneration(), status: *obj.GetJetStreamStatus().DeepCopy()})
 }
 
 // forget drops a resource that is gone.

@@ -34,8 +34,26 @@ func TestWrittenStatusStandsInForAStaleCache(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
 		}
 	}
+	// Once the cache caught up, nothing is kept (careless variant: keeping
+	// every status written until the resource goes).
+	w.wrote(stream("1", 1, "again"))
+	w.current(stream("1", 1, ""))
+	if n := w.len(); n != 1 {
+		t.Fatalf("%d statuses kept while the cache lags, want 1", n)
+	}
+	w.current(stream("1", 1, "again"))
+	if n := w.len(); n != 0 {
+		t.Fatalf("%d statuses kept after the cache caught up, want 0", n)
+	}
+	w.wrote(stream("1", 1, "written"))
 	w.forget(types.NamespacedName{Namespace: "ns", Name: "orders"})
 	if got := w.current(stream("1", 1, "")).ServerConfigHash; got != "" {
 		t.Fatalf("forgotten: got %q, want the cached status", got)
 	}
+}
+
+func (w *writtenStatuses) len() int {
+	n := 0
+	w.m.Range(func(any, any) bool { n++; return true })
+	return n
 }
