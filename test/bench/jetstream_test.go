@@ -111,7 +111,7 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	idle := op.mustRequests(b)
 
 	rss := op.peakRSS(b) // before the restart ends this process
-	rssFloor := cacheFloorRSS(b, root, kubeconfig)
+	rssFloor, cacheSync := cacheFloor(b, root, kubeconfig)
 	restart := measureRestart(b, op, binary, kubeconfig, systems, objects)
 
 	writes := delta(settled, done, "POST", "PUT", "PATCH", "DELETE") / float64(2*objects)
@@ -134,6 +134,7 @@ func jetStreamConvergence(b testing.TB, size jetStreamSize) *figures {
 	f.set("ms/object", float64(converge.Milliseconds())/float64(2*objects))
 	f.set("h_restart_recheck_s", restart.recheck.Seconds())
 	f.set("i_nats_read_floor_s", restart.readFloor.Seconds())
+	f.set("l_cache_sync_floor_s", cacheSync.Seconds())
 	f.set("h/i", restart.recheck.Seconds()/restart.readFloor.Seconds())
 	f.set("j_restart_writes", restart.writes)
 	f.set("k_connections/system", connections/float64(len(systems)))
