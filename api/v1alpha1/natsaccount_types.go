@@ -204,6 +204,12 @@ type NatsAccountStatus struct {
 	// JetStream is the account's JetStream usage.
 	// +optional
 	JetStream *AccountJetStreamUsage `json:"jetstream,omitempty"`
+	// SignedBy is the public key of the NATS operator's signing key that
+	// signed the account JWT every ready server last took: a rotation of
+	// that key (on the NatsCluster) waits until every account shows the
+	// new one.
+	// +optional
+	SignedBy string `json:"signedBy,omitempty"`
 }
 
 // NatsAccount is a NATS account on a NatsCluster in mode jwt.

@@ -149,6 +149,17 @@ const AnnotationRotateSigningKey = "kubenats.io/rotate-signing-key"
 // ConditionSigningKeyRotated reports a NatsAccount's last rotation.
 const ConditionSigningKeyRotated = "SigningKeyRotated"
 
+// AnnotationRotateOperatorSigningKey on a NatsCluster in mode jwt asks for
+// a new signing key of its NATS operator, the key that signs the accounts:
+// each new value is one rotation. The servers restart into trusting the
+// new key beside the old, every account is signed with it, then the
+// servers restart into trusting it alone; users keep their creds.
+const AnnotationRotateOperatorSigningKey = "kubenats.io/rotate-operator-signing-key"
+
+// ConditionOperatorSigningKeyRotated reports a NatsCluster's last rotation
+// of its operator signing key: which step is under way, or done.
+const ConditionOperatorSigningKeyRotated = "OperatorSigningKeyRotated"
+
 // The keys of a NatsUser's credentials Secret.
 const (
 	CredsKey    = "user.creds"

@@ -72,7 +72,7 @@ func (r *Reconciler) disable(ctx context.Context, c *v1alpha1.NatsCluster, a *v1
 	if keys, err = r.revoke(ctx, c, ref, keys, []string{accounts.AllUsers}); err != nil {
 		return err
 	}
-	operator, err := r.operatorSeed(ctx, c)
+	operator, _, err := r.operatorSigner(ctx, c)
 	if err != nil {
 		return err
 	}

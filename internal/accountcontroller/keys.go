@@ -102,18 +102,25 @@ func (r *Reconciler) revoke(ctx context.Context, c *v1alpha1.NatsCluster, ref ac
 	return next, nil
 }
 
-// operatorSeed is the NATS operator's key of cluster c, from its trust
-// Secret (which the NatsCluster's pass made).
-func (r *Reconciler) operatorSeed(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, error) {
+// operatorSigner is the key that signs the accounts of cluster c (the
+// operator's signing key, see accounts.OperatorSigner) and its public
+// key, from its trust Secret (which the NatsCluster's pass made), read
+// past the cache: a rotation's next step waits until every account shows
+// the new key, so the pass that follows the step must sign with it.
+func (r *Reconciler) operatorSigner(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, string, error) {
 	var s corev1.Secret
-	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.TrustSecretName(c)}, &s); err != nil {
-		return nil, fmt.Errorf("the cluster's NATS operator keys: %w", err)
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.TrustSecretName(c)}, &s); err != nil {
+		return nil, "", fmt.Errorf("the cluster's NATS operator keys: %w", err)
 	}
 	if !metav1.IsControlledBy(&s, c) {
-		return nil, fmt.Errorf("the cluster's NATS operator keys are not the cluster's")
+		return nil, "", fmt.Errorf("the cluster's NATS operator keys are not the cluster's")
 	}
 	if err := accounts.CheckTrust(s.Data); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return s.Data[accounts.OperatorSeedKey], nil
+	values := make(map[string]string, len(s.Data))
+	for k, v := range s.Data {
+		values[k] = string(v)
+	}
+	return accounts.OperatorSigner(values)
 }

@@ -143,7 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	operator, err := r.operatorSeed(ctx, cluster)
+	operator, signedBy, err := r.operatorSigner(ctx, cluster)
 	if err != nil {
 		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
@@ -159,7 +159,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.writeStatuses(ctx, acct, keys, plan, issued, refused, usage, pushErr); err != nil {
+	if err := r.writeStatuses(ctx, acct, keys, plan, issued, refused, signedBy, usage, pushErr); err != nil {
 		return ctrl.Result{}, err
 	}
 	if pushErr != nil {

@@ -73,9 +73,10 @@ func (r *Reconciler) setUserReady(ctx context.Context, u *v1alpha1.NatsUser, rea
 }
 
 // writeStatuses reports a pass that got as far as the push: the account's
-// key, users and usage, and each user's credentials.
+// key, users and usage, the operator key that signed the JWT the servers
+// took, and each user's credentials.
 func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount, keys accounts.AccountKeys, p userPlan,
-	done map[types.UID]issued, refused []accounts.RefusedImport, usage natsmon.AccountUsage, pushErr error) error {
+	done map[types.UID]issued, refused []accounts.RefusedImport, signedBy string, usage natsmon.AccountUsage, pushErr error) error {
 	next := a.Status.DeepCopy()
 	next.ObservedGeneration = a.Generation
 	next.PublicKey = keys.PublicKey
@@ -94,6 +95,7 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 		ready, reason, message = false, v1alpha1.ReasonImportNotExported, "left out: "+strings.Join(reasons, "; ")
 	}
 	if pushErr == nil {
+		next.SignedBy = signedBy
 		next.Connections = usage.Connections
 		switch js := usage.JetStream; {
 		case !accountHasJetStream(a):

@@ -18,6 +18,12 @@ const (
 	SystemPublicKey      = render.TrustSystemPublicKey
 	SystemJWTKey         = render.TrustSystemJWTKey
 	SystemUserJWTKey     = render.TrustSystemUserJWTKey
+
+	OperatorSigningSeedKey = render.TrustOperatorSigningSeedKey
+	OperatorNextSeedKey    = render.TrustOperatorNextSeedKey
+	OperatorPreviousKey    = render.TrustOperatorPreviousKey
+	OperatorSigningKeysKey = render.TrustOperatorSigningKeysKey
+	OperatorRotationKey    = render.TrustOperatorRotationKey
 )
 
 // trustKeys are every key a trust Secret must hold.
@@ -27,12 +33,18 @@ var trustKeys = []string{OperatorSeedKey, SystemSeedKey, SystemSigningSeedKey, S
 // SystemUserName is the operator's own user in the system account.
 const SystemUserName = "kubenats-system"
 
-// NewTrust makes a cluster's NATS operator (named name), its system
-// account and the operator's system user, once: the values of the trust
-// Secret. Made by the controller and then only read, as the passwords of
-// mode users are.
+// NewTrust makes a cluster's NATS operator (named name) with a signing
+// key for the accounts, its system account and the operator's system
+// user, once: the values of the trust Secret. Made by the controller and
+// then changed only by a rotation of the signing key (RotateOperatorKeys).
+// The system account stays signed by the operator's own key: only the
+// operator's system user is ever issued in it.
 func NewTrust(name string) (map[string]string, error) {
 	op, err := NewSeed(nkeys.PrefixByteOperator)
+	if err != nil {
+		return nil, err
+	}
+	opSigning, err := NewSeed(nkeys.PrefixByteOperator)
 	if err != nil {
 		return nil, err
 	}
@@ -48,14 +60,9 @@ func NewTrust(name string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	opPub, _ := PublicKey(op, nkeys.PrefixByteOperator)
 	sysPub, _ := PublicKey(sys, nkeys.PrefixByteAccount)
 	signingPub, _ := PublicKey(signing, nkeys.PrefixByteAccount)
 	userPub, _ := PublicKey(user, nkeys.PrefixByteUser)
-	opJWT, err := Sign(OperatorClaims(name, opPub, sysPub), op)
-	if err != nil {
-		return nil, err
-	}
 	sysJWT, err := Sign(SystemAccountClaims(sysPub, signingPub), op)
 	if err != nil {
 		return nil, err
@@ -68,11 +75,12 @@ func NewTrust(name string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]string{
+	values := map[string]string{
 		OperatorSeedKey: string(op), SystemSeedKey: string(sys), SystemSigningSeedKey: string(signing),
-		SystemUserSeedKey: string(user), OperatorJWTKey: opJWT, SystemPublicKey: sysPub,
-		SystemJWTKey: sysJWT, SystemUserJWTKey: userJWT,
-	}, nil
+		SystemUserSeedKey: string(user), SystemPublicKey: sysPub,
+		SystemJWTKey: sysJWT, SystemUserJWTKey: userJWT, OperatorSigningSeedKey: string(opSigning),
+	}
+	return values, signOperator(values, name)
 }
 
 // CheckTrust holds a trust Secret's values to what NewTrust writes: every
@@ -95,5 +103,5 @@ func CheckTrust(data map[string][]byte) error {
 	if pub, _ := PublicKey(data[SystemSeedKey], nkeys.PrefixByteAccount); pub != string(data[SystemPublicKey]) {
 		return fmt.Errorf("the trust Secret's %s is not its %s's", SystemPublicKey, SystemSeedKey)
 	}
-	return nil
+	return checkOperatorKeys(data)
 }

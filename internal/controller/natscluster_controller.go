@@ -177,6 +177,13 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, &obs, pods, want)
 		result.RequeueAfter = soonest(result.RequeueAfter, retry)
 	}
+	if render.HasTrust(c) {
+		var retry time.Duration
+		if obs.OperatorKeys, retry, err = r.rotateOperatorKeys(ctx, c, blocker == nil && applyErr == nil && want != nil); err != nil {
+			return ctrl.Result{}, err
+		}
+		result.RequeueAfter = soonest(result.RequeueAfter, retry)
+	}
 	// What the servers report (a hang, a store filling up or emptied by a
 	// purge) raises no Kubernetes event: an idle cluster is looked at
 	// again now and then, a hung server soon, until it answers.

@@ -142,6 +142,9 @@ func (r *NatsClusterReconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render
 		_, usersRevision, _ = render.UsersConf(c, cred)
 	}
 	m := wantedMarks(conf.Revision, usersRevision, certs)
+	if mark := render.OperatorKeysMark(cred.Trust); mark != "" {
+		m[render.MetadataOperatorKeysKey] = mark
+	}
 	if render.HasLeafnodesFile(c) {
 		if _, revision, err := render.LeafnodesFiles(c, cred.Topology.Remotes); err == nil {
 			m[render.MetadataLeafnodesKey] = revision

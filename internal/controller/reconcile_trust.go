@@ -30,11 +30,7 @@ func (r *NatsClusterReconciler) trust(ctx context.Context, c *v1alpha1.NatsClust
 		if err := accounts.CheckTrust(s.Data); err != nil {
 			return nil, &status.Blocker{Reason: v1alpha1.ReasonSecretInvalid, Fatal: true, Message: name + ": " + err.Error()}, nil
 		}
-		out := make(map[string]string, len(s.Data))
-		for k, v := range s.Data {
-			out[k] = string(v)
-		}
-		return out, nil, nil
+		return secretValues(s), nil, nil
 	}
 	if !foreign {
 		if b := r.missingGenerated(c, name, used); b != nil {

@@ -232,6 +232,9 @@ func markedNatsConf(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf
 	if HasLeafnodesFile(c) {
 		conf.Metadata[MetadataLeafnodesKey] = natsconf.Env(EnvLeafnodesRevision)
 	}
+	if mark := OperatorKeysMark(trust); mark != "" {
+		conf.Metadata[MetadataOperatorKeysKey] = natsconf.String(mark)
+	}
 	unmarked, err := conf.Render()
 	if err != nil {
 		return nil, "", fmt.Errorf("nats.conf: %w", err)

@@ -26,7 +26,23 @@ const (
 	TrustSystemPublicKey      = "system-account.pub"
 	TrustSystemJWTKey         = "system-account.jwt"
 	TrustSystemUserJWTKey     = "system-user.jwt"
+
+	// The operator's signing keys: the one that signs the accounts now,
+	// one the servers are brought to trust before it signs (a rotation
+	// under way), and the public key of one that signed until a rotation
+	// and stays trusted until every account is signed again.
+	TrustOperatorSigningSeedKey = "operator-signing.seed"
+	TrustOperatorNextSeedKey    = "operator-signing-next.seed"
+	TrustOperatorPreviousKey    = "operator-signing-previous.pub"
+	TrustOperatorSigningKeysKey = "operator-signing-keys"
+	TrustOperatorRotationKey    = "operator-rotation"
 )
+
+// MetadataOperatorKeysKey is the server metadata mark of the signing keys
+// the operator JWT a server runs with lists (TrustOperatorSigningKeysKey):
+// a server reports which keys it trusts, so that a rotation goes on only
+// once every server does.
+const MetadataOperatorKeysKey = "kubenats.io/operator-signing-keys"
 
 // TrustSecretName holds the NATS operator's keys and JWTs (mode jwt).
 func TrustSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-operator" }
@@ -55,3 +71,7 @@ func trustConf(values map[string]string) *natsconf.Trust {
 		ResolverDir:      ResolverDir,
 	}
 }
+
+// OperatorKeysMark is the mark of the signing keys the operator JWT in
+// values lists ("" before the trust Secret had any).
+func OperatorKeysMark(values map[string]string) string { return values[TrustOperatorSigningKeysKey] }

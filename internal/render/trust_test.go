@@ -55,6 +55,15 @@ func TestJWTModeConf(t *testing.T) {
 	if len(o.TrustedOperators) != 1 || o.SystemAccount != trust[accounts.SystemPublicKey] {
 		t.Fatalf("operators %d, system account %q", len(o.TrustedOperators), o.SystemAccount)
 	}
+	// The accounts' signing key is trusted, and each server reports it
+	// (the mark a rotation waits for).
+	_, signer, _ := accounts.OperatorSigner(trust)
+	if keys := o.TrustedOperators[0].SigningKeys; len(keys) != 1 || keys[0] != signer {
+		t.Fatalf("the operator's signing keys %v, want %s", keys, signer)
+	}
+	if got := o.Metadata[render.MetadataOperatorKeysKey]; got != signer {
+		t.Fatalf("server metadata %s = %q, want %s", render.MetadataOperatorKeysKey, got, signer)
+	}
 	if _, ok := o.AccountResolver.(*server.DirAccResolver); !ok {
 		t.Fatalf("resolver %T, want the full resolver", o.AccountResolver)
 	}

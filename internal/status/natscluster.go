@@ -60,6 +60,9 @@ type ClusterObservation struct {
 	// Monitoring is the MonitoringReady condition; nil without
 	// spec.monitoring.
 	Monitoring *Verdict
+	// OperatorKeys is the OperatorSigningKeyRotated condition; nil before
+	// any rotation was asked for.
+	OperatorKeys *Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 }
@@ -100,6 +103,9 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	}
 	if o.Monitoring != nil {
 		verdicts = append(verdicts, *o.Monitoring)
+	}
+	if o.OperatorKeys != nil {
+		verdicts = append(verdicts, *o.OperatorKeys)
 	}
 	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, verdicts...)
 	st.Phase = phase(o.Blocker, ready)
