@@ -47,37 +47,11 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 
 	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(f.Cluster)}}
 	get(t, trust)
-	sys, err := connect(t, url, ca, nats.UserJWTAndSeed(string(trust.Data[render.TrustSystemUserJWTKey]), string(trust.Data[render.TrustSystemUserSeedKey])))
-	if err != nil {
-		t.Fatalf("the operator's system user: %v", err)
-	}
+	sys := systemUser(t, f, f.Pods[0], trust)
 
-	// An account made as the account controller is to make it.
-	seed, _ := accounts.NewSeed(nkeys.PrefixByteAccount)
-	signing, _ := accounts.NewSeed(nkeys.PrefixByteAccount)
-	pub, _ := accounts.PublicKey(seed, nkeys.PrefixByteAccount)
-	signingPub, _ := accounts.PublicKey(signing, nkeys.PrefixByteAccount)
-	claims, _, _ := accounts.AccountClaims(accounts.Account{Ref: accounts.AccountRef{Namespace: ns, Name: "team"},
-		PublicKey: pub, SigningKey: signingPub}, nil)
-	accountJWT, err := accounts.Sign(claims, trust.Data[render.TrustOperatorSeedKey])
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
-	defer cancel()
-	if took, err := accounts.Push(ctx, sys, accountJWT, f.Pods); err != nil || took != len(f.Pods) {
-		t.Fatalf("push: %d servers took it: %v", took, err)
-	}
-
-	userSeed, _ := accounts.NewSeed(nkeys.PrefixByteUser)
-	userPub, _ := accounts.PublicKey(userSeed, nkeys.PrefixByteUser)
-	uc, _ := accounts.UserClaims(accounts.User{Name: ns + "/app", PublicKey: userPub, Account: pub})
-	userJWT, err := accounts.Sign(uc, signing)
-	if err != nil {
-		t.Fatal(err)
-	}
+	user := pushedAccountUser(t, f, sys, trust.Data[render.TrustOperatorSeedKey])
 	for _, p := range f.Pods {
-		app, err := connect(t, "tls://"+f.IP(p)+":4222", nats.UserJWTAndSeed(userJWT, string(userSeed)), ca)
+		app, err := connect(t, "tls://"+f.IP(p)+":4222", user, ca)
 		if err != nil {
 			t.Fatalf("a user of the pushed account on %s: %v", p, err)
 		}
@@ -95,6 +69,52 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 	if got := podUIDs(t, ns, f.Pods); !maps.Equal(got, uids) {
 		t.Fatalf("servers replaced: pod UIDs %v, were %v", got, uids)
 	}
+}
+
+// pushedAccountUser makes an account of its own, as the account
+// controller makes one, signed with operatorSeed (the operator's own key
+// or one of its signing keys), pushes it through sys (the operator's
+// system user) until every server of f answered that it took it, and
+// returns a user of that account. Taking a JWT is not trusting it: a
+// server stores a JWT of an issuer it does not trust and answers "jwt
+// updated" all the same; only its users' connections tell.
+func pushedAccountUser(t *testing.T, f *formed, sys *nats.Conn, operatorSeed []byte) nats.Option {
+	t.Helper()
+	seed, _ := accounts.NewSeed(nkeys.PrefixByteAccount)
+	signing, _ := accounts.NewSeed(nkeys.PrefixByteAccount)
+	pub, _ := accounts.PublicKey(seed, nkeys.PrefixByteAccount)
+	signingPub, _ := accounts.PublicKey(signing, nkeys.PrefixByteAccount)
+	claims, _, _ := accounts.AccountClaims(accounts.Account{Ref: accounts.AccountRef{Namespace: f.NS, Name: "team"},
+		PublicKey: pub, SigningKey: signingPub}, nil)
+	accountJWT, err := accounts.Sign(claims, operatorSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(testCtx(t), 10*time.Second)
+	defer cancel()
+	if took, err := accounts.Push(ctx, sys, accountJWT, f.Pods); err != nil || took != len(f.Pods) {
+		t.Fatalf("push: %d servers took it: %v", took, err)
+	}
+	userSeed, _ := accounts.NewSeed(nkeys.PrefixByteUser)
+	userPub, _ := accounts.PublicKey(userSeed, nkeys.PrefixByteUser)
+	uc, _ := accounts.UserClaims(accounts.User{Name: f.NS + "/app", PublicKey: userPub, Account: pub})
+	userJWT, err := accounts.Sign(uc, signing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nats.UserJWTAndSeed(userJWT, string(userSeed))
+}
+
+// systemUser connects to pod of f as the operator's system user, from
+// the trust Secret.
+func systemUser(t *testing.T, f *formed, pod string, trust *corev1.Secret) *nats.Conn {
+	t.Helper()
+	sys, err := connect(t, "tls://"+f.IP(pod)+":4222", addrTLS(t, f),
+		nats.UserJWTAndSeed(string(trust.Data[render.TrustSystemUserJWTKey]), string(trust.Data[render.TrustSystemUserSeedKey])))
+	if err != nil {
+		t.Fatalf("the operator's system user: %v", err)
+	}
+	return sys
 }
 
 // podUIDs are the UIDs of the named pods: a replaced pod has a new one.

@@ -47,10 +47,12 @@ type LeakScanner struct {
 type SeenText struct{ where, text string }
 
 // publicKeys of Secrets hold nothing secret: certificates, addresses, and
-// in mode jwt the operator's and the system account's JWTs and public key,
+// in mode jwt the operator's and the system account's JWTs and public keys
+// (the operator's signing keys and the digest of its last rotation request too),
 // which nats.conf carries (their seeds are scanned for).
 var publicKeys = map[string]bool{"tls.crt": true, "ca.crt": true, "servers": true, "user": true,
-	render.TrustOperatorJWTKey: true, render.TrustSystemJWTKey: true, render.TrustSystemPublicKey: true}
+	render.TrustOperatorJWTKey: true, render.TrustSystemJWTKey: true, render.TrustSystemPublicKey: true,
+	render.TrustOperatorSigningKeysKey: true, render.TrustOperatorPreviousKey: true, render.TrustOperatorRotationKey: true}
 
 // minSecretLen: shorter values (a test's "a") would match by chance.
 const minSecretLen = 8
