@@ -32,8 +32,9 @@ import (
 //     window), until orders exports it to billing; billing's import is
 //     reported as left out until then.
 //   - Limits: the connection past orders' limit is refused by the server,
-//     and raising the limit lets it in with no server restarted (same pod
-//     UIDs): the account JWT reached the servers, not a reload.
+//     and raising the limit lets it in on every server with no server
+//     restarted or reloaded (same pod UIDs, process start and config load
+//     times in /varz): the account JWT reached the servers.
 //   - Revocation: deleting a user closes its live connection within 5 s
 //     and its creds are refused on every server, including one restarted
 //     after the deletion (the revocation is in the stored account JWT).
@@ -197,13 +198,21 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 		}
 		return nil
 	})
+	loads := serverLoads(t, f)
 	ten := int64(10)
 	patchAccount(t, orders, func(s *v1alpha1.NatsAccountSpec) { s.Limits.Connections = &ten })
-	// Raised, the refused connection gets in.
-	eventually(t, 15*time.Second, func() error {
-		_, err := connect(t, "tls://"+ip0+":4222", nats.UserCredentials(credsA), addrTLS(t, f))
-		return err
-	})
+	// Raised, the refused connection gets in, on every server, and no
+	// server was restarted or reloaded for it (the same process start and
+	// configuration load times): the account JWT carried the change.
+	for _, p := range f.Pods {
+		eventually(t, 15*time.Second, func() error {
+			_, err := connect(t, "tls://"+f.IP(p)+":4222", nats.UserCredentials(credsA), addrTLS(t, f))
+			return err
+		})
+	}
+	if now := serverLoads(t, f); !maps.Equal(now, loads) {
+		t.Fatalf("a server restarted or reloaded for an account change: start and load times %v, were %v", now, loads)
+	}
 
 	// Revocation: the user's live connection closes within 5 s of the
 	// deletion, and its creds are refused on every server.
@@ -496,4 +505,22 @@ func accountSeen(f *formed, pub string) string {
 			time.Unix(c.IssuedAt, 0).UTC().Format(time.RFC3339), c.Nats.SigningKeys, view.Detail.Revoked)
 	}
 	return b.String()
+}
+
+// serverLoads are each server's process start and last configuration load
+// (/varz start and config_load_time), as "start/load".
+func serverLoads(t *testing.T, f *formed) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, p := range f.Pods {
+		var v struct {
+			Start    time.Time `json:"start"`
+			LoadTime time.Time `json:"config_load_time"`
+		}
+		if err := monitor(f.IP(p), "/varz", &v); err != nil {
+			t.Fatalf("%s /varz: %v", p, err)
+		}
+		out[p] = v.Start.Format(time.RFC3339Nano) + "/" + v.LoadTime.Format(time.RFC3339Nano)
+	}
+	return out
 }
