@@ -118,9 +118,5 @@ func (r *Reconciler) operatorSigner(ctx context.Context, c *v1alpha1.NatsCluster
 	if err := accounts.CheckTrust(s.Data); err != nil {
 		return nil, "", err
 	}
-	values := make(map[string]string, len(s.Data))
-	for k, v := range s.Data {
-		values[k] = string(v)
-	}
-	return accounts.OperatorSigner(values)
+	return accounts.OperatorSigner(accounts.TrustValues(s.Data))
 }

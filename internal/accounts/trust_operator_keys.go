@@ -82,6 +82,16 @@ func OperatorSigner(values map[string]string) ([]byte, string, error) {
 	return []byte(seed), pub, nil
 }
 
+// TrustValues are a trust Secret's data as the values the functions here
+// read and write.
+func TrustValues(data map[string][]byte) map[string]string {
+	out := make(map[string]string, len(data))
+	for k, v := range data {
+		out[k] = string(v)
+	}
+	return out
+}
+
 // RotationRequest is the digest a rotation request (an annotation's
 // value, any length) is recorded under.
 func RotationRequest(value string) string {
@@ -164,10 +174,7 @@ func signOperator(values map[string]string, name string) error {
 // Secret's own operator key and system account that lists exactly the
 // keys held, as the mark does. Errors name keys, never values.
 func checkOperatorKeys(data map[string][]byte) error {
-	values := make(map[string]string, len(data))
-	for k, v := range data {
-		values[k] = string(v)
-	}
+	values := TrustValues(data)
 	k := ReadOperatorKeys(values)
 	for key, seed := range map[string]string{OperatorSigningSeedKey: k.Signing, OperatorNextSeedKey: k.Next} {
 		if _, err := PublicKey([]byte(seed), nkeys.PrefixByteOperator); seed != "" && err != nil {

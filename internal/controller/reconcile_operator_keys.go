@@ -33,7 +33,7 @@ func (r *NatsClusterReconciler) rotateOperatorKeys(ctx context.Context, c *v1alp
 	if err != nil || s == nil || foreign || accounts.CheckTrust(s.Data) != nil {
 		return nil, 0, err // the pass's trust check reports a missing or broken Secret
 	}
-	values := secretValues(s)
+	values := accounts.TrustValues(s.Data)
 	step, err := r.operatorKeysStep(ctx, c, values)
 	if err != nil {
 		return nil, 0, err
@@ -127,13 +127,4 @@ func (r *NatsClusterReconciler) accountsNotSignedBy(ctx context.Context, c *v1al
 		}
 	}
 	return total, unsigned, nil
-}
-
-// secretValues are a Secret's data as strings.
-func secretValues(s *corev1.Secret) map[string]string {
-	out := make(map[string]string, len(s.Data))
-	for k, v := range s.Data {
-		out[k] = string(v)
-	}
-	return out
 }

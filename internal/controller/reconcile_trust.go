@@ -30,7 +30,7 @@ func (r *NatsClusterReconciler) trust(ctx context.Context, c *v1alpha1.NatsClust
 		if err := accounts.CheckTrust(s.Data); err != nil {
 			return nil, &status.Blocker{Reason: v1alpha1.ReasonSecretInvalid, Fatal: true, Message: name + ": " + err.Error()}, nil
 		}
-		return secretValues(s), nil, nil
+		return accounts.TrustValues(s.Data), nil, nil
 	}
 	if !foreign {
 		if b := r.missingGenerated(c, name, used); b != nil {

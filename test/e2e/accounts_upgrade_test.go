@@ -63,7 +63,7 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 	scene := startAccountScene(t, f, v1alpha1.AccountLimits{JetStream: &v1alpha1.AccountJetStreamLimits{DiskStorage: &disk}}, 3)
 	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(f.Cluster)}}
 	get(t, trust)
-	oldSeed, oldKey, err := accounts.OperatorSigner(trustValues(trust))
+	oldSeed, oldKey, err := accounts.OperatorSigner(accounts.TrustValues(trust.Data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 	// Once the rotation began, while servers still run the operator JWT
 	// of before, the late account's user connects for the first time.
 	eventually(t, wait, func() error {
-		if get(t, trust); trustValues(trust)[render.TrustOperatorRotationKey] == "" {
+		if get(t, trust); accounts.TrustValues(trust.Data)[render.TrustOperatorRotationKey] == "" {
 			return fmt.Errorf("the rotation has not begun")
 		}
 		return nil
@@ -130,7 +130,7 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 	t.Logf("the rotation took %s: %d tries of the creds on ready servers, none refused", time.Since(started).Round(time.Second), tries)
 
 	get(t, trust)
-	values := trustValues(trust)
+	values := accounts.TrustValues(trust.Data)
 	newSeed, newKey, err := accounts.OperatorSigner(values)
 	switch {
 	case err != nil:
@@ -158,15 +158,6 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 	scene.credsGetIn(t, f.Pods)
 	scene.streamHolds(t, "EVENTS", f.Pods)
 	scene.limitBites(t, f.Pods)
-}
-
-// trustValues are a trust Secret's values as strings.
-func trustValues(s *corev1.Secret) map[string]string {
-	out := map[string]string{}
-	for k, v := range s.Data {
-		out[k] = string(v)
-	}
-	return out
 }
 
 // credsProbe tries creds files on every ready server of a cluster every
