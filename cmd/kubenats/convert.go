@@ -22,7 +22,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		opts    convert.Options
 		servers string
 	)
-	fs.Var(&in, "f", `file with NACK documents ("-" for standard input, the default); repeatable`)
+	fs.Var(&in, "f", `file with NACK documents, or the official NATS chart's (helm get manifest) ("-" for standard input, the default); repeatable`)
 	cluster := fs.String("cluster", "", "NatsCluster (name or namespace/name) for resources naming neither servers nor an account: NACK's --servers")
 	fs.StringVar(&servers, "server", "", "comma-separated NATS URLs for those resources, instead of -cluster")
 	fs.StringVar(&opts.Namespace, "namespace", "", "namespace of resources that name none")
@@ -61,7 +61,7 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		}
 		docs = append(docs, d...)
 	}
-	res, err := convert.Convert(docs, opts)
+	res, err := convertAll(docs, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats convert: %v\n", err)
 		return 1
@@ -88,4 +88,33 @@ func runConvert(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// convertAll converts the official chart's objects among docs into
+// NatsClusters and the rest, NACK's resources, into kubenats' own.
+func convertAll(docs [][]byte, opts convert.Options) (convert.Result, error) {
+	var chart, nack [][]byte
+	for _, d := range docs {
+		if convert.IsChartDocument(d) {
+			chart = append(chart, d)
+		} else {
+			nack = append(nack, d)
+		}
+	}
+	var res convert.Result
+	if len(chart) > 0 {
+		r, err := convert.Chart(chart, opts.Namespace)
+		if err != nil {
+			return res, err
+		}
+		res = r
+	}
+	if len(nack) > 0 || len(chart) == 0 {
+		r, err := convert.Convert(nack, opts)
+		if err != nil {
+			return res, err
+		}
+		res.Objects, res.Lost, res.Secrets = append(res.Objects, r.Objects...), append(res.Lost, r.Lost...), append(res.Secrets, r.Secrets...)
+	}
+	return res, nil
 }

@@ -1,0 +1,76 @@
+package envtest_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/convert"
+	"github.com/kubenats/kubenats/internal/manifest"
+)
+
+// TestConvertedChartReleaseLeavesTheReleaseAlone: the official chart's
+// rendering of a three-server JetStream release is applied, then the
+// NatsCluster `kubenats convert` makes of it, which has the release's
+// name and so the names of its StatefulSet, Services and ConfigMap. The
+// operator refuses it (NameConflict) and none of the chart's objects
+// changes over a window: not its data, not its owners. Until a takeover
+// moves a release's servers, the converted cluster can run beside the
+// release only under another name, and never takes over by accident.
+// It would fail for an apply that forces its way over objects of the same
+// name (TestForeignObjectWithTheSameNameIsRefused ran that variant for a
+// ConfigMap).
+func TestConvertedChartReleaseLeavesTheReleaseAlone(t *testing.T) {
+	ns := namespace(t)
+	data, err := os.ReadFile("../../../shared/fixtures/nats-chart/nats-2.14.2-jetstream-3.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := manifest.Documents(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart []*unstructured.Unstructured
+	for _, d := range docs {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(d, &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		u.SetNamespace(ns)
+		create(t, u)
+		chart = append(chart, u)
+	}
+	res, err := convert.Chart(docs, ns)
+	if err != nil || len(res.Lost) != 0 {
+		t.Fatalf("convert: %v, lost %v", err, res.Lost)
+	}
+	c := res.Objects[0].(*v1alpha1.NatsCluster)
+	create(t, c)
+	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonNameConflict)
+
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, before := range chart {
+			now := &unstructured.Unstructured{}
+			now.SetGroupVersionKind(before.GroupVersionKind())
+			if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(before), now); err != nil {
+				t.Fatal(err)
+			}
+			if now.GetResourceVersion() != before.GetResourceVersion() || len(now.GetOwnerReferences()) != 0 {
+				t.Fatalf("the chart's %s %s was changed: %s", before.GetKind(), before.GetName(), describeChange(before, now))
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func describeChange(before, now *unstructured.Unstructured) string {
+	return fmt.Sprintf("resourceVersion %s -> %s, owners %v", before.GetResourceVersion(), now.GetResourceVersion(), now.GetOwnerReferences())
+}
