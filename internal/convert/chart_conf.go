@@ -22,9 +22,12 @@ const fromThePod = "from-the-pod"
 // nats-server reads from its process; here the nats container's variables
 // are defined ahead of the text instead, as the server would find them.
 // nats.conf that includes other files is refused: they live in the pod,
-// and the parser would read files of this machine under their names.
+// and the parser would read files of this machine under their names. As
+// natsconf.CheckEnvString does, the word is refused in any case (the
+// parser folds keys) and wherever it stands, before any parsing: a
+// nats.conf that only spells it in a value is refused too.
 func chartConf(text string, env []corev1.EnvVar) (map[string]any, error) {
-	if strings.Contains(text, "include") {
+	if strings.Contains(strings.ToLower(text), "include") {
 		return nil, errors.New("nats.conf includes other files (they are in the pod, not in the manifest): carry what they hold by hand")
 	}
 	var defs strings.Builder

@@ -161,3 +161,51 @@ func TestChartSettingsCarriedOrNamed(t *testing.T) {
 		t.Fatalf("lost %q, want %q", lost, want)
 	}
 }
+
+// TestChartCredentialsKubenatsWouldRefuse: a chart password kubenats
+// would refuse to pass to the servers, or a user name the API refuses,
+// is named as lost (never quoted) and no Secret is written for it; a
+// nats.conf that includes files is refused whole, before the parser could
+// read this machine's files. Careless variants: the password carried and
+// the cluster then blocked by the operator at its first pass; the include
+// handed to the parser.
+func TestChartCredentialsKubenatsWouldRefuse(t *testing.T) {
+	withAuth := func(block string) string {
+		return strings.Replace(readChart(t), `      "http_port": 8222,
+`, `      "http_port": 8222,
+      "authorization": `+block+`,
+`, 1)
+	}
+	for _, tc := range []struct {
+		name, block, lost string
+	}{
+		{"a password that names a variable", `{"user": "app", "password": "$HOME"}`, "nats.conf authorization password"},
+		{"a user name with a space", `{"user": "my app", "password": "s3cret-Pa55"}`, "nats.conf authorization user"},
+		{"a token that spells include", `{"token": "xINCLUDEx"}`, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Chart(documents(t, withAuth(tc.block)), "default")
+			if tc.lost == "" {
+				if err == nil || !strings.Contains(err.Error(), "includes other files") {
+					t.Fatalf("Chart: %v, want the include refused", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Objects) != 1 || len(res.Secrets) != 0 {
+				t.Fatalf("objects %d secrets %v: want the NatsCluster alone", len(res.Objects), res.Secrets)
+			}
+			if len(res.Lost) != 1 || res.Lost[0].Field != tc.lost {
+				t.Fatalf("lost %v, want %s", res.Lost, tc.lost)
+			}
+			if strings.Contains(res.Lost[0].Why, "$HOME") || strings.Contains(res.Lost[0].Why, "s3cret") {
+				t.Fatalf("the loss quotes the credential: %s", res.Lost[0].Why)
+			}
+			if a := res.Objects[0].(*v1alpha1.NatsCluster).Spec.Auth; a.SecretRef != nil {
+				t.Fatalf("auth %+v names a Secret that was not written", a)
+			}
+		})
+	}
+}

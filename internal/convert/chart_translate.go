@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -330,15 +331,37 @@ func (t *chartTranslation) authorization(v any) bool {
 	}
 	switch {
 	case token != "" && user == "":
-		auth.Mode = v1alpha1.AuthToken
-		auth.SecretRef = &v1alpha1.SecretKeyRef{Name: secret, Key: "token"}
-		t.secret(secret, "token", token)
+		if t.credentialTaken("token", token) {
+			auth.Mode = v1alpha1.AuthToken
+			auth.SecretRef = &v1alpha1.SecretKeyRef{Name: secret, Key: "token"}
+			t.secret(secret, "token", token)
+		}
 	case user != "" && password != "" && token == "":
-		auth.Mode, auth.User = v1alpha1.AuthUsers, user
-		auth.SecretRef = &v1alpha1.SecretKeyRef{Name: secret, Key: "password"}
-		t.secret(secret, "password", password)
+		if !userName.MatchString(user) {
+			t.lose("nats.conf authorization user", "kubenats takes a user name of letters, digits, '_', '.' and '-', beginning with a letter")
+			break
+		}
+		if t.credentialTaken("password", password) {
+			auth.Mode, auth.User = v1alpha1.AuthUsers, user
+			auth.SecretRef = &v1alpha1.SecretKeyRef{Name: secret, Key: "password"}
+			t.secret(secret, "password", password)
+		}
 	default:
 		t.lose("nats.conf authorization", "kubenats takes one user and password, or one token")
+	}
+	return true
+}
+
+// userName is the API's pattern of spec.auth.user.
+var userName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+
+// credentialTaken reports whether the operator can pass value to the
+// servers as it passes a user's Secret (natsconf.CheckEnvString), and
+// names it as lost when not; the message never quotes the value.
+func (t *chartTranslation) credentialTaken(key, value string) bool {
+	if err := natsconf.CheckEnvString(value); err != nil {
+		t.lose("nats.conf authorization "+key, "kubenats would refuse it ("+err.Error()+"): choose another, and give it to the clients")
+		return false
 	}
 	return true
 }

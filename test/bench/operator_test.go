@@ -14,6 +14,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubenats/kubenats/internal/manifest"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
@@ -42,6 +46,9 @@ func startOperator(b testing.TB, binary, kubeconfig string, metricsPort int) *op
 		// requests would count as the operator's own.
 		"--metrics-insecure",
 		"--pprof-bind-address", os.Getenv("KUBENATS_BENCH_PPROF"))
+	// The soft memory limit the install ships: the peak RSS measured is
+	// the shipped operator's.
+	op.cmd.Env = append(os.Environ(), "GOMEMLIMIT="+shippedMemLimit(b))
 	op.cmd.Stdout, op.cmd.Stderr = os.Stderr, os.Stderr
 	op.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := op.cmd.Start(); err != nil {
@@ -63,6 +70,35 @@ func startOperator(b testing.TB, binary, kubeconfig string, metricsPort int) *op
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// shippedMemLimit is the GOMEMLIMIT the install gives the operator's
+// container (config/manager/manager.yaml).
+func shippedMemLimit(b testing.TB) string {
+	b.Helper()
+	data, err := os.ReadFile("../../config/manager/manager.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	docs, err := manifest.Documents(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, doc := range docs {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal(doc, &d); err != nil || d.Kind != "Deployment" {
+			continue
+		}
+		for _, c := range d.Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				if e.Name == "GOMEMLIMIT" && e.Value != "" {
+					return e.Value
+				}
+			}
+		}
+	}
+	b.Fatal("config/manager/manager.yaml gives the operator no GOMEMLIMIT")
+	return ""
 }
 
 // stop ends the operator as Kubernetes would, and waits for it.
