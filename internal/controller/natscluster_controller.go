@@ -174,7 +174,7 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	// is no reason not to look (plan.Reload leaves outdated servers to it).
 	if applyErr == nil && want != nil {
 		var retry time.Duration
-		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, &obs, pods, want)
+		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, &obs, pods, hung, want)
 		result.RequeueAfter = soonest(result.RequeueAfter, retry)
 	}
 	if render.HasTrust(c) {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -42,7 +43,7 @@ func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsClu
 		obs.Hung = hungMessage(hung, r.answerBound())
 		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)
 		if c.Spec.JetStreamEnabled() {
-			obs.Stores = r.observeStores(ctx, pods, a)
+			obs.Stores = r.observeStores(ctx, answering(pods, hung), a)
 		}
 	}
 	// A pass that met a hang waited seconds on it: the StatefulSet it
@@ -71,4 +72,21 @@ func (r *NatsClusterReconciler) observeStatefulSet(ctx context.Context, c *v1alp
 		obs.StatefulSet = nil
 	}
 	return nil
+}
+
+// answering are pods without those found hung: a pass that waited out a
+// server's silence once does not wait on it again for each later look
+// (a store, a reload check), which would delay what it reports by
+// seconds per look.
+func answering(pods []corev1.Pod, hung []string) []corev1.Pod {
+	if len(hung) == 0 {
+		return pods
+	}
+	out := make([]corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if !slices.Contains(hung, p.Name) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -79,7 +80,7 @@ func loadedMarks(l natsmon.Loaded) plan.Marks {
 // runs the current configuration. It returns the ConfigLoaded verdict and
 // when to look again, and fills in which servers are known to run older
 // files or certificates (o.ConfigBehind, o.CertificatesBehind).
-func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.NatsCluster, o *status.ClusterObservation, pods []corev1.Pod, want plan.Marks) (status.Verdict, time.Duration) {
+func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.NatsCluster, o *status.ClusterObservation, pods []corev1.Pod, hung []string, want plan.Marks) (status.Verdict, time.Duration) {
 	sts := o.StatefulSet
 	key := fmt.Sprint(want)
 	podSet := podUIDs(pods)
@@ -100,7 +101,9 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 			continue
 		}
 		s := plan.ReloadServer{Name: p.Name, Outdated: sts == nil || p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision}
-		if p.Status.PodIP != "" {
+		// A server this pass found hung is not asked again: it counts as
+		// not answering.
+		if p.Status.PodIP != "" && !slices.Contains(hung, p.Name) {
 			url, hc := a.monitorURL(r.Versions.HTTP, p, "/varz")
 			if loaded, err := natsmon.FetchLoaded(ctx, hc, url); err == nil && validServerID(loaded.ServerID) {
 				s.Answered, s.Marks, s.SinceLoad = true, loadedMarks(loaded), loaded.SinceLoad
