@@ -20,6 +20,7 @@ import (
 // +kubebuilder:validation:XValidation:rule="!((has(self.websocket) && has(self.websocket.from)) || (has(self.mqtt) && has(self.mqtt.from))) || (has(self.networkPolicy) && has(self.networkPolicy.enabled) && self.networkPolicy.enabled)",message="websocket.from and mqtt.from admit clients through the NetworkPolicy: they need networkPolicy.enabled"
 // +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users' || self.auth.mode == 'jwt'",message="leafnodes.accept needs auth.mode users or jwt: leafnodes always authenticate"
 // +kubebuilder:validation:XValidation:rule="!has(self.leafnodes) || !has(self.leafnodes.accept) || !has(self.leafnodes.accept.secretRef) || !has(self.auth) || !has(self.auth.mode) || self.auth.mode == 'users'",message="leafnodes.accept.secretRef applies to auth.mode users only: in mode jwt leafnodes present a NatsUser's creds"
+// +kubebuilder:validation:XValidation:rule="has(self.takeover) == has(oldSelf.takeover) && (!has(self.takeover) || self.takeover == oldSelf.takeover)",message="takeover is set when the cluster is created and then kept: the StatefulSet's selector and claim names follow the chart's"
 // +kubebuilder:validation:XValidation:rule="!has(self.gateway) || !has(self.replicas) || self.replicas > 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a gateway with JetStream needs 3 or more replicas: nats-server runs JetStream in a supercluster only clustered (\"JetStream cluster requires configured routes\"); disable JetStream for a single server"
 type NatsClusterSpec struct {
 	// Replicas is the number of NATS servers. JetStream needs 1, or 3 or more.
@@ -123,6 +124,12 @@ type NatsClusterSpec struct {
 	// Gateway joins a supercluster (docs/topologies.md).
 	// +optional
 	Gateway *GatewaySpec `json:"gateway,omitempty"`
+
+	// Takeover takes over the servers of a running release of the official
+	// NATS Helm chart (docs/migration.md). Set when the cluster is created,
+	// and kept: its StatefulSet keeps the chart's selector and claim names.
+	// +optional
+	Takeover *TakeoverSpec `json:"takeover,omitempty"`
 }
 
 // ServiceType is the type of the client Service.
@@ -353,11 +360,15 @@ type NatsClusterStatus struct {
 	// included) and the separate fields a client library wants.
 	// +optional
 	CredentialsSecretRef *corev1.LocalObjectReference `json:"credentialsSecretRef,omitempty"`
+	// Takeover is how far the takeover of a chart release has come.
+	// +optional
+	Takeover *TakeoverStatus `json:"takeover,omitempty"`
 }
 
 // NatsCluster is a clustered NATS server with JetStream.
 //
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 52",message="name may be at most 52 characters: child objects and pods add suffixes"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.takeover) || self.spec.takeover.helmRelease == self.metadata.name",message="takeover.helmRelease must be the NatsCluster's name: the servers keep their pod names and the clients their Services"
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=nc,categories=nats

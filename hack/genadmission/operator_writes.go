@@ -27,7 +27,11 @@ import (
 //   - StatefulSets whose pods run as their cluster's own ServiceAccount
 //     (named after the StatefulSet, as render names both);
 //   - data claims (made by the StatefulSet, so without the label) only
-//     grown: an update that keeps their name, labels and owners.
+//     grown: an update that keeps their name, labels and owners;
+//   - one object of someone else's: the StatefulSet of a release of the
+//     official NATS chart that a NatsCluster takes over, deleted with its
+//     pods orphaned (they are the servers the takeover replaces one at a
+//     time), never with them.
 //
 // It binds by user name, so an install under another namespace or name
 // must change operatorUser (docs/security.md says so).
@@ -39,6 +43,14 @@ const operatorUser = "system:serviceaccount:kubenats-system:kubenats"
 
 // protectedNamespaces are never written: the control plane's and Istio's.
 var protectedNamespaces = []string{"kube-system", "kube-public", "kube-node-lease", "istio-system"}
+
+// chartStatefulSetReleased is the one deletion of another's object a
+// takeover needs: the chart's StatefulSet (its labels say so), its pods
+// orphaned.
+const chartStatefulSetReleased = "(request.resource.resource == 'statefulsets' && request.operation == 'DELETE'" +
+	" && has(request.options) && has(request.options.propagationPolicy) && request.options.propagationPolicy == 'Orphan'" +
+	" && has(oldObject.metadata.labels) && 'helm.sh/chart' in oldObject.metadata.labels && oldObject.metadata.labels['helm.sh/chart'].startsWith('nats-')" +
+	" && 'app.kubernetes.io/name' in oldObject.metadata.labels && oldObject.metadata.labels['app.kubernetes.io/name'] == 'nats')"
 
 func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 	label := render.LabelManagedBy
@@ -74,14 +86,14 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 					Reason:            ptr.To(metav1.StatusReasonForbidden),
 				},
 				{
-					Expression: resource + " == 'persistentvolumeclaims' || " + selects("variables.written.metadata.labels"),
+					Expression: resource + " == 'persistentvolumeclaims' || " + selects("variables.written.metadata.labels") + " || " + chartStatefulSetReleased,
 					MessageExpression: "'the kubenats operator writes only objects labelled " + label + "=" + render.ManagedBy +
 						": ' + " + resource + " + ' ' + variables.written.metadata.name + ' is not'",
 					Reason: ptr.To(metav1.StatusReasonForbidden),
 				},
 				{
 					Expression: resource + " != 'persistentvolumeclaims' || (request.operation == 'UPDATE'" +
-						" && object.metadata.name.startsWith('" + render.DataVolumeName + "-')" +
+						" && (object.metadata.name.startsWith('" + render.DataVolumeName + "-') || object.metadata.name.startsWith('" + render.ChartDataVolume + "-'))" +
 						" && (has(object.metadata.labels) ? object.metadata.labels : {}) == (has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})" +
 						" && (has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) == (has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : []))",
 					MessageExpression: "'the kubenats operator only grows data claims: ' + variables.written.metadata.name + ' is not one, or the change is more'",

@@ -61,10 +61,10 @@ func TestHaltHoldsAtAnyTime(t *testing.T) {
 				if trouble == "" {
 					t.Fatalf("podTrouble is empty %s after creation: the halt would end by the clock", after)
 				}
-				step := plan.Rollout(plan.RolloutObservation{Want: 3, RouteTLS: true, MetaLeader: "nats-0", Servers: []plan.Server{
-					{Name: "nats-0", Outdated: true, Ready: true, RouteTLS: true},
-					{Name: "nats-1", Outdated: true, Ready: true, RouteTLS: true},
-					{Name: "nats-2", Ready: false, RouteTLS: true, Trouble: trouble},
+				step := plan.Rollout(plan.RolloutObservation{Want: 3, Routes: "true", MetaLeader: "nats-0", Servers: []plan.Server{
+					{Name: "nats-0", Outdated: true, Ready: true, Routes: "true"},
+					{Name: "nats-1", Outdated: true, Ready: true, Routes: "true"},
+					{Name: "nats-2", Ready: false, Routes: "true", Trouble: trouble},
 				}})
 				if !step.Halted || step.Action != plan.Wait {
 					t.Fatalf("Rollout = %+v %s after creation, want a halt that replaces nothing", step, after)

@@ -112,7 +112,7 @@ type NatsClusterReconciler struct {
 // +kubebuilder:rbac:groups="",resources=configmaps;services;serviceaccounts;secrets,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete;patch
 // +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=cert-manager.io,resources=certificates,verbs=get;list;watch;create;patch
@@ -168,6 +168,11 @@ func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 			return ctrl.Result{}, err
 		}
 		result.RequeueAfter = wait
+	}
+	if obs.Takeover = takeoverProgress(c, obs.StatefulSet, pods, blocker); obs.Takeover != nil && (c.Status.Takeover == nil || *obs.Takeover != *c.Status.Takeover) {
+		// The next phase renders other routes: the status write that
+		// records it wakes no pass.
+		result.RequeueAfter = soonest(result.RequeueAfter, settleRetry)
 	}
 	obs.ConfigLoaded = configNotLoaded(v1alpha1.ReasonReloadNotChecked, "not checked: the pass stopped short")
 	// want is nil when the children were not applied; a rollout under way

@@ -56,6 +56,9 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if blocker := r.Images.refusal(c); blocker != nil {
 		return ctrl.Result{}, blocker, nil, nil
 	}
+	if blocker, err := r.adoptChartRelease(ctx, c); err != nil || blocker != nil {
+		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil, err
+	}
 	// Nor does a Certificate go to a ClusterIssuer the operator keeps
 	// from tenants.
 	if blocker := r.Issuers.refusal(c); blocker != nil {

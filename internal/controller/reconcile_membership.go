@@ -38,7 +38,7 @@ func memberPods(pods []corev1.Pod, sts *appsv1.StatefulSet) []corev1.Pod {
 // by anything, by that StatefulSet or one of its pods. (Claims the
 // StatefulSet retains carry no owner at all.)
 func memberClaim(c *v1alpha1.NatsCluster, claim *corev1.PersistentVolumeClaim, sts *appsv1.StatefulSet) bool {
-	pod, ok := strings.CutPrefix(claim.Name, render.DataVolumeName+"-")
+	pod, ok := strings.CutPrefix(claim.Name, render.DataVolume(c)+"-")
 	if !ok {
 		return false
 	}

@@ -31,7 +31,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 	if sts == nil || sts.Status.UpdateRevision == "" {
 		return nil, 0, nil
 	}
-	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), RouteTLS: c.Spec.RouteTLSEnabled() && render.HasRoutes(c)}
+	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), Routes: render.RouteMode(c)}
 	anyOutdated, now := false, time.Now()
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
@@ -42,7 +42,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 			Outdated:    p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision,
 			Ready:       podReady(p),
 			Terminating: !p.DeletionTimestamp.IsZero(),
-			RouteTLS:    p.Annotations[render.AnnotationRouteTLS] == "true",
+			Routes:      render.PodRouteMode(c, p.Annotations),
 			Trouble:     podTrouble(p, now),
 		}
 		if slices.Contains(hung, p.Name) {

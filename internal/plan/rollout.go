@@ -14,8 +14,9 @@ type Server struct {
 	Ready bool
 	// Terminating: its pod is being deleted.
 	Terminating bool
-	// RouteTLS: its routes use TLS.
-	RouteTLS bool
+	// Routes is its route mode (render.RouteMode: what its routes demand
+	// of a peer). Servers of different modes do not route to each other.
+	Routes string
 	// Trouble is why its pod cannot become ready as its status tells
 	// (unschedulable, an image that cannot be pulled, a crash loop, or
 	// not ready for too long); "" when nothing is known to be wrong.
@@ -40,8 +41,8 @@ type RolloutObservation struct {
 	Servers []Server
 	// Want is the number of servers the spec asks for.
 	Want int
-	// RouteTLS is what the current template says of route TLS.
-	RouteTLS bool
+	// Routes is the route mode of the current template.
+	Routes string
 	// Unsettled names what keeps the Raft groups from being settled, "" when
 	// they are (or when there is no JetStream to settle).
 	Unsettled string
@@ -151,11 +152,11 @@ func Rollout(o RolloutObservation) Step {
 	return Step{Action: Replace, Servers: []string{outdated[0].Name}}
 }
 
-// transition moves the whole cluster to the new route TLS mode at once.
+// transition moves the whole cluster to the new route mode at once.
 func (o RolloutObservation) transition(outdated []Server) Step {
 	split := false
 	for _, s := range o.Servers {
-		if !s.Terminating && !s.Outdated && s.RouteTLS == o.RouteTLS {
+		if !s.Terminating && !s.Outdated && s.Routes == o.Routes {
 			split = true
 		}
 	}
@@ -195,7 +196,7 @@ func (o RolloutObservation) outdated() []Server {
 
 func (o RolloutObservation) routeTLSChanges(outdated []Server) bool {
 	for _, s := range outdated {
-		if s.RouteTLS != o.RouteTLS {
+		if s.Routes != o.Routes {
 			return true
 		}
 	}

@@ -27,7 +27,7 @@ func with(ss []Server, name string, edit func(*Server)) []Server {
 func outdated(s *Server)    { s.Outdated = true }
 func notReady(s *Server)    { s.Ready = false }
 func terminating(s *Server) { s.Terminating = true }
-func routeTLS(s *Server)    { s.RouteTLS = true }
+func routeTLS(s *Server)    { s.Routes = "true" }
 func hangs(s *Server)       { s.Hung = "does not answer its monitor port within 3s" }
 func behind(s *Server)      { s.Behind = "stream UPGRADE is not current (stream catching up)" }
 
@@ -70,7 +70,7 @@ func TestRollout(t *testing.T) {
 		{"an outdated server that is not ready is replaced at once, behind or not",
 			RolloutObservation{Servers: with(with(allOutdated(three), "nats-1", notReady), "nats-2", behind), Want: 3}, Replace, []string{"nats-1"}, ""},
 		{"no route TLS change while a server is behind",
-			RolloutObservation{Servers: with(allOutdated(three), "nats-2", behind), Want: 3, RouteTLS: true}, Wait, nil, "route TLS change: waiting for server nats-2 to be current"},
+			RolloutObservation{Servers: with(allOutdated(three), "nats-2", behind), Want: 3, Routes: "true"}, Wait, nil, "route TLS change: waiting for server nats-2 to be current"},
 		{"never while a follower hangs",
 			RolloutObservation{Servers: with(allOutdated(three), "nats-0", hangs), Want: 3, MetaLeader: "nats-1"}, Wait, nil, "server nats-0, which does not answer"},
 		{"never while an updated server hangs",
@@ -78,7 +78,7 @@ func TestRollout(t *testing.T) {
 		{"not even an outdated server that is not ready, while another hangs",
 			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", notReady), "nats-0", hangs), Want: 3}, Wait, nil, "nats-0"},
 		{"not even a route TLS change, while a server hangs",
-			RolloutObservation{Servers: with(allOutdated(three), "nats-1", hangs), Want: 3, RouteTLS: true}, Wait, nil, "nats-1"},
+			RolloutObservation{Servers: with(allOutdated(three), "nats-1", hangs), Want: 3, Routes: "true"}, Wait, nil, "nats-1"},
 		{"a hung server that is going holds nothing up",
 			RolloutObservation{Servers: with(with(allOutdated(three), "nats-0", hangs), "nats-0", terminating), Want: 3}, Wait, nil, "nats-0 to be ready"},
 		{"never while a server is going",
@@ -105,14 +105,14 @@ func TestRollout(t *testing.T) {
 				s.Ready, s.Terminating, s.Trouble = false, true, "CrashLoopBackOff"
 			}), Want: 3}, Wait, nil, "waiting for server nats-2 to be ready"},
 		{"route TLS on: all outdated at once once settled",
-			RolloutObservation{Servers: allOutdated(three), Want: 3, RouteTLS: true}, ReplaceAll, []string{"nats-0", "nats-1", "nats-2"}, ""},
+			RolloutObservation{Servers: allOutdated(three), Want: 3, Routes: "true"}, ReplaceAll, []string{"nats-0", "nats-1", "nats-2"}, ""},
 		{"route TLS on: not while unsettled",
-			RolloutObservation{Servers: allOutdated(three), Want: 3, RouteTLS: true, Unsettled: "the meta group has no leader"}, Wait, nil, "route TLS change"},
+			RolloutObservation{Servers: allOutdated(three), Want: 3, Routes: "true", Unsettled: "the meta group has no leader"}, Wait, nil, "route TLS change"},
 		{"route TLS off: all at once too",
 			RolloutObservation{Servers: allOutdated(with(with(with(three, "nats-0", routeTLS), "nats-1", routeTLS), "nats-2", routeTLS)), Want: 3}, ReplaceAll, []string{"nats-0", "nats-1", "nats-2"}, ""},
 		{"route TLS: a split cluster finishes at once, unsettled as it is",
-			RolloutObservation{Servers: with(with(allOutdated(three), "nats-0", func(s *Server) { s.Outdated = false; s.RouteTLS = true }), "nats-1", terminating),
-				Want: 3, RouteTLS: true, Unsettled: "server nats-0 did not answer"}, ReplaceAll, []string{"nats-2"}, ""},
+			RolloutObservation{Servers: with(with(allOutdated(three), "nats-0", func(s *Server) { s.Outdated = false; s.Routes = "true" }), "nats-1", terminating),
+				Want: 3, Routes: "true", Unsettled: "server nats-0 did not answer"}, ReplaceAll, []string{"nats-2"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Rollout(tc.obs)

@@ -19,7 +19,7 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 		{Name: pidVolume, MountPath: PidDir},
 	}
 	if c.Spec.JetStreamEnabled() {
-		mounts = append(mounts, corev1.VolumeMount{Name: DataVolumeName, MountPath: StoreDir})
+		mounts = append(mounts, corev1.VolumeMount{Name: DataVolume(c), MountPath: StoreDir})
 	}
 	_, tlsMounts := tlsVolumes(c)
 	mounts = append(mounts, tlsMounts...)

@@ -25,10 +25,14 @@ const (
 // SelectorLabels select the pods of c. They never change for the life of
 // the StatefulSet (its selector is immutable).
 func SelectorLabels(c *v1alpha1.NatsCluster) map[string]string {
-	return map[string]string{
+	l := map[string]string{
 		LabelName:     "nats",
 		LabelInstance: c.Name,
 	}
+	if c.Spec.TakingOver() {
+		l[LabelComponent] = chartComponent // the chart's selector, which the adopted pods match
+	}
+	return l
 }
 
 // ManagedSelectorLabels select the pods of c and no namesake: a NATS
@@ -51,7 +55,7 @@ func ManagedSelectorLabels(c *v1alpha1.NatsCluster) map[string]string {
 // labels are the labels of every child of c.
 func labels(c *v1alpha1.NatsCluster) map[string]string {
 	l := SelectorLabels(c)
-	l[LabelComponent] = "server"
+	l[LabelComponent] = componentLabel(c)
 	l[LabelManagedBy] = ManagedBy
 	return l
 }

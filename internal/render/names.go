@@ -22,6 +22,10 @@ func ConfigMapName(c *v1alpha1.NatsCluster) string { return c.Name + "-config" }
 // StatefulSetName runs the servers; pods are <name>-0, <name>-1, ...
 func StatefulSetName(c *v1alpha1.NatsCluster) string { return c.Name }
 
+// PodDisruptionBudgetName keeps all but one server up through voluntary
+// disruptions.
+func PodDisruptionBudgetName(c *v1alpha1.NatsCluster) string { return c.Name }
+
 // AuthSecretName holds the generated client password or token.
 func AuthSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-auth" }
 
@@ -34,13 +38,13 @@ func WebSocketIngressName(c *v1alpha1.NatsCluster) string { return c.Name + "-we
 // CredentialsSecretName holds a ready-to-use client URL and its parts.
 func CredentialsSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-client" }
 
-// DataVolumeName is the volume claim template's name; claims are
-// data-<name>-<ordinal>.
+// DataVolumeName is the volume claim template's name (but see DataVolume);
+// claims are data-<name>-<ordinal>.
 const DataVolumeName = "data"
 
 // ClaimName is the claim of the server with the given ordinal.
 func ClaimName(c *v1alpha1.NatsCluster, ordinal int) string {
-	return DataVolumeName + "-" + PodName(c, ordinal)
+	return DataVolume(c) + "-" + PodName(c, ordinal)
 }
 
 // PodName is the pod of the server with the given ordinal.

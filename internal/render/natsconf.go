@@ -125,6 +125,12 @@ func clusterBlock(c *v1alpha1.NatsCluster) *natsconf.Cluster {
 	if c.Spec.ReplicaCount() < 2 {
 		return nil
 	}
+	if RouteMode(c) == RoutesOpen {
+		// A takeover's first step: the chart's servers route to these and
+		// these to them, with nothing asked of either.
+		return &natsconf.Cluster{Name: GatewayName(c), Port: ClusterPort, NoAdvertise: true,
+			Routes: openRoutes(c), Advertise: natsconf.Env(EnvRouteAdvertise)}
+	}
 	return &natsconf.Cluster{
 		Name: GatewayName(c), Port: ClusterPort, NoAdvertise: true,
 		// The route URLs carry the route password, so they come from the

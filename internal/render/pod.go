@@ -2,7 +2,6 @@ package render
 
 import (
 	"maps"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,9 +19,11 @@ const (
 	// AnnotationCredentialsHash covers the credentials the servers read from
 	// their environment at start.
 	AnnotationCredentialsHash = "kubenats.io/credentials-hash"
-	// AnnotationRouteTLS is "true" when the pod's routes use TLS. A change
-	// of it cannot roll one server at a time (servers with and without
-	// route TLS do not route to each other): the rollout restarts them all.
+	// AnnotationRouteTLS is the pod's route mode (RouteMode): "true" when
+	// its routes use TLS, "false" for a password alone, "open" during a
+	// takeover. A change of it cannot roll one server at a time (servers of
+	// different modes do not route to each other): the rollout restarts
+	// them all.
 	AnnotationRouteTLS = "kubenats.io/route-tls"
 	// AnnotationClientTLS says what the pod's client port serves:
 	// plan.ClientTLSRequired, or plan.ClientTLSPlaintextAccepted
@@ -75,7 +76,7 @@ func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
 		annotations = map[string]string{}
 	}
 	annotations[AnnotationConfigHash] = in.ConfigHash
-	annotations[AnnotationRouteTLS] = strconv.FormatBool(c.Spec.RouteTLSEnabled() && HasRoutes(c))
+	annotations[AnnotationRouteTLS] = RouteMode(c)
 	annotations[AnnotationClientTLS] = plan.ClientTLSRequired
 	if c.Spec.AcceptsPlaintextClients() {
 		annotations[AnnotationClientTLS] = plan.ClientTLSPlaintextAccepted

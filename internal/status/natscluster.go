@@ -30,6 +30,8 @@ type ClusterObservation struct {
 	// StatefulSet and ClientService are the live objects; nil when absent.
 	StatefulSet   *appsv1.StatefulSet
 	ClientService *corev1.Service
+	// Takeover is the phase of a chart release's takeover, nil for none.
+	Takeover *v1alpha1.TakeoverStatus
 	// Blocker is set when the pass stopped short.
 	Blocker *Blocker
 	// Hung names the servers whose pods pass their probes but which do not
@@ -76,6 +78,7 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 		ServerVersion:        c.Spec.Version,
 		ServerVersionSource:  v1alpha1.VersionConfigured,
 		CredentialsSecretRef: &corev1.LocalObjectReference{Name: render.CredentialsSecretName(c)},
+		Takeover:             o.Takeover,
 	}
 	if o.ObservedVersion != "" {
 		st.ServerVersion, st.ServerVersionSource = o.ObservedVersion, v1alpha1.VersionObserved

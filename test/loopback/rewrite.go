@@ -72,13 +72,20 @@ var listenerBlocks = map[string]bool{
 // at the end of each listener block and at the end of the file. A later
 // key wins in nats.conf, so these override any host the file sets; the
 // monitoring port follows the top-level host by nats-server's own default.
+// The file may be written as one JSON object (the official chart writes
+// it so), its keys quoted: its top level is then inside the first brace.
 func bindListeners(conf, ip string) string {
 	hostLine := `host: "` + ip + `"`
 	var b strings.Builder
+	top := 0 // the depth of the file's top-level keys
+	if strings.HasPrefix(strings.TrimSpace(conf), "{") {
+		top = 1
+	}
 	depth := 0
 	word, block := "", ""
 	inComment := false
 	var quote byte
+	quoteAt := 0
 	for i := 0; i < len(conf); i++ {
 		c := conf[i]
 		switch {
@@ -91,22 +98,25 @@ func bindListeners(conf, ip string) string {
 				c = conf[i]
 			} else if c == quote {
 				quote = 0
+				if depth == top {
+					word = conf[quoteAt+1 : i] // a quoted key
+				}
 			}
 		case c == '#' || (c == '/' && i+1 < len(conf) && conf[i+1] == '/'):
 			inComment = true
 		case c == '"' || c == '\'':
-			quote = c
+			quote, quoteAt = c, i
 		case c == '{':
-			if depth == 0 {
+			if depth == top {
 				block = word
 			}
 			depth++
 		case c == '}':
 			depth--
-			if depth == 0 && listenerBlocks[block] {
+			if depth == top && listenerBlocks[block] {
 				b.WriteString("\n  " + hostLine + "\n")
 			}
-		case depth == 0 && (isWordByte(c)):
+		case depth == top && (isWordByte(c)):
 			if i == 0 || !isWordByte(conf[i-1]) {
 				word = ""
 			}

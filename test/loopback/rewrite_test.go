@@ -100,6 +100,18 @@ func TestBindListenersOverridesHosts(t *testing.T) {
 	}
 }
 
+// TestBindListenersInAJSONConf: the official chart writes nats.conf as
+// one JSON object with quoted keys. Its cluster listener is bound too; a
+// rewriter that looked for unquoted top-level words left it on 0.0.0.0,
+// and the chart's second server on this machine could not listen.
+func TestBindListenersInAJSONConf(t *testing.T) {
+	conf := "{\n  \"cluster\": {\n    \"name\": \"nats\",\n    \"port\": 6222,\n    \"routes\": [\"nats://a:6222\"]\n  },\n  \"http_port\": 8222,\n  \"port\": 4222\n}\n"
+	opts := parseConf(t, bindListeners(conf, "127.0.9.8"))
+	if opts.Host != "127.0.9.8" || opts.Cluster.Host != "127.0.9.8" || opts.Cluster.Name != "nats" || len(opts.Routes) != 1 {
+		t.Errorf("host %q, cluster %q (%q), routes %v", opts.Host, opts.Cluster.Host, opts.Cluster.Name, opts.Routes)
+	}
+}
+
 // writeClientCertificate writes, in dir, the client certificate files the
 // operator would give c's pods, and returns dir.
 func writeClientCertificate(t *testing.T, c *v1alpha1.NatsCluster, dir string) string {

@@ -1,0 +1,271 @@
+package e2e_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/convert"
+	"github.com/kubenats/kubenats/internal/manifest"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/e2ekit"
+)
+
+// TestTakeOverAChartRelease: the official chart's rendering of a
+// three-server JetStream release runs, a client publishes to an R3 stream
+// with message IDs through the chart's Service and a worker acknowledges
+// from a durable consumer; then the NatsCluster `kubenats convert` makes
+// of the release, with spec.takeover, takes it over. The chart's
+// StatefulSet is released (pods kept), its servers are replaced one at a
+// time with routes still open as the chart's, then the routes close
+// (password and mutual TLS) all at once. Every acknowledged ID is read
+// back, the consumer's ack floor is kept (and catches up), the stream keeps three
+// replicas, each server kept its claim (same UID) and its name, and no
+// server of the chart runs at the end. The longest publish stall is
+// reported.
+//
+// Careless variants it catches: routes closed while one of the chart's
+// servers still runs (the cluster splits: the publisher stalls past its
+// bound and the meta group loses a server; plan.TakeoverPhase's table has
+// the variant); the StatefulSet deleted with its pods (every pod replaced
+// at once: the UID count per name is then not 3, the first of which is
+// the chart's); new claims instead of the chart's (the claim UIDs change,
+// the stream's messages would be gone from the new servers).
+func TestTakeOverAChartRelease(t *testing.T) {
+	e2ekit.Parallel(t, 4*time.Minute)
+	ns := namespace(t)
+	diagnoseOnFailure(t, ns)
+	pods := recordPods(t, ns)
+	installChart(t, ns)
+	names := podNames("nats", 3)
+	pods.seen(t, names)
+	claims := claimUIDs(t, ns, names)
+
+	nc, err := nats.Connect("nats://nats."+ns+".svc:4222", nats.Name("chart-client"), clusterDNS(),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js := appJetStream(t, nc)
+	var stream natsjs.Stream
+	eventually(t, wait, func() error {
+		stream, err = js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
+		return err
+	})
+	cons, err := stream.CreateOrUpdateConsumer(testCtx(t), natsjs.ConsumerConfig{Durable: "billing", AckPolicy: natsjs.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := e2ekit.StartPublisher(js, "orders.new")
+	defer pub.Halt()
+	w := &worker{cons: cons, stop: make(chan struct{}), done: make(chan struct{})}
+	go w.run()
+	defer w.halt()
+	ackedAtLeast := func(n int) {
+		eventually(t, upgradeTimeout, func() error {
+			if got := pub.Count(); got < n {
+				return fmt.Errorf("%d messages acknowledged, waiting for %d", got, n)
+			}
+			return nil
+		})
+	}
+	ackedAtLeast(100)
+	eventually(t, wait, func() error {
+		if w.count() == 0 {
+			return fmt.Errorf("the worker has acknowledged nothing yet")
+		}
+		return nil
+	})
+	before, err := cons.Info(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	floorBefore := before.AckFloor.Stream
+
+	began := time.Now()
+	c := takeoverCluster(t, ns)
+	if err := cluster.Client.Create(testCtx(t), c); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*upgradeTimeout, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		phase := v1alpha1.TakeoverPhase("")
+		if c.Status.Takeover != nil {
+			phase = c.Status.Takeover.Phase
+		}
+		ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady)
+		if phase != v1alpha1.TakeoverComplete || ready == nil || ready.Status != metav1.ConditionTrue || c.Status.ObservedGeneration != c.Generation {
+			return fmt.Errorf("takeover %q, Ready %+v", phase, ready)
+		}
+		return nil
+	})
+	t.Logf("taken over in %s", time.Since(began).Round(time.Millisecond))
+	ackedAtLeast(pub.Count() + 100) // publishing goes on after the takeover
+
+	// One replacement per step: the chart's pod, kubenats' with open
+	// routes, kubenats' with closed ones.
+	for _, name := range names {
+		if n := len(pods.uids(name)); n != 3 {
+			t.Errorf("%s has had %d pods, want 3 (the chart's, then one per step)", name, n)
+		}
+	}
+	checkTakenOver(t, c, names, claims)
+	checkRoutePorts(t, &formed{NS: ns, Cluster: c, Pods: names}, true)
+
+	pub.Halt()
+	w.halt()
+	acked, stall := pub.Result()
+	stored := storedCount(t, js, stream, acked)
+	checkEveryIDStoredIn(t, js, "ORDERS", acked, stored)
+	info, err := stream.Info(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Config.Replicas != 3 || info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+		t.Errorf("the stream has %d replicas (%+v), want 3", info.Config.Replicas, info.Cluster)
+	}
+	// The floor the consumer had reached before the takeover is kept, and
+	// it catches up with every stored message afterwards.
+	ci, err := cons.Info(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.AckFloor.Stream < floorBefore {
+		t.Errorf("the consumer's ack floor went back from %d to %d", floorBefore, ci.AckFloor.Stream)
+	}
+	consumerCaughtUp(t, cons, stored)
+	t.Logf("chart release taken over under load: %d messages acknowledged, none lost; consumer ack floor %d before, %d after, then all %d; longest publish stall %s",
+		acked, floorBefore, ci.AckFloor.Stream, stored, stall.Round(time.Millisecond))
+}
+
+// takeoverCluster is what `kubenats convert` makes of the chart's
+// rendering, with spec.takeover naming the release.
+func takeoverCluster(t *testing.T, ns string) *v1alpha1.NatsCluster {
+	t.Helper()
+	res, err := convert.Chart(chartRendering(t), ns)
+	if err != nil || len(res.Lost) != 0 {
+		t.Fatalf("convert: %v, lost %v", err, res.Lost)
+	}
+	c := res.Objects[0].(*v1alpha1.NatsCluster)
+	c.Spec.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: c.Name}
+	return c
+}
+
+// claimUIDs are the UIDs of the chart's data claims.
+func claimUIDs(t *testing.T, ns string, names []string) map[string]types.UID {
+	t.Helper()
+	out := map[string]types.UID{}
+	for _, n := range names {
+		var pvc corev1.PersistentVolumeClaim
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: ns, Name: render.ChartDataVolume + "-" + n}, &pvc); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = pvc.UID
+	}
+	return out
+}
+
+// checkTakenOver: the StatefulSet is the cluster's, every server pod runs
+// its template with closed routes on the chart's claim, and the chart's
+// Services are the cluster's.
+func checkTakenOver(t *testing.T, c *v1alpha1.NatsCluster, names []string, claims map[string]types.UID) {
+	t.Helper()
+	var sts appsv1.StatefulSet
+	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: c.Namespace, Name: c.Name}, &sts); err != nil {
+		t.Fatal(err)
+	}
+	if !metav1.IsControlledBy(&sts, c) {
+		t.Errorf("StatefulSet %s is not the NatsCluster's: %v", sts.Name, sts.OwnerReferences)
+	}
+	for _, n := range names {
+		var p corev1.Pod
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: c.Namespace, Name: n}, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision || p.Annotations[render.AnnotationRouteTLS] != render.RoutesTLS {
+			t.Errorf("%s runs revision %s with routes %q, want %s with %q", n, p.Labels[appsv1.ControllerRevisionHashLabelKey], p.Annotations[render.AnnotationRouteTLS], sts.Status.UpdateRevision, render.RoutesTLS)
+		}
+		var pvc corev1.PersistentVolumeClaim
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: c.Namespace, Name: render.ChartDataVolume + "-" + n}, &pvc); err != nil || pvc.UID != claims[n] {
+			t.Errorf("%s's claim: %v, UID %s, want the chart's %s", n, err, pvc.UID, claims[n])
+		}
+	}
+	for _, name := range []string{render.ClientServiceName(c), render.HeadlessServiceName(c)} {
+		var svc corev1.Service
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: c.Namespace, Name: name}, &svc); err != nil {
+			t.Fatal(err)
+		}
+		if !metav1.IsControlledBy(&svc, c) {
+			t.Errorf("Service %s is not the NatsCluster's", name)
+		}
+	}
+}
+
+// chartRendering is the official chart's rendering of a three-server
+// JetStream release named nats (../shared/fixtures), with its image moved
+// to a nats-server version the loopback kubelet has built (the fixture's
+// 2.14.2 differs from it only in patches).
+func chartRendering(t *testing.T) [][]byte {
+	t.Helper()
+	data, err := os.ReadFile("../../../shared/fixtures/nats-chart/nats-2.14.2-jetstream-3.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = []byte(strings.ReplaceAll(string(data), "nats:2.14.2-alpine", "nats:"+chartServerVersion+"-alpine"))
+	docs, err := manifest.Documents(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+const chartServerVersion = "2.14.10"
+
+// installChart applies the chart's rendering in ns, as `helm install`
+// would, and waits for its three servers to be ready.
+func installChart(t *testing.T, ns string) {
+	t.Helper()
+	for _, d := range chartRendering(t) {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(d, &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		u.SetNamespace(ns)
+		if err := cluster.Client.Create(testCtx(t), u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, formTimeout, func() error {
+		var pods corev1.PodList
+		if err := cluster.Client.List(testCtx(t), &pods, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		ready := 0
+		for i := range pods.Items {
+			if podReady(&pods.Items[i]) {
+				ready++
+			}
+		}
+		if ready != 3 {
+			return fmt.Errorf("%d of the chart's pods ready", ready)
+		}
+		return nil
+	})
+}
