@@ -3,6 +3,7 @@ package envtest_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,9 +30,53 @@ import (
 // ConfigMap).
 func TestConvertedChartReleaseLeavesTheReleaseAlone(t *testing.T) {
 	ns := namespace(t)
+	docs, chart := applyChartRendering(t, ns, "")
+	res, err := convert.Chart(docs, ns)
+	if err != nil || len(res.Lost) != 0 {
+		t.Fatalf("convert: %v, lost %v", err, res.Lost)
+	}
+	c := res.Objects[0].(*v1alpha1.NatsCluster)
+	create(t, c)
+	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonNameConflict)
+	chartUnchanged(t, chart, 3*time.Second)
+}
+
+// TestTakeoverOfAReleaseKubenatsCannotCarryTouchesNothing: a release whose
+// nats.conf serves WebSocket (which the converted cluster would not) is
+// named in spec.takeover. The takeover is refused (TakeoverRefused) with
+// the setting named, and none of the chart's objects changes over a
+// window: its StatefulSet is not released, its Services not claimed.
+// Catches a takeover that releases the StatefulSet first and checks after
+// (the StatefulSet is gone), and one that checks only the StatefulSet's
+// labels (the cluster goes on to the rollout).
+func TestTakeoverOfAReleaseKubenatsCannotCarryTouchesNothing(t *testing.T) {
+	ns := namespace(t)
+	docs, chart := applyChartRendering(t, ns, `"websocket": {"port": 8080, "no_tls": true},`)
+	res, err := convert.Chart(docs, ns)
+	if err != nil || len(res.Lost) == 0 {
+		t.Fatalf("convert: %v, lost %v; want the websocket block named", err, res.Lost)
+	}
+	c := res.Objects[0].(*v1alpha1.NatsCluster)
+	c.Spec.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: c.Name}
+	create(t, c)
+	readyCondition(t, c, metav1.ConditionFalse, "TakeoverRefused")
+	if _, _, msg := readyMessage(t, c); !strings.Contains(msg, "websocket") {
+		t.Errorf("the refusal does not name the setting: %s", msg)
+	}
+	chartUnchanged(t, chart, 3*time.Second)
+}
+
+// applyChartRendering creates the official chart's rendering in ns, with
+// extra inserted at the top of its nats.conf, and returns the documents
+// and the objects as created.
+func applyChartRendering(t *testing.T, ns, extra string) ([][]byte, []*unstructured.Unstructured) {
+	t.Helper()
 	data, err := os.ReadFile("../../../shared/fixtures/nats-chart/nats-2.14.2-jetstream-3.yaml")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if extra != "" {
+		data = []byte(strings.Replace(string(data), "    {\n      \"cluster\"", "    {\n      "+extra+"\n      \"cluster\"", 1))
 	}
 	docs, err := manifest.Documents(data)
 	if err != nil {
@@ -47,15 +92,14 @@ func TestConvertedChartReleaseLeavesTheReleaseAlone(t *testing.T) {
 		create(t, u)
 		chart = append(chart, u)
 	}
-	res, err := convert.Chart(docs, ns)
-	if err != nil || len(res.Lost) != 0 {
-		t.Fatalf("convert: %v, lost %v", err, res.Lost)
-	}
-	c := res.Objects[0].(*v1alpha1.NatsCluster)
-	create(t, c)
-	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonNameConflict)
+	return docs, chart
+}
 
-	deadline := time.Now().Add(3 * time.Second)
+// chartUnchanged fails when any of the chart's objects changes (its
+// resource version or owners) or goes within d.
+func chartUnchanged(t *testing.T, chart []*unstructured.Unstructured, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for time.Now().Before(deadline) {
 		for _, before := range chart {
 			now := &unstructured.Unstructured{}

@@ -91,4 +91,24 @@ func TestOperatorWritesOnlyWhatItManages(t *testing.T) {
 	refused("deleting another's pod", "writes only objects labelled", func() error {
 		return op.Delete(ctx(t), pod, dry)
 	})
+
+	// The one object of another's a takeover deletes: the official
+	// chart's StatefulSet, its pods orphaned, never with them (a policy
+	// that let any chart StatefulSet go would let the cascade through).
+	chartLabels := map[string]string{"helm.sh/chart": "nats-2.14.2", render.LabelName: "nats", render.LabelInstance: "nats"}
+	chart := &appsv1.StatefulSet{ObjectMeta: meta(ns, "nats", chartLabels), Spec: appsv1.StatefulSetSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: chartLabels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: chartLabels}, Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "nats", Image: "nats"}},
+		}},
+	}}
+	if err := k8s.Create(ctx(t), chart); err != nil {
+		t.Fatal(err)
+	}
+	refused("deleting the chart's StatefulSet with its pods", "writes only objects labelled", func() error {
+		return op.Delete(ctx(t), chart, dry, client.PropagationPolicy(metav1.DeletePropagationBackground))
+	})
+	if err := op.Delete(ctx(t), chart, dry, client.PropagationPolicy(metav1.DeletePropagationOrphan)); err != nil {
+		t.Errorf("releasing the chart's StatefulSet, its pods orphaned: %v", err)
+	}
 }

@@ -70,6 +70,11 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 		edit    func(*spec)
 		want    []string // substrings of the error a user reads
 	}{
+		// A takeover keeps the release's names.
+		{name: "takeover-of-another-release",
+			edit: func(s *spec) { s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "nats"} },
+			want: []string{"takeover.helmRelease must be the NatsCluster's name"}},
+
 		// Replicas.
 		{name: "replicas-zero",
 			edit: func(s *spec) { s.Replicas = ptr.To[int32](0) },
@@ -405,6 +410,16 @@ func TestValidationRejectsInvalidUpdates(t *testing.T) {
 		{name: "storageclass-unchanged-while-size-grows",
 			create: func(s *spec) { s.JetStream.FileStore.StorageClassName = ptr.To("a") },
 			update: func(s *spec) { s.JetStream.FileStore.Size = quantity("11Gi") }},
+
+		// spec.takeover is set at creation and kept: the StatefulSet's
+		// selector and claims follow it.
+		{name: "takeover-added",
+			update: func(s *spec) { s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "takeover-added"} },
+			want:   []string{"takeover is set when the cluster is created and then kept"}},
+		{name: "takeover-removed",
+			create: func(s *spec) { s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "takeover-removed"} },
+			update: func(s *spec) { s.Takeover = nil },
+			want:   []string{"takeover is set when the cluster is created and then kept"}},
 
 		// Replicas.
 		{name: "replicas-3-to-1-jetstream",
