@@ -105,6 +105,9 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}
+	if sts := findStatefulSet(objs); sts != nil {
+		obs.Template = sts.Spec.Template.Annotations
+	}
 	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs))
 	if err != nil {
 		return ctrl.Result{}, nil, nil, err

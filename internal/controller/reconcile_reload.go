@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -100,7 +101,8 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 		if !p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		s := plan.ReloadServer{Name: p.Name, Outdated: sts == nil || p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision}
+		s := plan.ReloadServer{Name: p.Name, Outdated: sts == nil || p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision ||
+			restartsFor(p, o.Template)}
 		// A server this pass found hung is not asked again: it counts as
 		// not answering.
 		if p.Status.PodIP != "" && !slices.Contains(hung, p.Name) {
@@ -257,4 +259,21 @@ func configLoaded() status.Verdict {
 
 func configNotLoaded(reason, msg string) status.Verdict {
 	return status.Verdict{Type: v1alpha1.ConditionConfigLoaded, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+}
+
+// restartsFor reports whether pod runs another restart annotation than the
+// pod template this pass rendered: the rollout replaces it. The
+// StatefulSet's status names the new revision only once its controller
+// has seen the change, and until then a reload would be sent to a server
+// whose kubelet has not refreshed its files (it rereads the old ones for
+// nothing) and, in mode jwt, would register its accounts anew under the
+// feet of a client connecting at that moment, which nats-server then
+// refuses (TestAccountsSurviveARollingUpdate saw one such refusal).
+func restartsFor(pod *corev1.Pod, template map[string]string) bool {
+	for k, v := range template {
+		if strings.HasPrefix(k, "kubenats.io/") && pod.Annotations[k] != v {
+			return true
+		}
+	}
+	return false
 }

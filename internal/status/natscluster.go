@@ -30,6 +30,10 @@ type ClusterObservation struct {
 	// StatefulSet and ClientService are the live objects; nil when absent.
 	StatefulSet   *appsv1.StatefulSet
 	ClientService *corev1.Service
+	// Template are the annotations of the pod template the pass rendered:
+	// a pod without them is replaced by the rollout, even while the
+	// StatefulSet's status does not name the new revision yet.
+	Template map[string]string
 	// Takeover is the phase of a chart release's takeover, nil for none.
 	Takeover *v1alpha1.TakeoverStatus
 	// Blocker is set when the pass stopped short.

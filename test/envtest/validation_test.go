@@ -72,8 +72,14 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 	}{
 		// A takeover keeps the release's names.
 		{name: "takeover-of-another-release",
-			edit: func(s *spec) { s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "nats"} },
+			edit: func(s *spec) {
+				s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "nats"}
+				s.Auth.Mode = v1alpha1.AuthNone
+			},
 			want: []string{"takeover.helmRelease must be the NatsCluster's name"}},
+		{name: "takeover-in-mode-users",
+			edit: func(s *spec) { s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "takeover-in-mode-users"} },
+			want: []string{"takeover needs auth.mode none or token"}},
 
 		// Replicas.
 		{name: "replicas-zero",
@@ -414,10 +420,14 @@ func TestValidationRejectsInvalidUpdates(t *testing.T) {
 		// spec.takeover is set at creation and kept: the StatefulSet's
 		// selector and claims follow it.
 		{name: "takeover-added",
+			create: func(s *spec) { s.Auth.Mode = v1alpha1.AuthNone },
 			update: func(s *spec) { s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "takeover-added"} },
 			want:   []string{"takeover is set when the cluster is created and then kept"}},
 		{name: "takeover-removed",
-			create: func(s *spec) { s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "takeover-removed"} },
+			create: func(s *spec) {
+				s.Takeover = &v1alpha1.TakeoverSpec{HelmRelease: "takeover-removed"}
+				s.Auth.Mode = v1alpha1.AuthNone
+			},
 			update: func(s *spec) { s.Takeover = nil },
 			want:   []string{"takeover is set when the cluster is created and then kept"}},
 
