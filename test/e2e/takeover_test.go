@@ -46,7 +46,7 @@ import (
 // the chart's); new claims instead of the chart's (the claim UIDs change,
 // the stream's messages would be gone from the new servers).
 func TestTakeOverAChartRelease(t *testing.T) {
-	e2ekit.Parallel(t, 4*time.Minute)
+	e2ekit.Parallel(t, 90*time.Second)
 	ns := namespace(t)
 	diagnoseOnFailure(t, ns)
 	pods := recordPods(t, ns)
