@@ -105,10 +105,11 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}
-	if sts := findStatefulSet(objs); sts != nil {
+	sts := findStatefulSet(objs)
+	if sts != nil {
 		obs.Template = sts.Spec.Template.Annotations
 	}
-	hold, blocker, err := r.guardStatefulSet(ctx, c, findStatefulSet(objs))
+	hold, blocker, err := r.guardStatefulSet(ctx, c, sts)
 	if err != nil {
 		return ctrl.Result{}, nil, nil, err
 	}
