@@ -17,7 +17,9 @@ import (
 // it: in mode jwt, that reload refused a client's creds once in CI.
 func TestRestartsForTheRenderedTemplate(t *testing.T) {
 	template := map[string]string{render.AnnotationConfigHash: "new", render.AnnotationRouteTLS: "true", "team.example/owner": "x"}
-	pod := func(a map[string]string) *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: a}} }
+	pod := func(a map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Annotations: a}}
+	}
 	for _, tc := range []struct {
 		name string
 		pod  *corev1.Pod
