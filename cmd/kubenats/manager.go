@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/internal/webhook"
 )
 
 func runManager(args []string, stderr io.Writer) int {
@@ -59,11 +60,20 @@ func runManager(args []string, stderr io.Writer) int {
 		_, err := controller.ParseIssuerPolicy(issuers)
 		return err
 	})
+	fs.StringVar(&o.WebhookBindAddress, "webhook-bind-address", "0", `address of the validating webhook (HTTPS, for the API server; the install sets :9443); "0" disables it`)
+	fs.StringVar(&o.Namespace, "namespace", os.Getenv("POD_NAMESPACE"), "the operator's namespace, where the webhook's certificate is kept (POD_NAMESPACE)")
+	fs.Func("webhook-cert-names", "comma-separated names the webhook's certificate is for; empty: "+webhook.ServiceName+".<namespace>.svc", func(v string) error {
+		o.WebhookCertNames = splitNamespaces(v)
+		return nil
+	})
 	config.RegisterFlags(fs) // --kubeconfig
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(fs) // --zap-log-level, --zap-devel, ...
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if len(o.WebhookCertNames) == 0 && o.Namespace != "" {
+		o.WebhookCertNames = []string{webhook.ServiceName + "." + o.Namespace + ".svc"}
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	log := ctrl.Log.WithName("kubenats")

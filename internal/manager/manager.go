@@ -4,6 +4,7 @@
 package manager
 
 import (
+	"net"
 	"net/netip"
 	"time"
 
@@ -120,6 +121,18 @@ type Options struct {
 	// names are checked to be unique per process, for their metrics, and a
 	// stopped operator's names stay taken.
 	RepeatedInProcess bool
+	// WebhookBindAddress serves the validating webhook (HTTPS, for the API
+	// server); "" or "0" disables it.
+	WebhookBindAddress string
+	// WebhookListener, when set, is where the webhook serves instead: a
+	// test's listener on a port it chose.
+	WebhookListener net.Listener
+	// WebhookCertNames are the DNS names (or addresses) the webhook's
+	// serving certificate is for: how the API server dials it.
+	WebhookCertNames []string
+	// Namespace is the operator's own, where the webhook's certificate is
+	// kept.
+	Namespace string
 	// ExporterImage is the image of the servers' metrics containers
 	// (spec.monitoring): the operator's own; render's default when empty.
 	ExporterImage string
@@ -143,7 +156,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := pki.CheckRenewBefore(o.RouteCertificateRenewBefore); err != nil {
 		return nil, err
 	}
+	if err := checkWebhook(o); err != nil {
+		return nil, err
+	}
 	scheme := Scheme()
+	byObject := ownedOnly(istioInstalled(cfg))
+	webhookCache(o, byObject)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                  scheme,
 		Metrics:                 MetricsOptions(o),
@@ -158,7 +176,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Controller:              config.Controller{SkipNameValidation: &o.RepeatedInProcess},
 		Cache: cache.Options{
 			DefaultNamespaces: namespaces(o.WatchNamespaces),
-			ByObject:          ownedOnly(istioInstalled(cfg)),
+			ByObject:          byObject,
 			// Nothing reads managedFields from the cache; they are often
 			// half of an object's size, and a thousand resources are cached.
 			DefaultTransform: cache.TransformStripManagedFields(),
@@ -255,6 +273,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		workers = 16
 	}
 	if err := setupJetStream(mgr, base, workers); err != nil {
+		return nil, err
+	}
+	if err := setupWebhook(mgr, o); err != nil {
 		return nil, err
 	}
 	return mgr, nil

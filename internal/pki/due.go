@@ -63,7 +63,7 @@ func dueLeaf(found KeyPair, ca *x509.Certificate, names []string, now time.Time,
 		return Decision{Renew, "the certificate cannot be read"}
 	case cert.CheckSignatureFrom(ca) != nil:
 		return Decision{Renew, "the certificate is not signed by the CA"}
-	case !sameNames(cert.DNSNames, names):
+	case !sameNames(Names(cert), names):
 		return Decision{Renew, "the certificate's names changed"}
 	case !now.Before(renewAt(cert, renewBefore)):
 		return Decision{Renew, "the certificate is due for renewal"}

@@ -105,3 +105,30 @@ func TestCheckRenewBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestAnAddressNameIsAnIPAddress: a certificate for 127.0.0.1 (the test
+// control plane dials the operator's webhook there) verifies for that
+// address, and Due takes it as the same names. Careless variant: the
+// address written as a DNS name verifies for nothing a client dials.
+func TestAnAddressNameIsAnIPAddress(t *testing.T) {
+	now := time.Now()
+	ca := mustCA(t, now, CAValidity)
+	names := []string{"kubenats-webhook.kubenats-system.svc", "127.0.0.1"}
+	leaf := mustIssue(t, ca, names, now, CertValidity)
+	cert, _ := ParseCert(leaf.Cert)
+	caCert, _ := ParseCert(ca.Cert)
+	roots := x509.NewCertPool()
+	roots.AddCert(caCert)
+	if err := cert.VerifyHostname("127.0.0.1"); err != nil {
+		t.Errorf("127.0.0.1: %v", err)
+	}
+	if _, err := cert.Verify(x509.VerifyOptions{DNSName: "kubenats-webhook.kubenats-system.svc", Roots: roots}); err != nil {
+		t.Error(err)
+	}
+	if d := Due(leaf, ca, names, now, 0); d.Action != Keep {
+		t.Errorf("Due = %+v for the names it was issued with", d)
+	}
+	if d := Due(leaf, ca, names[:1], now, 0); d.Action != Renew {
+		t.Errorf("Due = %+v with the address dropped", d)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
+	"slices"
 	"time"
 )
 
@@ -46,9 +48,11 @@ func NewCA(commonName string, now time.Time, validity time.Duration) (KeyPair, e
 	return encode(der, key)
 }
 
-// Issue signs a certificate for dnsNames with ca, valid from now for
+// Issue signs a certificate for names with ca, valid from now for
 // validity, good for both ends of a connection (routes dial and accept).
-func Issue(ca KeyPair, dnsNames []string, now time.Time, validity time.Duration) (KeyPair, error) {
+// A name that is an IP address goes into the certificate's IP addresses,
+// where a client dialing that address looks for it.
+func Issue(ca KeyPair, names []string, now time.Time, validity time.Duration) (KeyPair, error) {
 	caCert, err := ParseCert(ca.Cert)
 	if err != nil {
 		return KeyPair{}, fmt.Errorf("CA: %w", err)
@@ -62,14 +66,20 @@ func Issue(ca KeyPair, dnsNames []string, now time.Time, validity time.Duration)
 		return KeyPair{}, err
 	}
 	cn := ""
-	if len(dnsNames) > 0 {
-		cn = dnsNames[0]
+	if len(names) > 0 {
+		cn = names[0]
 	}
 	tmpl, err := template(cn, now, validity)
 	if err != nil {
 		return KeyPair{}, err
 	}
-	tmpl.DNSNames = dnsNames
+	for _, name := range names {
+		if ip := net.ParseIP(name); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, name)
+		}
+	}
 	tmpl.KeyUsage = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, key.Public(), caKey)
@@ -112,6 +122,16 @@ func FirstCertPEM(chain string) string {
 		return ""
 	}
 	return string(pem.EncodeToMemory(block))
+}
+
+// Names are the DNS names and IP addresses a certificate is for, as Issue
+// was given them.
+func Names(cert *x509.Certificate) []string {
+	out := slices.Clone(cert.DNSNames)
+	for _, ip := range cert.IPAddresses {
+		out = append(out, ip.String())
+	}
+	return out
 }
 
 // ParseCert reads the first certificate of a PEM bundle.

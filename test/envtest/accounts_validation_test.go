@@ -156,6 +156,10 @@ func TestJetStreamAccountValidation(t *testing.T) {
 		Spec: v1alpha1.StreamSpec{Target: v1alpha1.Target{Connection: conn, Account: "orders"}, Name: "S", Subjects: []string{"s"}}}
 	assertInvalid(t, k8s.Create(ctx(t), withConnection, client.DryRunAll), "account applies to a NatsCluster target")
 
+	// The account it names exists: one that does not is refused at
+	// creation (account_webhook_test.go).
+	create(t, &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"},
+		Spec: v1alpha1.NatsAccountSpec{Cluster: v1alpha1.ClusterRef{Name: "nats"}}})
 	kv := &v1alpha1.KeyValue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "moved"},
 		Spec: v1alpha1.KeyValueSpec{Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "nats"}, Account: "orders"}, Bucket: "b"}}
 	if err := k8s.Create(ctx(t), kv); err != nil {

@@ -152,11 +152,24 @@ func TestValueVariants(t *testing.T) {
 				t.Errorf("ingress %v", rule)
 			}
 		}},
-		{"a NetworkPolicy with metrics off admits nothing", "networkPolicy: {enabled: true}\nmetrics: {enabled: false}", func(t *testing.T, objs objects) {
+		{"a NetworkPolicy with metrics and webhook off admits nothing", "networkPolicy: {enabled: true}\nmetrics: {enabled: false}\nwebhook: {enabled: false}", func(t *testing.T, objs objects) {
 			np := objs["NetworkPolicy/"+operatorNamespace+"/kubenats"]
 			if np == nil || len(field(np, "spec.ingress").([]any)) != 0 {
 				t.Errorf("%v", np)
 			}
+		}},
+		{"a NetworkPolicy admits the webhook only from where it is told", "networkPolicy: {enabled: true, webhookFrom: [{ipBlock: {cidr: 10.0.0.0/24}}]}\nmetrics: {enabled: false}", func(t *testing.T, objs objects) {
+			rules := field(objs["NetworkPolicy/"+operatorNamespace+"/kubenats"], "spec.ingress").([]any)
+			rule := rules[0].(map[string]any)
+			if len(rules) != 1 || rule["from"] == nil || rule["ports"].([]any)[0].(map[string]any)["port"] != float64(9443) {
+				t.Errorf("ingress %v", rules)
+			}
+		}},
+		{"the webhook turned off", "webhook: {enabled: false}", func(t *testing.T, objs objects) {
+			webhookOff(t, objs)
+		}},
+		{"no webhook in namespaced mode", "watchNamespaces: [team-a]", func(t *testing.T, objs objects) {
+			webhookOff(t, objs)
 		}},
 		{"scheduling", "nodeSelector: {pool: system}\ntolerations: [{key: system, operator: Exists}]\npriorityClassName: system-cluster-critical\npodAnnotations: {a: b}\npodLabels: {team: platform}", func(t *testing.T, objs objects) {
 			spec := field(objs["Deployment/"+operatorNamespace+"/kubenats"], "spec.template").(map[string]any)
@@ -197,5 +210,20 @@ func TestAnotherReleaseNamespace(t *testing.T) {
 	policy := mustJSON(objs["ValidatingAdmissionPolicy//kubenats-operator-writes"])
 	if !strings.Contains(policy, "system:serviceaccount:nats-operator:kubenats") {
 		t.Error("the operator-writes policy does not name the operator's user in the release namespace")
+	}
+}
+
+// webhookOff: neither the webhook's configuration nor its Service, and the
+// operator told not to serve it.
+func webhookOff(t *testing.T, objs objects) {
+	t.Helper()
+	for _, k := range []string{"ValidatingWebhookConfiguration//kubenats", "Service/" + operatorNamespace + "/kubenats-webhook"} {
+		if objs[k] != nil {
+			t.Errorf("%s is installed", k)
+		}
+	}
+	args := field(objs["Deployment/"+operatorNamespace+"/kubenats"], "spec.template.spec.containers").([]any)[0].(map[string]any)["args"].([]any)
+	if !slices.Contains(args, any("--webhook-bind-address=0")) {
+		t.Errorf("args %v", args)
 	}
 }

@@ -3,6 +3,7 @@ package inprocess
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -38,8 +39,9 @@ type EnvtestOptions struct {
 	// own (config/crd/bases).
 	CRDPaths []string
 	// Install prepares the cluster before the operator starts. Nil
-	// installs what dist/install.yaml would: the admission policies and
-	// the shipped cluster-wide RBAC (InstallShipped).
+	// installs what dist/install.yaml would: the admission policies, the
+	// shipped cluster-wide RBAC (InstallShipped) and the validating
+	// webhook, which the operator then serves.
 	Install func(ctx context.Context, e *Envtest) error
 	// Operator are the manager's options; its metrics and health endpoints
 	// are turned off on top, as a test process runs no probes.
@@ -72,16 +74,29 @@ func RunEnvtest(run func() int, o EnvtestOptions) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	opts := o.Operator
 	install := o.Install
 	if install == nil {
-		install = InstallShipped
+		// What dist/install.yaml installs, the validating webhook with it,
+		// served by the operator on a port of this process.
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		opts.WebhookListener, opts.Namespace, opts.WebhookCertNames = ln, rbac.Namespace, []string{"127.0.0.1"}
+		install = func(ctx context.Context, e *Envtest) error {
+			if err := InstallShipped(ctx, e); err != nil {
+				return err
+			}
+			return admission.InstallWebhook(ctx, e.Client, e.Root, "https://"+ln.Addr().String())
+		}
 	}
 	if err := install(context.Background(), e); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	e.OperatorConfig = rbac.Config(e.Config)
-	opts := o.Operator
 	opts.MetricsBindAddress, opts.HealthProbeBindAddress = "0", "0"
 	stop, err := Start(ctrl.SetupSignalHandler(), e.OperatorConfig, opts)
 	if err != nil {

@@ -11,6 +11,7 @@
 {{- end }}
 - --metrics-bind-address={{ if .Values.metrics.enabled }}:{{ .Values.metrics.port }}{{ else }}0{{ end }}
 - --health-probe-bind-address=:8081
+- --webhook-bind-address={{ if include "kubenats.webhook" . }}:{{ .Values.webhook.port }}{{ else }}0{{ end }}
 {{- with .Values.watchNamespaces }}
 - --watch-namespaces={{ join "," . }}
 {{- end }}
@@ -44,4 +45,10 @@
 {{- range .Values.extraArgs }}
 - {{ . }}
 {{- end }}
+{{- end }}
+
+{{/* Whether the validating webhook is served: not in namespaced mode, whose
+RBAC grants nothing cluster-wide (config/namespaced leaves it out too). */}}
+{{- define "kubenats.webhook" -}}
+{{- if and .Values.webhook.enabled (not .Values.watchNamespaces) }}true{{ end }}
 {{- end }}
