@@ -40,8 +40,9 @@ type EnvtestOptions struct {
 	CRDPaths []string
 	// Install prepares the cluster before the operator starts. Nil
 	// installs what dist/install.yaml would: the admission policies, the
-	// shipped cluster-wide RBAC (InstallShipped) and the validating
-	// webhook, which the operator then serves.
+	// shipped cluster-wide RBAC (InstallShipped) and, for an operator
+	// watching every namespace, the validating webhook, which it then
+	// serves.
 	Install func(ctx context.Context, e *Envtest) error
 	// Operator are the manager's options; its metrics and health endpoints
 	// are turned off on top, as a test process runs no probes.
@@ -77,8 +78,12 @@ func RunEnvtest(run func() int, o EnvtestOptions) int {
 	opts := o.Operator
 	install := o.Install
 	if install == nil {
+		install = InstallShipped
+	}
+	if o.Install == nil && len(opts.WatchNamespaces) == 0 {
 		// What dist/install.yaml installs, the validating webhook with it,
-		// served by the operator on a port of this process.
+		// served by the operator on a port of this process. (An operator
+		// confined to namespaces has none, as config/namespaced.)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
