@@ -54,9 +54,17 @@ func (k *CertKeeper) Reconcile(ctx context.Context, _ reconcile.Request) (reconc
 	if plan.Data != nil {
 		// The write's watch event brings the next pass, which sets the bundle.
 		log.Info("issuing the webhook's serving certificate", "why", plan.Why)
-		return reconcile.Result{}, k.writeSecret(ctx, secret, exists, plan.Data)
+		err := k.writeSecret(ctx, secret, exists, plan.Data)
+		if apierrors.IsAlreadyExists(err) || apierrors.IsConflict(err) {
+			// Decided on a cache behind the API server: decide again
+			// once it has caught up.
+			return reconcile.Result{RequeueAfter: time.Second}, nil
+		}
+		return reconcile.Result{}, err
 	}
-	if err := k.setCABundle(ctx, caBundle(secret.Data)); err != nil {
+	if err := k.setCABundle(ctx, caBundle(secret.Data)); apierrors.IsConflict(err) {
+		return reconcile.Result{RequeueAfter: time.Second}, nil
+	} else if err != nil {
 		return reconcile.Result{}, err
 	}
 	at, _ := renewAt(secret.Data)
@@ -113,8 +121,7 @@ func (k *CertKeeper) now() time.Time {
 
 // SetupWithManager runs the keeper on the leader: once at its start (there
 // may be no Secret yet to watch), when the Secret changes, and when the
-// configuration does (an upgrade that applies it again empties its CA
-// bundle).
+// configuration does (something that replaced it without the CA bundle).
 func (k *CertKeeper) SetupWithManager(mgr ctrl.Manager) error {
 	start := make(chan event.GenericEvent, 1)
 	start <- event.GenericEvent{Object: &corev1.Secret{}}

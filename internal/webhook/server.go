@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/net/netutil"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,7 +28,10 @@ import (
 // (config/webhook: 5 s). A review past these bounds is answered with an
 // HTTP error, which the API server takes as the webhook failing: the
 // object is admitted (failure policy Ignore), never refused for its size.
+// Connections past maxConnections wait unaccepted (the API server keeps
+// a few alive and reuses them), so that a flood of them costs no memory.
 const (
+	maxConnections    = 32
 	maxReviewBytes    = 1 << 20
 	maxReviewsAtOnce  = 4
 	slotWait          = 2 * time.Second
@@ -67,6 +71,7 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("webhook: %w", err)
 		}
 	}
+	ln = netutil.LimitListener(ln, maxConnections)
 	mux := http.NewServeMux()
 	reviews := &admission.Webhook{Handler: &AccountReferences{Reader: s.Reader}}
 	mux.Handle(AccountReferencePath, bounded(reviews, maxReviewsAtOnce, slotWait))
