@@ -55,17 +55,10 @@ func TestDue(t *testing.T) {
 }
 
 func TestIssuedCertificateVerifiesForEveryName(t *testing.T) {
-	now := time.Now()
-	ca := mustCA(t, now, CAValidity)
-	names := []string{"*.nats-headless", "*.nats-headless.ns.svc"}
-	leaf := mustIssue(t, ca, names, now, CertValidity)
-	caCert, _ := ParseCert(ca.Cert)
-	cert, _ := ParseCert(leaf.Cert)
+	_, _, cert, roots := issuedFor(t, "*.nats-headless", "*.nats-headless.ns.svc")
 	if len(cert.IPAddresses) != 0 {
 		t.Errorf("IP SANs %v: route certificates carry names only", cert.IPAddresses)
 	}
-	roots := x509.NewCertPool()
-	roots.AddCert(caCert)
 	for _, host := range []string{"nats-0.nats-headless", "nats-12.nats-headless.ns.svc"} {
 		for _, usage := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth} {
 			if _, err := cert.Verify(x509.VerifyOptions{DNSName: host, Roots: roots, KeyUsages: []x509.ExtKeyUsage{usage}}); err != nil {
@@ -76,6 +69,25 @@ func TestIssuedCertificateVerifiesForEveryName(t *testing.T) {
 	if _, err := cert.Verify(x509.VerifyOptions{DNSName: "nats-0.other-headless", Roots: roots}); err == nil {
 		t.Error("the certificate verifies for another cluster's server")
 	}
+}
+
+// issuedFor is a CA, a certificate it issued now for names, that
+// certificate parsed, and a pool trusting the CA.
+func issuedFor(t *testing.T, names ...string) (ca, leaf KeyPair, cert *x509.Certificate, roots *x509.CertPool) {
+	t.Helper()
+	now := time.Now()
+	ca = mustCA(t, now, CAValidity)
+	leaf = mustIssue(t, ca, names, now, CertValidity)
+	caCert, err := ParseCert(ca.Cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert, err = ParseCert(leaf.Cert); err != nil {
+		t.Fatal(err)
+	}
+	roots = x509.NewCertPool()
+	roots.AddCert(caCert)
+	return ca, leaf, cert, roots
 }
 
 func mustCA(t *testing.T, now time.Time, validity time.Duration) KeyPair {
@@ -111,14 +123,9 @@ func TestCheckRenewBefore(t *testing.T) {
 // address, and Due takes it as the same names. Careless variant: the
 // address written as a DNS name verifies for nothing a client dials.
 func TestAnAddressNameIsAnIPAddress(t *testing.T) {
-	now := time.Now()
-	ca := mustCA(t, now, CAValidity)
 	names := []string{"kubenats-webhook.kubenats-system.svc", "127.0.0.1"}
-	leaf := mustIssue(t, ca, names, now, CertValidity)
-	cert, _ := ParseCert(leaf.Cert)
-	caCert, _ := ParseCert(ca.Cert)
-	roots := x509.NewCertPool()
-	roots.AddCert(caCert)
+	ca, leaf, cert, roots := issuedFor(t, names...)
+	now := time.Now()
 	if err := cert.VerifyHostname("127.0.0.1"); err != nil {
 		t.Errorf("127.0.0.1: %v", err)
 	}

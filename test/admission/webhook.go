@@ -26,13 +26,19 @@ func InstallWebhook(ctx context.Context, c client.Client, root, url string) erro
 		return err
 	}
 	for i := range vwc.Webhooks {
-		cc := &vwc.Webhooks[i].ClientConfig
-		path := ""
-		if cc.Service != nil && cc.Service.Path != nil {
-			path = *cc.Service.Path
-		}
-		u := url + path
-		cc.Service, cc.URL = nil, &u
+		SendTo(&vwc.Webhooks[i].ClientConfig, url, "")
 	}
 	return c.Create(ctx, &vwc)
+}
+
+// SendTo points a webhook's client config at base instead of its Service:
+// a test control plane has no Service network. The path stays the
+// Service's, or is defaultPath when it names none.
+func SendTo(cc *admissionregistrationv1.WebhookClientConfig, base, defaultPath string) {
+	path := defaultPath
+	if cc.Service != nil && cc.Service.Path != nil {
+		path = *cc.Service.Path
+	}
+	u := base + path
+	cc.Service, cc.URL = nil, &u
 }

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/kubenats/kubenats/test/admission"
 )
 
 // Istio in the loopback cluster (Options.Istio): what istiod would do for
@@ -123,13 +125,8 @@ func registerWebhook(ctx context.Context, cs kubernetes.Interface, mwc *admissio
 	mwc = mwc.DeepCopy()
 	mwc.ResourceVersion, mwc.UID = "", ""
 	for i := range mwc.Webhooks {
-		cc := &mwc.Webhooks[i].ClientConfig
-		path := "/inject"
-		if cc.Service != nil && cc.Service.Path != nil {
-			path = *cc.Service.Path
-		}
-		url := base + path
-		cc.Service, cc.URL, cc.CABundle = nil, &url, caBundle
+		admission.SendTo(&mwc.Webhooks[i].ClientConfig, base, "/inject")
+		mwc.Webhooks[i].ClientConfig.CABundle = caBundle
 	}
 	_, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, mwc, metav1.CreateOptions{})
 	return err
