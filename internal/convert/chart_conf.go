@@ -50,7 +50,10 @@ func chartConf(text string, env []corev1.EnvVar, limits confLimits) (map[string]
 		fmt.Fprintf(&defs, "%s: \"%s\"; ", e.Name, value)
 		defined[e.Name] = true
 	}
-	markers := referencedNames(text)
+	markers, err := referencedNames(text, limits)
+	if err != nil {
+		return nil, err
+	}
 	defs.WriteString(markerDefinitions(markers, defined))
 	m, err := conf.Parse(defs.String() + "\n" + text)
 	if err != nil {

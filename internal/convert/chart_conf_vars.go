@@ -1,6 +1,9 @@
 package convert
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // nats.conf's variables ($NAME) are looked up in the blocks around the
 // reference and, when none defines the name, in the environment of the
@@ -39,20 +42,34 @@ const variableEnds = "\n\r;,]} \t'\x00\\"
 // reference of the lexer's is missed, which the shared set of ends
 // guarantees. The empty name is left out: the environment has no
 // variable of that name, and the parser refuses the reference.
-func referencedNames(text string) []string {
+//
+// The names are bounded by limits, as the tree is: at most limits.values
+// names, and limits.bytes of them read in all, each '$' counted. The
+// bound is on what is read, not only on what is kept: in "$a$a$a..."
+// every '$' begins a name that runs to the end, so the names of a text
+// without bounds would be its length squared.
+func referencedNames(text string, limits confLimits) ([]string, error) {
 	var names []string
 	seen := map[string]bool{}
+	read := 0
 	for rest := text; ; {
 		i := strings.IndexByte(rest, '$')
 		if i < 0 {
-			return names
+			return names, nil
 		}
 		rest = rest[i+1:]
 		end := strings.IndexAny(rest, variableEnds)
 		if end < 0 {
 			end = len(rest)
 		}
+		read += end
+		if read > limits.bytes {
+			return nil, fmt.Errorf("nats.conf's variable references ($NAME) are too long for kubenats: more than %d bytes of names", limits.bytes)
+		}
 		if name := rest[:end]; name != "" && !seen[name] {
+			if len(names) == limits.values {
+				return nil, fmt.Errorf("nats.conf refers to more than %d variables ($NAME)", limits.values)
+			}
 			seen[name] = true
 			names = append(names, name)
 		}

@@ -149,7 +149,11 @@ func TestReferencedNames(t *testing.T) {
 		"a: $ b: $\n":            "",
 		"a: \"$2a$11$abc\"\n":    `2a$11$abc" 11$abc" abc"`,
 	} {
-		if got := strings.Join(referencedNames(text), " "); got != want {
+		names, err := referencedNames(text, chartConfLimits)
+		if err != nil {
+			t.Fatalf("referencedNames(%q): %v", text, err)
+		}
+		if got := strings.Join(names, " "); got != want {
 			t.Errorf("referencedNames(%q) = %q, want %q", text, got, want)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 // chartTranslation is one release on its way to a NatsCluster.
 type chartTranslation struct {
 	release chartRelease
+	limits  confLimits // on nats.conf (chartConfLimits)
 	cluster *v1alpha1.NatsCluster
 	secrets []*corev1.Secret
 	lost    []Loss
@@ -59,7 +60,7 @@ func (t *chartTranslation) translate() error {
 	if !ok {
 		return fmt.Errorf("its ConfigMap %q has no nats.conf", t.release.config.Name)
 	}
-	values, err := chartConf(text, c.Env, chartConfLimits)
+	values, err := chartConf(text, c.Env, t.limits)
 	if err != nil {
 		return err
 	}
