@@ -96,7 +96,31 @@ func (r *Reconciler) findKeys(ctx context.Context, c *v1alpha1.NatsCluster, a *v
 	case err != nil:
 		return keys, false, &problem{v1alpha1.ReasonSecretInvalid, "the account's keys: " + err.Error()}, nil
 	}
+	if err := r.retireLegacyKeysLeft(ctx, c, ref); err != nil {
+		return keys, false, nil, err
+	}
 	return keys, true, nil, nil
+}
+
+// retireLegacyKeysLeft empties the legacy Secret of ref's keys when one
+// for exactly ref still holds seeds (a migration whose last step
+// failed). Read from the cache (keys Secrets carry kubenats' label): a
+// pass that finds its keys pays no API call for it.
+func (r *Reconciler) retireLegacyKeysLeft(ctx context.Context, c *v1alpha1.NatsCluster, ref accounts.AccountRef) error {
+	var s corev1.Secret
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: accounts.LegacyKeysSecretName(c.Name, ref)}, &s); {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	}
+	if !metav1.IsControlledBy(&s, c) || s.Annotations[AnnotationAccount] != ref.String() || len(s.Data[accounts.AccountSeedKey]) == 0 {
+		return nil // none left, or another account's, which it migrates itself
+	}
+	if err := r.retireLegacyKeys(ctx, c, &s, ref); err != nil {
+		return fmt.Errorf("emptying the account's legacy keys Secret: %w", err)
+	}
+	return nil
 }
 
 // migrateLegacyKeys takes a's keys from the Secret under the legacy name
@@ -126,7 +150,7 @@ func (r *Reconciler) migrateLegacyKeys(ctx context.Context, c *v1alpha1.NatsClus
 	if err := r.writeKeys(ctx, c, keys); err != nil {
 		return accounts.AccountKeys{}, false, nil, fmt.Errorf("migrating the account's keys: %w", err)
 	}
-	if err := r.retireLegacyKeys(ctx, c, s.Name, ref); err != nil {
+	if err := r.retireLegacyKeys(ctx, c, &s, ref); err != nil {
 		return accounts.AccountKeys{}, false, nil, fmt.Errorf("emptying the account's legacy keys Secret: %w", err)
 	}
 	r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "KeysMigrated", "Migrate",
@@ -134,22 +158,13 @@ func (r *Reconciler) migrateLegacyKeys(ctx context.Context, c *v1alpha1.NatsClus
 	return keys, true, nil, nil
 }
 
-// retireLegacyKeys applies the legacy Secret with no data but the name of
-// the one that replaced it: server-side apply drops the seeds the
-// operator wrote there.
-func (r *Reconciler) retireLegacyKeys(ctx context.Context, c *v1alpha1.NatsCluster, name string, ref accounts.AccountRef) error {
-	s := &corev1.Secret{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   c.Namespace,
-			Name:        name,
-			Labels:      map[string]string{render.LabelManagedBy: render.ManagedBy},
-			Annotations: map[string]string{AnnotationAccount: ref.String()},
-		},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{legacyMovedToKey: []byte(accounts.KeysSecretName(c.Name, ref))},
-	}
-	return r.Applier.Apply(ctx, c, s)
+// retireLegacyKeys empties the legacy Secret s of everything but the
+// name of the one that replaced it, by a merge patch that removes every
+// other key whoever wrote it, refused if s changed since it was read.
+func (r *Reconciler) retireLegacyKeys(ctx context.Context, c *v1alpha1.NatsCluster, s *corev1.Secret, ref accounts.AccountRef) error {
+	before := s.DeepCopy()
+	s.Data = map[string][]byte{legacyMovedToKey: []byte(accounts.KeysSecretName(c.Name, ref))}
+	return r.Patch(ctx, s, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
 // legacyMovedToKey names, in an emptied legacy keys Secret, the Secret

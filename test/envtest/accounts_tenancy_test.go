@@ -283,8 +283,9 @@ func jwtServer(t *testing.T, trust *corev1.Secret, name string) *server.Server {
 	})
 }
 
-// plantKeys writes a keys Secret as the operator would own it: what a
-// collision of names would have left there.
+// plantKeys writes a keys Secret as the operator owns it (its controller
+// reference as SetControllerReference writes it): what a collision of
+// names, or an earlier version, would have left there.
 func plantKeys(t *testing.T, c *v1alpha1.NatsCluster, name string, data map[string][]byte, recordedFor accounts.AccountRef) {
 	t.Helper()
 	s := &corev1.Secret{
@@ -292,7 +293,7 @@ func plantKeys(t *testing.T, c *v1alpha1.NatsCluster, name string, data map[stri
 			Labels:      map[string]string{render.LabelManagedBy: render.ManagedBy},
 			Annotations: map[string]string{"kubenats.io/account": recordedFor.String()},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1alpha1.GroupVersion.String(), Kind: "NatsCluster",
-				Name: c.Name, UID: c.UID, Controller: ptr.To(true)}}},
+				Name: c.Name, UID: c.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}},
 		Type: corev1.SecretTypeOpaque,
 		Data: data,
 	}
