@@ -187,10 +187,6 @@ func TestAccountsOfANamespaceTakenOffAreRefusedByTheServer(t *testing.T) {
 	create(t, acct)
 	create(t, natsUser(tenant, "app", "app"))
 	accountCondition(t, acct, v1alpha1.ConditionReady, metav1.ConditionTrue, v1alpha1.ReasonReady)
-	clamped := accountCondition(t, acct, v1alpha1.ConditionLimitsWithinMaximum, metav1.ConditionFalse, v1alpha1.ReasonLimitsClamped)
-	if !strings.Contains(clamped.Message, "connections 10") {
-		t.Errorf("LimitsWithinMaximum does not name the limit: %s", clamped.Message)
-	}
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: tenant, Name: "app-nats-creds"}}
 	get(t, creds)
 	credsFile := filepath.Join(t.TempDir(), "user.creds")
@@ -215,6 +211,10 @@ func TestAccountsOfANamespaceTakenOffAreRefusedByTheServer(t *testing.T) {
 		t.Fatalf("third connection: %v, want the server's refusal at the cluster's maximum of 2", err)
 	}
 	second.Close()
+	clamped := accountCondition(t, acct, v1alpha1.ConditionLimitsWithinMaximum, metav1.ConditionFalse, v1alpha1.ReasonLimitsClamped)
+	if !strings.Contains(clamped.Message, "connections 10") {
+		t.Errorf("LimitsWithinMaximum does not name the limit: %s", clamped.Message)
+	}
 
 	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.Auth.Accounts.Namespaces = []string{"someone-else"} })
 	eventually(t, wait, func() error {
