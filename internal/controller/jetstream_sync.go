@@ -82,11 +82,9 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	case errors.Is(err, jetstream.ErrNotFound) && lc.PreventUpdate:
 		return outcome{reason: reasonNotFound, message: "the object does not exist on the server and preventUpdate forbids creating it"}
 	case errors.Is(err, jetstream.ErrNotFound):
-		r.Pool.ExpectOwnWrite(user)
 		created, err := r.Kind.Create(ctx, conn.JS, obj, desired)
 		countCall(r.Kind.Name(), "create", err)
 		if err != nil {
-			r.Pool.OwnWriteFailed(user)
 			return serverFailure(err)
 		}
 		event := reasonCreated
@@ -112,13 +110,9 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if inSync {
 		return synced(observed, "")
 	}
-	if r.Kind.Address(obj).Consumer == "" { // a consumer's update is announced by no advisory
-		r.Pool.ExpectOwnWrite(user)
-	}
 	updated, err := r.Kind.Update(ctx, conn.JS, obj, desired)
 	countCall(r.Kind.Name(), "update", err)
 	if err != nil {
-		r.Pool.OwnWriteFailed(user)
 		return serverFailure(err)
 	}
 	if event == "" {

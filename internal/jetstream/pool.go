@@ -56,8 +56,6 @@ type User string
 type use struct {
 	conn *Conn
 	addr Address
-	// ownWrite: until then the news of the user's own write is expected.
-	ownWrite time.Time
 }
 
 // Address is where a server object lives: its stream, and for a consumer
@@ -135,9 +133,7 @@ func (p *Pool) Release(user User) {
 func (p *Pool) moveUser(user User, u use) {
 	old, had := p.users[user]
 	if had && old.conn == u.conn {
-		if old.addr == u.addr {
-			u.ownWrite = old.ownWrite // a pass between a write and its news
-		} else {
+		if old.addr != u.addr {
 			p.unindex(user, old)
 			p.index(user, u)
 		}
