@@ -74,6 +74,9 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	}
 	lc := obj.GetLifecycle()
 	st := obj.GetJetStreamStatus()
+	// Taken before the read: a write by someone else after it marks the
+	// object again, for the pass it wakes.
+	foreign := r.Pool.TakeForeignWrite(user)
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	countCall(r.Kind.Name(), "observe", err)
 	switch {
@@ -100,7 +103,12 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if refused != nil {
 		return *refused
 	}
-	inSync := event == "" && st.ServerConfigHash == observed.Hash && st.ObservedGeneration == obj.GetGeneration()
+	unchanged := st.ServerConfigHash == observed.Hash
+	// Another client's write is undone even when the server's
+	// configuration reads as the operator's last: the server's answer to
+	// that write, where the operator took it from, may already have held
+	// the other client's (docs/jetstream.md, "Drift").
+	inSync := event == "" && unchanged && !foreign && st.ObservedGeneration == obj.GetGeneration()
 	if lc.PreventUpdate {
 		if st.ServerConfigHash != "" && st.ServerConfigHash != observed.Hash {
 			return outcome{reason: reasonDrifted, message: "the server object changed and preventUpdate forbids restoring it", observed: &observed}

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/nats-io/nats.go"
@@ -31,9 +32,12 @@ var configNews = []string{
 	"$JS.EVENT.ADVISORY.CONSUMER.QUORUM_LOST.",
 }
 
-// auditSubject carries the server's audit of every JetStream API call. The
-// server sends no advisory when a consumer's configuration is updated, so
-// consumer create-or-update calls are read from here.
+// auditSubject carries the server's audit of every JetStream API call. It
+// names the connection that made the call. The server sends no advisory
+// when a consumer's configuration is updated, so consumer create-or-update
+// calls are read from here; and a stream's or consumer's create or update
+// by another connection marks the object written by someone else
+// (TakeForeignWrite).
 const auditSubject = "$JS.EVENT.ADVISORY.API"
 
 // subscribeAdvisories routes c's advisories to the pool.
@@ -47,8 +51,11 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 	sub, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
 		defer c.delivered.handled(m)
 		if m.Subject == auditSubject {
-			if addr, ok := consumerWrite(m.Data); ok {
-				p.advisory(c, addr)
+			if w, ok := writeAudit(m.Data, nc); ok {
+				if w.foreign {
+					p.foreignWrite(c, w)
+				}
+				p.advisory(c, w.addr)
 			}
 			return
 		}
@@ -111,38 +118,112 @@ func advisoryAddress(subject string) Address {
 	return Address{}
 }
 
-// audit is the part of a JetStream API audit this package reads.
+// audit is the part of a JetStream API audit this package reads: the
+// subject of the call and the connection that made it, as nats-server
+// 2.14 and 2.15 write them (JSAPIAudit, its ClientInfo's id and server).
 type audit struct {
 	Subject string `json:"subject"`
+	Client  *struct {
+		ID     uint64 `json:"id"`
+		Server string `json:"server"`
+	} `json:"client"`
 }
 
-// consumerWrite reads an API audit and returns the consumer a create or
-// update call addressed, whoever made it and whatever the server answered:
-// the woken pass compares, so a call that changed nothing costs one read. A
-// create subject without a consumer name addresses every consumer of its
-// stream.
-func consumerWrite(data []byte) (Address, bool) {
+// write is a create or update call an audit tells of.
+type write struct {
+	addr Address
+	// consumer: a consumer call (one without a consumer name concerns
+	// every consumer of the stream).
+	consumer bool
+	// foreign: made by another connection than the pool's own.
+	foreign bool
+}
+
+// writeCalls are the API subjects of the calls that create or update a
+// stream's or consumer's configuration.
+var writeCalls = []struct {
+	prefix   string
+	consumer bool
+}{
+	{"$JS.API.STREAM.CREATE.", false},
+	{"$JS.API.STREAM.UPDATE.", false},
+	{"$JS.API.CONSUMER.CREATE.", true},
+	{"$JS.API.CONSUMER.DURABLE.CREATE.", true},
+}
+
+// writeAudit reads an API audit and returns the create or update call it
+// tells of, whatever the server answered (the pass it starts compares, so a
+// call that changed nothing costs one read). It is foreign unless it names
+// nc, on the server nc is connected to, as the caller.
+func writeAudit(data []byte, nc *nats.Conn) (write, bool) {
 	// Most audits are of other calls (infos, the pool's own reads): skip
 	// them without decoding their often long responses. The server writes
 	// the subject with encoding/json, which leaves '$' and '.' as they are.
-	if !bytes.Contains(data, []byte(`"subject":"$JS.API.CONSUMER.CREATE.`)) &&
-		!bytes.Contains(data, []byte(`"subject":"$JS.API.CONSUMER.DURABLE.CREATE.`)) {
-		return Address{}, false
+	if !slices.ContainsFunc(writeCalls, func(c struct {
+		prefix   string
+		consumer bool
+	}) bool {
+		return bytes.Contains(data, []byte(`"subject":"`+c.prefix))
+	}) {
+		return write{}, false
 	}
 	var a audit
 	if json.Unmarshal(data, &a) != nil {
-		return Address{}, false
+		return write{}, false
 	}
+	var w write
 	var rest string
-	for _, prefix := range []string{"$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-		if r, ok := strings.CutPrefix(a.Subject, prefix); ok {
-			rest = r
+	for _, c := range writeCalls {
+		if r, ok := strings.CutPrefix(a.Subject, c.prefix); ok {
+			rest, w.consumer = r, c.consumer
 		}
 	}
 	if rest == "" {
-		return Address{}, false
+		return write{}, false
 	}
 	stream, consumer, _ := strings.Cut(rest, ".")
-	consumer, _, _ = strings.Cut(consumer, ".") // CREATE.<stream>.<consumer>.<filter>
-	return Address{Stream: stream, Consumer: consumer}, true
+	w.addr.Stream = stream
+	if w.consumer {
+		w.addr.Consumer, _, _ = strings.Cut(consumer, ".") // CREATE.<stream>.<consumer>.<filter>
+	}
+	w.foreign = true
+	if a.Client != nil {
+		if id, err := nc.GetClientID(); err == nil && id == a.Client.ID && a.Client.Server == nc.ConnectedServerName() {
+			w.foreign = false
+		}
+	}
+	return w, true
+}
+
+// foreignWrite marks the users on c whose server object another client
+// wrote: their next pass writes the spec even if the server's
+// configuration reads as the one the operator wrote last. That reading can
+// be wrong: the server builds its answer to a write after the write, and
+// another client's write in between is in that answer.
+func (p *Pool) foreignWrite(c *Conn, w write) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for user := range p.byStream[streamOn{c, w.addr.Stream}] {
+		u := p.users[user]
+		concerned := u.addr == w.addr || (w.consumer && w.addr.Consumer == "" && u.addr.Consumer != "")
+		if concerned {
+			u.foreignWrite = true
+			p.users[user] = u
+		}
+	}
+}
+
+// TakeForeignWrite reports whether another client wrote user's server
+// object since the last call, and forgets it. A pass calls it before it
+// reads the server object.
+func (p *Pool) TakeForeignWrite(user User) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, ok := p.users[user]
+	if !ok || !u.foreignWrite {
+		return false
+	}
+	u.foreignWrite = false
+	p.users[user] = u
+	return true
 }

@@ -56,6 +56,8 @@ type User string
 type use struct {
 	conn *Conn
 	addr Address
+	// foreignWrite: another client wrote the object (advisories.go).
+	foreignWrite bool
 }
 
 // Address is where a server object lives: its stream, and for a consumer
@@ -133,7 +135,9 @@ func (p *Pool) Release(user User) {
 func (p *Pool) moveUser(user User, u use) {
 	old, had := p.users[user]
 	if had && old.conn == u.conn {
-		if old.addr != u.addr {
+		if old.addr == u.addr {
+			u.foreignWrite = old.foreignWrite // a pass acquires before it takes it
+		} else {
 			p.unindex(user, old)
 			p.index(user, u)
 		}

@@ -565,6 +565,70 @@ func TestPoolEveryNewsWakesEvenAfterAnOwnWrite(t *testing.T) {
 	}
 }
 
+// A create or update by another client marks the object written by someone
+// else, once; the pool's own writes do not, nor does another object's
+// write. The server's answer to a write is built after it, so it may hold
+// another client's write made in between: the mark is how the next pass
+// knows to write anyway. Careless variant seen to fail here: taking every
+// audited write for the pool's own (no client compared).
+func TestPoolForeignWriteIsMarked(t *testing.T) {
+	s := poolServer(t, 0)
+	p := newTestPool(t)
+	w := recordWakeups(p)
+	other := otherClient(t, s)
+	c := acquireAll(t, p, specFor(s), map[User]Address{
+		"Stream/ns/orders":   {Stream: "orders"},
+		"Consumer/ns/worker": {Stream: "orders", Consumer: "worker"},
+		"Stream/ns/sentinel": {Stream: "sentinel"},
+	})
+	sentinel := func(description string) func() error {
+		return func() error {
+			_, err := c.JS.CreateOrUpdateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Description: description})
+			return err
+		}
+	}
+	ours := js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}}
+	if _, err := c.JS.CreateStream(testCtx(t), ours); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.JS.CreateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "worker"}); err != nil {
+		t.Fatal(err)
+	}
+	w.until(t, "Stream/ns/sentinel", sentinel("own writes"))
+	for _, u := range []User{"Stream/ns/orders", "Consumer/ns/worker"} {
+		if p.TakeForeignWrite(u) {
+			t.Errorf("%s marked written by someone else after the pool's own writes", u)
+		}
+	}
+
+	theirs := ours
+	theirs.Description = "theirs"
+	if _, err := other.UpdateStream(testCtx(t), theirs); err != nil {
+		t.Fatal(err)
+	}
+	w.until(t, "Stream/ns/sentinel", sentinel("their stream update"))
+	if !p.TakeForeignWrite("Stream/ns/orders") {
+		t.Error("another client's update of the stream did not mark it")
+	}
+	if p.TakeForeignWrite("Stream/ns/orders") {
+		t.Error("the mark was not forgotten once taken")
+	}
+	if p.TakeForeignWrite("Consumer/ns/worker") {
+		t.Error("the stream's update marked its consumer")
+	}
+
+	if _, err := other.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "worker", Description: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	w.until(t, "Stream/ns/sentinel", sentinel("their consumer update"))
+	if !p.TakeForeignWrite("Consumer/ns/worker") {
+		t.Error("another client's update of the consumer did not mark it")
+	}
+	if p.TakeForeignWrite("Stream/ns/orders") {
+		t.Error("the consumer's update marked its stream")
+	}
+}
+
 // A connection closed for good wakes its users, so that they dial anew
 // with what their Secrets hold now; the users of other connections sleep on.
 func TestPoolClosedConnectionWakesItsUsers(t *testing.T) {
