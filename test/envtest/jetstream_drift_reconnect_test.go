@@ -35,6 +35,12 @@ func TestDriftMadeWhileCutIsUndoneOnReconnect(t *testing.T) {
 	st := newStream(ns, "cut", at("nats://"+proxy.addr), func(sp *v1alpha1.StreamSpec) { sp.MaxMsgs = 100 })
 	create(t, st)
 	jsReady(t, st, metav1.ConditionTrue, "Synced")
+	// The news of the operator's own create starts one more pass, half a
+	// second later. Were it in flight during the cut, nats.go would hold
+	// its read and send it on reconnecting, and that pass would undo the
+	// edit with no wake-up on reconnect at all: the cut starts once it is
+	// over.
+	time.Sleep(3 * time.Second)
 
 	proxy.cut()
 	cfg, err := serverStream(t, j, "cut")
