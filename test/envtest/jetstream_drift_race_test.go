@@ -35,14 +35,14 @@ const raceRounds = 50
 // the operator writes nothing more (its own news is compared, not written
 // again).
 //
-// Careless variants seen to fail here: the stream's creation taking the
-// read after the create as the operator's own configuration (before issue
-// 36: an edit landing between the two was that baseline, and never read
-// as drift; round "recreated, edited on its advisory"). The 2 s window in
-// which the first creation or update was taken as the news of the
-// operator's own write passed here: with one server every own write brings
-// its own news first, so the window swallows only after an own write that
-// brings none (TestPoolEveryNewsWakesEvenAfterAnOwnWrite).
+// Careless variants seen to fail here: the operator before issue 36 (a
+// 2 s window in which the first creation or update was taken as the news
+// of its own write, and a recreated stream's configuration read after the
+// create): round 4, "recreated, edited on its advisory"; and the fix
+// without the mark of another client's write (TakeForeignWrite ignored):
+// rounds 13 and 43 of two runs, "on its advisory", as the server's answer
+// to the operator's update already held the other client's edit. The
+// window alone is caught by TestPoolEveryNewsWakesEvenAfterAnOwnWrite.
 func TestDriftAroundOwnWritesIsUndone(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
