@@ -569,23 +569,33 @@ func TestPoolEveryNewsWakesEvenAfterAnOwnWrite(t *testing.T) {
 // else, once; the pool's own writes do not, nor does another object's
 // write. The server's answer to a write is built after it, so it may hold
 // another client's write made in between: the mark is how the next pass
-// knows to write anyway. Careless variant seen to fail here: taking every
-// audited write for the pool's own (no client compared).
+// knows to write anyway. Careless variants seen to fail here: every
+// audited write taken for another client's (no client compared: the
+// pool's own writes marked), and none.
 func TestPoolForeignWriteIsMarked(t *testing.T) {
 	s := poolServer(t, 0)
 	p := newTestPool(t)
-	w := recordWakeups(p)
+	recordWakeups(p)
 	other := otherClient(t, s)
 	c := acquireAll(t, p, specFor(s), map[User]Address{
 		"Stream/ns/orders":   {Stream: "orders"},
 		"Consumer/ns/worker": {Stream: "orders", Consumer: "worker"},
 		"Stream/ns/sentinel": {Stream: "sentinel"},
 	})
-	sentinel := func(description string) func() error {
-		return func() error {
-			_, err := c.JS.CreateOrUpdateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Description: description})
-			return err
+	// Every audit leaves the server through one queue, in order: once
+	// another client's write of the sentinel is marked, every audit before
+	// it has been handled.
+	auditsIn := func(description string) {
+		t.Helper()
+		if _, err := other.CreateOrUpdateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Description: description}); err != nil {
+			t.Fatal(err)
 		}
+		poll(t, func() error {
+			if !p.TakeForeignWrite("Stream/ns/sentinel") {
+				return fmt.Errorf("the sentinel's audit is not in yet")
+			}
+			return nil
+		})
 	}
 	ours := js.StreamConfig{Name: "orders", Subjects: []string{"orders.>"}}
 	if _, err := c.JS.CreateStream(testCtx(t), ours); err != nil {
@@ -594,7 +604,7 @@ func TestPoolForeignWriteIsMarked(t *testing.T) {
 	if _, err := c.JS.CreateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "worker"}); err != nil {
 		t.Fatal(err)
 	}
-	w.until(t, "Stream/ns/sentinel", sentinel("own writes"))
+	auditsIn("after own writes")
 	for _, u := range []User{"Stream/ns/orders", "Consumer/ns/worker"} {
 		if p.TakeForeignWrite(u) {
 			t.Errorf("%s marked written by someone else after the pool's own writes", u)
@@ -606,7 +616,7 @@ func TestPoolForeignWriteIsMarked(t *testing.T) {
 	if _, err := other.UpdateStream(testCtx(t), theirs); err != nil {
 		t.Fatal(err)
 	}
-	w.until(t, "Stream/ns/sentinel", sentinel("their stream update"))
+	auditsIn("after their stream update")
 	if !p.TakeForeignWrite("Stream/ns/orders") {
 		t.Error("another client's update of the stream did not mark it")
 	}
@@ -620,7 +630,7 @@ func TestPoolForeignWriteIsMarked(t *testing.T) {
 	if _, err := other.UpdateConsumer(testCtx(t), "orders", js.ConsumerConfig{Durable: "worker", Description: "theirs"}); err != nil {
 		t.Fatal(err)
 	}
-	w.until(t, "Stream/ns/sentinel", sentinel("their consumer update"))
+	auditsIn("after their consumer update")
 	if !p.TakeForeignWrite("Consumer/ns/worker") {
 		t.Error("another client's update of the consumer did not mark it")
 	}
