@@ -76,10 +76,6 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c, read); err != nil || blocker != nil {
 			return ctrl.Result{}, blocker, nil, err
 		}
-	case render.IssuesRouteCA(c):
-		if cred.RoutePKI, renewIn, blocker, err = r.issuedRoutePKI(ctx, c); err != nil || blocker != nil {
-			return ctrl.Result{}, blocker, nil, err
-		}
 	}
 	if c.Spec.GeneratesClientPKI() {
 		var clientRenewIn time.Duration
