@@ -32,8 +32,9 @@ const allowedClusterIssuer = "platform-ca"
 // check on the name alone (another group's ClusterIssuer of the listed
 // name let through, an Issuer sharing a refused name refused); and by the
 // "leafnodes" and "gateway" cases the release before, whose check skipped
-// those two fields: the clusters got CertManagerMissing, and with
-// cert-manager installed the unlisted ClusterIssuer would have signed.
+// those two fields: the leafnode cluster went on to CertManagerMissing
+// (with cert-manager installed, the unlisted ClusterIssuer would have
+// signed), the gateway one to its missing gateway Secret.
 func TestClusterIssuersOutsideTheAllowListAreRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name   string

@@ -30,8 +30,9 @@ const routeIssuerRefused = "the route CA is always the operator's own per-cluste
 // value unchanged since the stored object. It runs on an API server of
 // its own: the suite's one serves the CRD every other test relies on.
 // Careless variant caught (run): the rule written one level up, on
-// spec.tls (!has(self.routes.issuerRef)): the update of spec.tls.client
-// is refused, since spec.tls changed.
+// spec.tls (!has(self.routes) || !has(self.routes.issuerRef)): the
+// update of spec.tls.client is refused, since spec.tls changed (the
+// replicas update still passes: ratcheting itself is in force here).
 func TestAStoredRouteIssuerKeepsItsClusterUpdatable(t *testing.T) {
 	shipped := natsClusterCRD(t)
 	rule := routeIssuerSchema(shipped, nil)

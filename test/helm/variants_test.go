@@ -71,10 +71,9 @@ func TestValueVariants(t *testing.T) {
 				}
 			}
 		}},
-		// No ClusterIssuer list allows none, as the flag not given does:
-		// the chart passes nothing then. Careless variant caught (run): the
-		// chart before, whose null default let the operator allow any
-		// ClusterIssuer; this case then read a schema error for [].
+		// No ClusterIssuer list, or an empty one, passes no flag: the
+		// operator's own default then applies, which allows none
+		// (TestIssuerPolicyListsClusterIssuersByGroupAndName holds it).
 		{"no ClusterIssuer list allows none", "", func(t *testing.T, objs objects) {
 			for _, a := range args(t, objs) {
 				if strings.HasPrefix(a, "--allowed-cluster-issuers") {
