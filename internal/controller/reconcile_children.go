@@ -69,6 +69,7 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if err != nil || blocker != nil {
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil, err
 	}
+	r.reportIgnoredRouteIssuer(c)
 	var renewIn time.Duration
 	switch {
 	case !render.HasRoutes(c):
