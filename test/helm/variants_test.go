@@ -80,6 +80,17 @@ func TestValueVariants(t *testing.T) {
 				t.Errorf("no empty --allowed-cluster-issuers in %v", a)
 			}
 		}},
+		// The Ingress allow-lists: an empty host list allows none (as
+		// for ClusterIssuers), annotations and the other-namespaces
+		// switch become their flags.
+		{"the Ingress allow-lists become flags", "allowedIngressHosts: []\nallowedIngressAnnotations: [nginx.ingress.kubernetes.io/proxy-*]\nconnectionAllowOtherNamespaces: true", func(t *testing.T, objs objects) {
+			a := args(t, objs)
+			for _, want := range []string{"--allowed-ingress-hosts=", "--allowed-ingress-annotations=nginx.ingress.kubernetes.io/proxy-*", "--connection-allow-other-namespaces"} {
+				if !slices.Contains(a, want) {
+					t.Errorf("no %s in %v", want, a)
+				}
+			}
+		}},
 		{"no ClusterIssuer list allows any", "", func(t *testing.T, objs objects) {
 			for _, a := range args(t, objs) {
 				if strings.HasPrefix(a, "--allowed-cluster-issuers") {
