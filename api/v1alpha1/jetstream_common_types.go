@@ -40,7 +40,9 @@ type ClusterRef struct {
 type Connection struct {
 	// Servers are NATS URLs (nats:// or tls://), one per entry, without
 	// credentials in them. The operator refuses loopback, link-local and
-	// API server addresses unless it runs with --allow-local-targets.
+	// API server addresses unless it runs with --allow-local-targets, and
+	// the pods and Services of other namespaces than the resource's unless
+	// it runs with --connection-allow-other-namespaces.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=512

@@ -49,6 +49,8 @@ func runManager(args []string, stderr io.Writer) int {
 		o.ConnectionAllowedNamespaces = splitNamespaces(v)
 		return nil
 	})
+	fs.BoolVar(&o.ConnectionAllowOtherNamespaces, "connection-allow-other-namespaces", false,
+		"let connection.servers of JetStream resources reach the pods and Services of other namespaces than the resource's (refused by default: they are other tenants')")
 	fs.Func("allowed-image-registries", "comma-separated registries or repositories (written as image names without tag, e.g. registry.example.com,docker.io/nats) that spec.image must be under; empty: any image", func(v string) error {
 		o.AllowedImageRegistries = splitNamespaces(v)
 		_, err := controller.ParseImagePolicy(o.AllowedImageRegistries)
@@ -57,6 +59,17 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.Func("allowed-cluster-issuers", "comma-separated ClusterIssuers (name, or group/name for an external issuer) that a NatsCluster's TLS may name; not given or empty: none (Issuers of the cluster's namespace are always allowed; a ClusterIssuer signs for every tenant that names it)", func(v string) error {
 		o.AllowedClusterIssuers = splitNamespaces(v)
 		_, err := controller.ParseIssuerPolicy(o.AllowedClusterIssuers)
+		return err
+	})
+	fs.Func("allowed-ingress-hosts", "comma-separated hosts a NatsCluster's WebSocket Ingress may route: a name, or *.<domain> for one label under it; given empty: none; not given: any (admission already asks that whoever sets spec.websocket.ingress may create Ingresses)", func(v string) error {
+		hosts := splitNamespaces(v)
+		o.AllowedIngressHosts = &hosts
+		_, err := controller.ParseIngressPolicy(&hosts, nil)
+		return err
+	})
+	fs.Func("allowed-ingress-annotations", "comma-separated annotations a NatsCluster's WebSocket Ingress may carry: a key, or a prefix ending in * (nginx.ingress.kubernetes.io/proxy-*); not given or empty: none", func(v string) error {
+		o.AllowedIngressAnnotations = splitNamespaces(v)
+		_, err := controller.ParseIngressPolicy(nil, o.AllowedIngressAnnotations)
 		return err
 	})
 	fs.StringVar(&o.WebhookBindAddress, "webhook-bind-address", "0", `address of the validating webhook (HTTPS, for the API server; the install sets :9443); "0" disables it`)

@@ -67,3 +67,15 @@ func TestAllowedImageRegistriesFlagRefusesWhatIsNoRegistry(t *testing.T) {
 		t.Errorf("the error does not name the entry: %s", stderr.String())
 	}
 }
+
+// TestAllowedIngressFlagsRefuseWhatTheyCannotMatch: a host that is no host
+// name, or an annotation with a "*" inside, stops the operator at start
+// instead of matching nothing (or everything).
+func TestAllowedIngressFlagsRefuseWhatTheyCannotMatch(t *testing.T) {
+	for _, arg := range []string{"--allowed-ingress-hosts=nats.example.com,https://evil", "--allowed-ingress-annotations=nginx.*/snippet"} {
+		var stderr strings.Builder
+		if rc := runManager([]string{arg}, &stderr); rc != 2 {
+			t.Errorf("%s: exit %d, want 2 (flag error); stderr: %s", arg, rc, stderr.String())
+		}
+	}
+}

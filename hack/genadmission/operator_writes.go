@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -21,17 +22,25 @@ import (
 //   - nothing in the control plane's and the mesh's namespaces;
 //   - only objects carrying the managed-by label (the label on the object
 //     as written, or as it was for a deletion);
+//   - an update only of an object that carried the label already, its
+//     controller kept: adding the label, or another owner's controller
+//     reference, would take over any object in one write;
 //   - selectors (Services, NetworkPolicies, PodDisruptionBudgets,
 //     PeerAuthentications, PodMonitors) that name the label too, so that
 //     no policy the operator writes selects pods it did not make;
 //   - StatefulSets whose pods run as their cluster's own ServiceAccount
-//     (named after the StatefulSet, as render names both);
+//     (named after the StatefulSet, as render names both; that it is the
+//     cluster's own is service_accounts.go's policy);
+//   - Ingresses that route only to their cluster's client Service;
 //   - data claims (made by the StatefulSet, so without the label) only
 //     grown: an update that keeps their name, labels and owners;
-//   - one object of someone else's: the StatefulSet of a release of the
-//     official NATS chart that a NatsCluster takes over, deleted with its
-//     pods orphaned (they are the servers the takeover replaces one at a
-//     time), never with them.
+//   - of someone else's objects, only what a takeover of a release of the
+//     official NATS chart needs: its StatefulSet deleted with its pods
+//     orphaned (they are the servers the takeover replaces one at a
+//     time), never with them; and its pods, Services, ConfigMap and
+//     PodDisruptionBudget labelled as kubenats' (chartClaimed), each
+//     still labelled as the chart's, the pods keeping their owners and
+//     the others, owned by nobody before, owned by a NatsCluster after.
 //
 // It binds by user name, so an install under another namespace or name
 // must change operatorUser (docs/security.md says so).
@@ -52,10 +61,62 @@ const chartStatefulSetReleased = "(request.resource.resource == 'statefulsets' &
 	" && has(oldObject.metadata.labels) && 'helm.sh/chart' in oldObject.metadata.labels && oldObject.metadata.labels['helm.sh/chart'].startsWith('nats-')" +
 	" && 'app.kubernetes.io/name' in oldObject.metadata.labels && oldObject.metadata.labels['app.kubernetes.io/name'] == 'nats')"
 
+// managedBy is true when the labels (or selector) named carry the
+// managed-by label as kubenats writes it.
+func managedBy(labels string) string {
+	return fmt.Sprintf("(has(%[1]s) && '%[2]s' in %[1]s && %[1]s['%[2]s'] == '%[3]s')", labels, render.LabelManagedBy, render.ManagedBy)
+}
+
+// chartLabelled is true when the object o is labelled as the official
+// NATS chart's.
+func chartLabelled(o string) string {
+	l := o + ".metadata.labels"
+	return "(has(" + l + ") && 'helm.sh/chart' in " + l + " && " + l + "['helm.sh/chart'].startsWith('nats-')" +
+		" && '" + render.LabelName + "' in " + l + " && " + l + "['" + render.LabelName + "'] == 'nats'" +
+		" && '" + render.LabelInstance + "' in " + l + ")"
+}
+
+// ownersOf is the owner references of the object o, [] when it has none.
+func ownersOf(o string) string {
+	return "(has(" + o + ".metadata.ownerReferences) ? " + o + ".metadata.ownerReferences : [])"
+}
+
+// isController is true when the owner reference r is its object's
+// controller.
+func isController(r string) string { return "(has(" + r + ".controller) && " + r + ".controller)" }
+
+// controllerKept is true when an update leaves the object's controller,
+// if it had one, as it was: the operator never hands another owner's
+// object to one of its resources.
+var controllerKept = ownersOf("oldObject") + ".all(r, !" + isController("r") + " || " +
+	ownersOf("object") + ".exists(n, n.uid == r.uid && " + isController("n") + "))"
+
+// chartClaimed is the takeover's claim on a chart release's objects
+// (reconcile_takeover.go): an update of a pod, Service, ConfigMap or
+// PodDisruptionBudget labelled as the chart's, which stays labelled so.
+// Pods keep their owners (the chart's StatefulSet, until it lets them
+// go); the others were owned by nobody and become a NatsCluster's.
+var chartClaimed = "(request.operation == 'UPDATE'" +
+	" && request.resource.resource in ['pods', 'services', 'configmaps', 'poddisruptionbudgets']" +
+	" && " + chartLabelled("oldObject") + " && " + chartLabelled("object") +
+	" && (request.resource.resource == 'pods' ? " + ownersOf("object") + " == " + ownersOf("oldObject") +
+	" : (size(" + ownersOf("oldObject") + ") == 0 && " + ownersOf("object") + ".exists(r, " + isController("r") +
+	" && r.kind == 'NatsCluster' && r.apiVersion.startsWith('" + v1alpha1.GroupVersion.Group + "/')))))"
+
+// ingressSuffix is what the WebSocket Ingress's name adds to the name of
+// the client Service it routes to.
+func ingressSuffix() string {
+	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	suffix, ok := strings.CutPrefix(render.WebSocketIngressName(c), render.ClientServiceName(c))
+	if !ok {
+		panic("the WebSocket Ingress is no longer named after the client Service")
+	}
+	return suffix
+}
+
 func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 	label := render.LabelManagedBy
-	managed := fmt.Sprintf("(has(%%[1]s) && '%s' in %%[1]s && %%[1]s['%s'] == '%s')", label, label, render.ManagedBy)
-	selects := func(selector string) string { return fmt.Sprintf(managed, selector) }
+	selects := managedBy
 	resource := "request.resource.resource"
 	isDelete := "request.operation == 'DELETE'"
 	return &admissionv1.ValidatingAdmissionPolicy{
@@ -67,7 +128,7 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 				writes("", "configmaps", "secrets", "serviceaccounts", "services", "persistentvolumeclaims", "pods"),
 				writes("apps", "statefulsets"),
 				writes("policy", "poddisruptionbudgets"),
-				writes("networking.k8s.io", "networkpolicies"),
+				writes("networking.k8s.io", "networkpolicies", "ingresses"),
 				writes("security.istio.io", "peerauthentications"),
 				writes("cert-manager.io", "certificates"),
 				writes("monitoring.coreos.com", "podmonitors", "prometheusrules"),
@@ -92,6 +153,13 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 					Reason: ptr.To(metav1.StatusReasonForbidden),
 				},
 				{
+					Expression: "request.operation != 'UPDATE' || " + resource + " == 'persistentvolumeclaims' || (" +
+						selects("oldObject.metadata.labels") + " && " + controllerKept + ") || " + chartClaimed,
+					MessageExpression: "'the kubenats operator updates only what it already manages: ' + " + resource + " + ' ' + object.metadata.name +" +
+						" ' was not labelled " + label + "=" + render.ManagedBy + ", or is controlled by another owner'",
+					Reason: ptr.To(metav1.StatusReasonForbidden),
+				},
+				{
 					Expression: resource + " != 'persistentvolumeclaims' || (request.operation == 'UPDATE'" +
 						" && (object.metadata.name.startsWith('" + render.DataVolumeName + "-') || object.metadata.name.startsWith('" + render.ChartDataVolume + "-'))" +
 						" && (has(object.metadata.labels) ? object.metadata.labels : {}) == (has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})" +
@@ -103,6 +171,13 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 					Expression: resource + " != 'statefulsets' || " + isDelete +
 						" || (has(object.spec.template.spec.serviceAccountName) && object.spec.template.spec.serviceAccountName == object.metadata.name)",
 					MessageExpression: "'the kubenats operator runs servers only as the ServiceAccount of their own cluster, ' + object.metadata.name",
+					Reason:            ptr.To(metav1.StatusReasonForbidden),
+				},
+				{
+					Expression: resource + " != 'ingresses' || " + isDelete + " || (!has(object.spec.defaultBackend) && has(object.spec.rules)" +
+						" && object.spec.rules.all(r, has(r.http) && r.http.paths.all(p, has(p.backend.service)" +
+						" && p.backend.service.name + '" + ingressSuffix() + "' == object.metadata.name)))",
+					MessageExpression: "'the kubenats operator routes an Ingress only to the client Service of its own cluster: ' + object.metadata.name + ' routes elsewhere'",
 					Reason:            ptr.To(metav1.StatusReasonForbidden),
 				},
 				{

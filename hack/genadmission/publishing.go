@@ -9,7 +9,8 @@ import (
 // publishingName names the policy that lets a NatsCluster publish its
 // client Service beyond the cluster network (type NodePort or
 // LoadBalancer) or annotate it only for someone who could make such a
-// Service themselves. The operator writes the Service with its own rights,
+// Service themselves, and its WebSocket Ingress only for someone who could
+// make an Ingress. The operator writes the Service with its own rights,
 // which reach every namespace; without this, whoever may create a
 // NatsCluster could have the operator open a load balancer, or hand an
 // annotation to a controller that reads Service annotations (external DNS
@@ -17,6 +18,11 @@ import (
 // own RBAC keeps from them. The check is the API server's own authorizer,
 // asked for the requester, so it follows the RBAC the cluster has.
 const publishingName = "kubenats-natscluster-publishing"
+
+// hasIngress is true when the NatsCluster o asks for a WebSocket Ingress.
+func hasIngress(o string) string {
+	return "(has(" + o + ".spec.websocket) && has(" + o + ".spec.websocket.ingress))"
+}
 
 // publishes is true when the NatsCluster o asks for more than a plain
 // ClusterIP Service.
@@ -41,11 +47,21 @@ func publishingPolicy() *admissionv1.ValidatingAdmissionPolicy {
 					" && oldObject.spec.service == object.spec.service"},
 				{Name: "mayCreateServices", Expression: "authorizer.group('').resource('services')" +
 					".namespace(object.metadata.namespace).check('create').allowed()"},
+				// The Ingress likewise: asked for, and not as it was.
+				{Name: "newIngress", Expression: hasIngress("object") + " && (oldObject == null || !" + hasIngress("oldObject") +
+					" || oldObject.spec.websocket.ingress != object.spec.websocket.ingress)"},
+				{Name: "mayCreateIngresses", Expression: "authorizer.group('networking.k8s.io').resource('ingresses')" +
+					".namespace(object.metadata.namespace).check('create').allowed()"},
 			},
 			Validations: []admissionv1.Validation{{
 				Expression: "!variables.publishes || variables.unchanged || variables.mayCreateServices",
 				MessageExpression: "'spec.service: a type other than ClusterIP, or Service annotations, publish the cluster as a Service of your own would; " +
 					"you may not create Services in namespace ' + object.metadata.namespace + ', so kubenats will not create this one for you'",
+				Reason: ptr.To(metav1.StatusReasonForbidden),
+			}, {
+				Expression: "!variables.newIngress || variables.mayCreateIngresses",
+				MessageExpression: "'spec.websocket.ingress publishes the cluster as an Ingress of your own would; " +
+					"you may not create Ingresses in namespace ' + object.metadata.namespace + ', so kubenats will not create this one for you'",
 				Reason: ptr.To(metav1.StatusReasonForbidden),
 			}},
 		},

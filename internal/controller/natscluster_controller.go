@@ -72,6 +72,10 @@ type NatsClusterReconciler struct {
 	// Issuers limits the ClusterIssuers TLS may name
 	// (--allowed-cluster-issuers); the zero value allows any.
 	Issuers IssuerPolicy
+	// Ingresses limits the hosts and annotations of WebSocket Ingresses
+	// (--allowed-ingress-hosts, --allowed-ingress-annotations); the zero
+	// value allows any host and no annotation.
+	Ingresses IngressPolicy
 	// MeshRollbackAfter is how long trouble under STRICT is borne before
 	// going back to PERMISSIVE (rollback: Automatic) or reporting it
 	// (Report); DefaultMeshRollbackAfter when zero.

@@ -64,6 +64,14 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if blocker := r.Issuers.refusal(c); blocker != nil {
 		return ctrl.Result{}, blocker, nil, nil
 	}
+	// Nor is anything published through an Ingress the platform does not
+	// allow, or one serving a Secret its owner did not opt in.
+	if blocker := r.Ingresses.refusal(c); blocker != nil {
+		return ctrl.Result{}, blocker, nil, nil
+	}
+	if blocker, err := ingressSecretRefusal(ctx, r.UserSecrets, c); err != nil || blocker != nil {
+		return ctrl.Result{}, blocker, nil, err
+	}
 	read := map[string]*corev1.Secret{}
 	cred, credHash, blocker, err := r.credentials(ctx, c, read)
 	if err != nil || blocker != nil {

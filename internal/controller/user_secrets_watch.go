@@ -19,7 +19,7 @@ import (
 const userSecretIndex = "kubenats.io/user-secret"
 
 // clusterSecrets are the user Secrets a NatsCluster names: its password or
-// token, and its own certificates.
+// token, its own certificates, and its WebSocket Ingress's.
 func clusterSecrets(o client.Object) []string {
 	spec := o.(*v1alpha1.NatsCluster).Spec
 	out := append(render.LeafnodeUserSecrets(o.(*v1alpha1.NatsCluster)), render.GatewayUserSecrets(o.(*v1alpha1.NatsCluster))...)
@@ -31,6 +31,9 @@ func clusterSecrets(o client.Object) []string {
 	}
 	if n := spec.ClientTLS().SecretName; n != "" {
 		out = append(out, n)
+	}
+	if spec.WebSocketIngressEnabled() {
+		out = append(out, spec.WebSocket.Ingress.TLSSecretName)
 	}
 	return out
 }

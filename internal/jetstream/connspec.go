@@ -27,6 +27,10 @@ type ConnSpec struct {
 	// its addresses are checked against the pool's TargetPolicy. (The
 	// servers any system tells of are ignored, External or not.)
 	External bool
+	// Namespace is the namespace of the resources an External connection
+	// serves: the pods and Services of no other may be dialled
+	// (TargetPolicy.Holders). One connection never serves two namespaces.
+	Namespace string
 	// Pinned names the NatsCluster ("namespace/name") whose own server pods
 	// are all the connection may reach, whatever its URL resolves to: the
 	// URL's name (the client Service) is only what TLS verifies. A Service
@@ -48,7 +52,7 @@ type ConnSpec struct {
 func (s ConnSpec) Key() string {
 	h := sha256.New()
 	for _, part := range [][]byte{
-		[]byte(s.System), []byte(strings.Join(s.Servers, "\n")), []byte(s.Domain), []byte(strconv.FormatBool(s.External)), []byte(s.Pinned),
+		[]byte(s.System), []byte(strings.Join(s.Servers, "\n")), []byte(s.Domain), []byte(strconv.FormatBool(s.External)), []byte(s.Namespace), []byte(s.Pinned),
 		[]byte(s.User), []byte(s.Password), []byte(s.Token), s.Creds, s.NKeySeed, s.CA, s.Cert, s.PrivateKey,
 		[]byte(fmt.Sprint(s.TLSHandshakeFirst)),
 	} {

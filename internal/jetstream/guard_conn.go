@@ -51,6 +51,9 @@ type guardDialer struct {
 	tlsFirst bool
 	// targets is checked for systems kubenats does not run, nil otherwise.
 	targets *TargetPolicy
+	// namespace is the resources' whose connection this is: targets
+	// keeps it out of other namespaces' pods and Services.
+	namespace string
 	// pinned, for a cluster kubenats runs, lists its own server pods: all
 	// that is dialled, the URL's host aside (ConnSpec.Pinned).
 	pinned func() ([]PodAddr, error)
@@ -129,7 +132,7 @@ func (d *guardDialer) connect(network, address string, deadline time.Time) (_ ne
 			return nil, false, err
 		}
 		for _, a := range addrs {
-			if err := d.targets.Allows(a); err != nil {
+			if err := d.targets.AllowsFrom(ctx, d.namespace, a); err != nil {
 				return nil, false, fmt.Errorf("%s (%s): %w", host, a, err)
 			}
 			pods = append(pods, PodAddr{Addr: a})

@@ -335,7 +335,7 @@ func (p *Pool) guard(spec ConnSpec) (*guardDialer, error) {
 	}
 	g := &guardDialer{transport: p.Dialer}
 	if spec.External {
-		g.targets = &p.Targets
+		g.targets, g.namespace = &p.Targets, spec.Namespace
 	}
 	if spec.Pinned != "" {
 		ns, name, ok := strings.Cut(spec.Pinned, "/")

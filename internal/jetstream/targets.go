@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -21,6 +22,12 @@ var ErrTargetRefused = errors.New("the address is not one kubenats may connect t
 // the local host, and any of these behind a NAT64 prefix or an
 // IPv4-mapped address. Private ranges stay allowed: in-cluster NATS
 // systems live there, unless the operator narrows them with AllowedCIDRs.
+// But not the pods and Services of other namespaces (Holders): they are
+// other tenants', and the operator's network position is not the
+// tenant's. Every NatsCluster's NetworkPolicy admits the operator to the
+// client and monitor ports; a tenant whose own pods that policy keeps out
+// would otherwise reach another tenant's servers through the operator,
+// past spec.jetstream.allowedNamespaces too.
 type TargetPolicy struct {
 	// AllowLocal lets connection.servers reach all of the above: for tests
 	// and development, whose servers run on 127.0.0.1.
@@ -36,6 +43,40 @@ type TargetPolicy struct {
 	// AllowedCIDRs, when not empty, is all connection.servers may reach
 	// (--connection-allowed-cidrs); the refusals above apply within it.
 	AllowedCIDRs []netip.Prefix
+	// Holders, when set, names the namespaces whose pods (by their
+	// primary address) or Services (by their primary ClusterIP) hold an
+	// address. An address another namespace than the resource's holds is
+	// refused, unless OtherNamespaces; one whose holders cannot be told
+	// is refused too.
+	Holders func(ctx context.Context, a netip.Addr) ([]string, error)
+	// OtherNamespaces lets connection.servers reach the pods and Services
+	// of other namespaces (--connection-allow-other-namespaces).
+	OtherNamespaces bool
+}
+
+// AllowsFrom reports whether a resource of namespace ns may have a
+// dialled: Allows, and a is no other namespace's pod or Service.
+func (p *TargetPolicy) AllowsFrom(ctx context.Context, ns string, a netip.Addr) error {
+	if err := p.Allows(a); err != nil {
+		return err
+	}
+	if p.OtherNamespaces || p.Holders == nil {
+		return nil
+	}
+	holders, err := p.Holders(ctx, a.Unmap())
+	if err != nil {
+		return fmt.Errorf("%w: whether another namespace's pod or Service has it cannot be told (%v)", ErrTargetRefused, err)
+	}
+	if heldElsewhere(holders, ns) {
+		return fmt.Errorf("%w: it is a pod's or Service's of another namespace (--connection-allow-other-namespaces)", ErrTargetRefused)
+	}
+	return nil
+}
+
+// heldElsewhere reports whether any of the namespaces holding an address
+// is not ns.
+func heldElsewhere(holders []string, ns string) bool {
+	return slices.ContainsFunc(holders, func(h string) bool { return h != ns })
 }
 
 // Allows reports whether a may be dialled.

@@ -95,6 +95,10 @@ type Options struct {
 	// JetStream resources may use spec.connection at all; the others may
 	// name only a NatsCluster.
 	ConnectionAllowedNamespaces []string
+	// ConnectionAllowOtherNamespaces lets connection.servers reach the
+	// pods and Services of other namespaces than the resource's; by
+	// default an address one of them holds is refused.
+	ConnectionAllowOtherNamespaces bool
 	// MeshRollbackAfter is how long a meshed cluster in trouble under
 	// STRICT is borne before going back to PERMISSIVE, where the spec allows
 	// it, or reporting it; the default when
@@ -115,6 +119,13 @@ type Options struct {
 	// TLS may name (controller.ParseIssuerPolicy); empty: none. Issuers of
 	// the cluster's own namespace are always allowed.
 	AllowedClusterIssuers []string
+	// AllowedIngressHosts, when not nil, are the only hosts a WebSocket
+	// Ingress may route (controller.ParseIngressPolicy): names, or
+	// *.<domain> for one label under it; empty but not nil: none.
+	AllowedIngressHosts *[]string
+	// AllowedIngressAnnotations are the only annotations a WebSocket
+	// Ingress may carry: keys, or prefixes ending in "*"; empty: none.
+	AllowedIngressAnnotations []string
 	// RepeatedInProcess lets a test process build the operator more than
 	// once, one after another (a benchmark run with -count): controller
 	// names are checked to be unique per process, for their metrics, and a
@@ -202,6 +213,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	ingresses, err := controller.ParseIngressPolicy(o.AllowedIngressHosts, o.AllowedIngressAnnotations)
+	if err != nil {
+		return nil, err
+	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
 	clusters := &controller.NatsClusterReconciler{
 		Client:             mgr.GetClient(),
@@ -221,6 +236,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		MeshPushAllowance:   o.MeshPushAllowance,
 		Images:              images,
 		Issuers:             issuers,
+		Ingresses:           ingresses,
 		Workers:             o.NatsClusterWorkers,
 		WorkersPerNamespace: o.NatsClusterWorkersPerNamespace,
 		AnswerBound:         o.ServerAnswerBound,
@@ -248,7 +264,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	apiServer := &publishedAPIServer{reader: mgr.GetAPIReader()}
 	pool := &jetstream.Pool{Dialer: o.Dialer, IdleTimeout: 5 * time.Minute,
 		Targets: jetstream.TargetPolicy{AllowLocal: o.AllowLocalTargets, APIServer: apiServerAddrs(cfg),
-			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs},
+			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs,
+			Holders:         (&addressHolders{reader: mgr.GetAPIReader(), namespaces: o.WatchNamespaces}).Of,
+			OtherNamespaces: o.ConnectionAllowOtherNamespaces},
 		ServerPods: controller.ServerPodAddrs(mgr.GetClient())}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err

@@ -37,6 +37,10 @@ func TestMain(m *testing.M) {
 			AllowLocalTargets: true,
 			// natscluster_issuer_policy_test.go: one ClusterIssuer allowed.
 			AllowedClusterIssuers: []string{allowedClusterIssuer},
+			// natscluster_websocket_ingress_test.go: hosts under
+			// example.com, nginx's proxy-* annotations.
+			AllowedIngressHosts:       &[]string{allowedIngressHosts},
+			AllowedIngressAnnotations: []string{allowedIngressAnnotations},
 		},
 		Ready: func(e *inprocess.Envtest) { k8s, cfg, operatorCfg = e.Client, e.Config, e.OperatorConfig },
 	}))

@@ -115,3 +115,43 @@ func updateAs(t *testing.T, cl client.Client, key client.ObjectKey, edit func(*v
 	t.Fatal("50 updates in a row lost a race")
 	return nil
 }
+
+// TestPublishingTheWebSocketIngressNeedsTheRightToMakeIngresses: a
+// NatsCluster asking for a WebSocket Ingress is admitted only for a
+// requester who may create Ingresses in the namespace, the right to make
+// Services not being enough; an edit that leaves the Ingress as it was is
+// not asked again, one that moves its host is. Careless variants caught
+// (run): the publishing policy without its Ingress rule (the
+// NatsCluster-only tenant gets its Ingress, written with the operator's
+// rights), and a rule that asks on every update (the tenant can no longer
+// scale a cluster its admin published).
+func TestPublishingTheWebSocketIngressNeedsTheRightToMakeIngresses(t *testing.T) {
+	ns := namespace(t)
+	clusters := rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"natsclusters"}, Verbs: []string{"create", "get", "update"}}
+	services := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}}
+	ingresses := rbacv1.PolicyRule{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"create"}}
+	tenant := actingAs(t, ns, "tenant", clusters, services)
+	publisher := actingAs(t, ns, "publisher", clusters, ingresses)
+	refused := func(err error) bool {
+		return apierrors.IsForbidden(err) && strings.Contains(err.Error(), "spec.websocket.ingress") &&
+			strings.Contains(err.Error(), "may not create Ingresses in namespace "+ns)
+	}
+	if err := tenant.Create(ctx(t), natsCluster(ns, "tenant", withWebSocketIngress("nats.example.com"))); !refused(err) {
+		t.Errorf("the tenant asking for an Ingress: %v, want forbidden naming spec.websocket.ingress and the namespace", err)
+	}
+	if err := tenant.Create(ctx(t), natsCluster(ns, "plain", func(s *v1alpha1.NatsClusterSpec) {
+		s.WebSocket = &v1alpha1.WebSocketSpec{NoTLS: true}
+	})); err != nil {
+		t.Errorf("the tenant's WebSocket without an Ingress: %v, want admitted", err)
+	}
+	if err := publisher.Create(ctx(t), natsCluster(ns, "published", withWebSocketIngress("nats.example.com"))); err != nil {
+		t.Fatalf("the publisher asking for an Ingress: %v, want admitted", err)
+	}
+	key := client.ObjectKey{Namespace: ns, Name: "published"}
+	if err := updateAs(t, tenant, key, func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](5) }); err != nil {
+		t.Errorf("the tenant scaling a published cluster: %v, want admitted", err)
+	}
+	if err := updateAs(t, tenant, key, func(s *v1alpha1.NatsClusterSpec) { s.WebSocket.Ingress.Host = "bank.example.com" }); !refused(err) {
+		t.Errorf("the tenant moving the Ingress's host: %v, want forbidden", err)
+	}
+}

@@ -71,6 +71,17 @@ func TestValueVariants(t *testing.T) {
 				}
 			}
 		}},
+		// The Ingress allow-lists: an empty host list allows none (as
+		// for ClusterIssuers), annotations and the other-namespaces
+		// switch become their flags.
+		{"the Ingress allow-lists become flags", "allowedIngressHosts: []\nallowedIngressAnnotations: [nginx.ingress.kubernetes.io/proxy-*]\nconnectionAllowOtherNamespaces: true", func(t *testing.T, objs objects) {
+			a := args(t, objs)
+			for _, want := range []string{"--allowed-ingress-hosts=", "--allowed-ingress-annotations=nginx.ingress.kubernetes.io/proxy-*", "--connection-allow-other-namespaces"} {
+				if !slices.Contains(a, want) {
+					t.Errorf("no %s in %v", want, a)
+				}
+			}
+		}},
 		// No ClusterIssuer list, or an empty one, passes no flag: the
 		// operator's own default then applies, which allows none
 		// (TestIssuerPolicyListsClusterIssuersByGroupAndName holds it).

@@ -21,11 +21,20 @@
 {{- with .Values.allowedClusterIssuers }}
 - --allowed-cluster-issuers={{ join "," . }}
 {{- end }}
+{{- if kindIs "slice" .Values.allowedIngressHosts }}
+- --allowed-ingress-hosts={{ join "," .Values.allowedIngressHosts }}
+{{- end }}
+{{- with .Values.allowedIngressAnnotations }}
+- --allowed-ingress-annotations={{ join "," . }}
+{{- end }}
 {{- with .Values.connectionAllowedCIDRs }}
 - --connection-allowed-cidrs={{ join "," . }}
 {{- end }}
 {{- with .Values.connectionAllowedNamespaces }}
 - --connection-allowed-namespaces={{ join "," . }}
+{{- end }}
+{{- if .Values.connectionAllowOtherNamespaces }}
+- --connection-allow-other-namespaces
 {{- end }}
 {{- if .Values.allowLocalTargets }}
 - --allow-local-targets
