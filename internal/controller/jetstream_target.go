@@ -164,7 +164,7 @@ func connectionAllowed(allowed []string, ns string) bool {
 // externalConn dials a NATS system by address, with credentials from the
 // user's Secrets: only those their owners opted in.
 func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
-	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain, External: true}
+	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain, External: true, Namespace: ns}
 	if !connectionAllowed(r.ConnectionNamespaces, ns) {
 		// Gone for a deletion: nothing was ever dialled from here.
 		return spec, &targetProblem{reason: reasonNotAllowed, gone: true, message: fmt.Sprintf(

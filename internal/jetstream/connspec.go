@@ -34,6 +34,12 @@ type ConnSpec struct {
 	// EndpointSlices in the cluster's namespace could point the operator,
 	// which every NetworkPolicy admits, at another tenant's servers.
 	Pinned string
+	// Namespace, for a system kubenats does not run, is that of the
+	// resources that name it (connection.servers): the connection counts
+	// to its share of the operator's connections and memory budget. A
+	// pinned connection counts to its cluster's namespace, whose servers
+	// run the image that namespace chose.
+	Namespace string
 
 	User, Password, Token string
 	Creds                 []byte // a creds file (JWT and nkey seed)
@@ -48,7 +54,7 @@ type ConnSpec struct {
 func (s ConnSpec) Key() string {
 	h := sha256.New()
 	for _, part := range [][]byte{
-		[]byte(s.System), []byte(strings.Join(s.Servers, "\n")), []byte(s.Domain), []byte(strconv.FormatBool(s.External)), []byte(s.Pinned),
+		[]byte(s.System), []byte(strings.Join(s.Servers, "\n")), []byte(s.Domain), []byte(strconv.FormatBool(s.External)), []byte(s.Pinned), []byte(s.Namespace),
 		[]byte(s.User), []byte(s.Password), []byte(s.Token), s.Creds, s.NKeySeed, s.CA, s.Cert, s.PrivateKey,
 		[]byte(fmt.Sprint(s.TLSHandshakeFirst)),
 	} {
@@ -56,6 +62,14 @@ func (s ConnSpec) Key() string {
 		h.Write(part)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// namespace is the namespace whose servers the connection reaches.
+func (s ConnSpec) namespace() string {
+	if ns, _, ok := strings.Cut(s.Pinned, "/"); ok {
+		return ns
+	}
+	return s.Namespace
 }
 
 // options turns the spec into nats.go options; dialer is the guard, which

@@ -34,6 +34,7 @@ import (
 	"github.com/kubenats/kubenats/internal/metrics"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/serverbudget"
 )
 
 // Options are the manager's settings, from the command line.
@@ -74,6 +75,11 @@ type Options struct {
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
+	// ServerLimits size the operator's budgets for what NATS servers send
+	// (bytes, and a namespace's share) and its connections to them (in all
+	// and to one namespace's servers); zero fields keep the defaults,
+	// which fit its 128Mi container (serverbudget).
+	ServerLimits serverbudget.Limits
 	// PprofBindAddress serves net/http/pprof, for profiling; "" or "0"
 	// disables it.
 	PprofBindAddress string
@@ -157,6 +163,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	if err := checkWebhook(o); err != nil {
+		return nil, err
+	}
+	if err := serverbudget.Configure(o.ServerLimits); err != nil {
 		return nil, err
 	}
 	scheme := Scheme()
