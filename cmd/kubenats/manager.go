@@ -27,6 +27,9 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.BoolVar(&o.InsecureMetrics, "metrics-insecure", false, "serve metrics over plain HTTP without authentication (local runs only)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.IntVar(&o.JetStreamWorkers, "jetstream-workers", 16, "JetStream resources of each kind reconciled in parallel")
+	fs.IntVar(&o.JetStreamWorkersPerNamespace, "jetstream-workers-per-namespace", 0, "of those, how many one namespace's resources may hold at once, so that one tenant's silent servers cannot take them all; 0: a quarter of the workers")
+	fs.IntVar(&o.NatsAccountWorkers, "natsaccount-workers", 0, "NatsAccounts reconciled in parallel; 0: 4")
+	fs.IntVar(&o.NatsAccountWorkersPerNamespace, "natsaccount-workers-per-namespace", 0, "of those, how many one namespace's accounts may hold at once (revocations run first whatever the namespace); 0: a quarter of the workers, at least one")
 	fs.IntVar(&o.NatsClusterWorkers, "natscluster-workers", controller.DefaultNatsClusterWorkers, "NatsClusters reconciled in parallel: a hung cluster's pass holds one of them")
 	fs.IntVar(&o.NatsClusterWorkersPerNamespace, "natscluster-workers-per-namespace", 0, "of those, how many one namespace's clusters may hold at once, so that one tenant's hung clusters cannot take them all; 0: a quarter of the workers")
 	fs.Func("server-memory-budget", "bytes (a quantity: 64Mi) that what NATS servers send may take in the operator at once, messages being received and answers being read; a message past it closes its connection. Default 64Mi, at least 32Mi", func(v string) error {

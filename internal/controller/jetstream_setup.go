@@ -23,9 +23,10 @@ import (
 const clusterRefIndex = "kubenats.io/cluster"
 
 // SetupWithManager registers the reconciler for its kind with workers
-// parallel reconciles. wake receives the resources an advisory says changed
-// on the server.
-func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers int, wake <-chan event.TypedGenericEvent[T]) error {
+// parallel reconciles, of which one namespace's resources hold at most
+// perNamespace (a quarter when zero: ShareByNamespace). wake receives the
+// resources an advisory says changed on the server.
+func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamespace int, wake <-chan event.TypedGenericEvent[T]) error {
 	obj := r.Kind.New()
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, clusterRefIndex, func(o client.Object) []string {
 		t := o.(v1alpha1.JetStreamObject).GetTarget()
@@ -51,7 +52,7 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers i
 		WatchesRawSource(source.Channel(wake, &handler.TypedEnqueueRequestForObject[T]{})).
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, r.Kind.NewList)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: jetStreamReconcileTimeout}).
-		Complete(r)
+		Complete(ShareByNamespace(r, workers, perNamespace))
 }
 
 // referencing lists the resources that name a NatsCluster.

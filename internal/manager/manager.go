@@ -75,6 +75,14 @@ type Options struct {
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
+	// JetStreamWorkersPerNamespace is how many of those one namespace's
+	// resources may hold at once (a quarter of the workers when zero).
+	JetStreamWorkersPerNamespace int
+	// NatsAccountWorkers is how many NatsAccounts are reconciled in
+	// parallel (accountcontroller's default when zero);
+	// NatsAccountWorkersPerNamespace how many of them one namespace's
+	// accounts may hold at once (a quarter when zero, at least one).
+	NatsAccountWorkers, NatsAccountWorkersPerNamespace int
 	// ServerLimits size the operator's budgets for what NATS servers send
 	// (bytes, and a namespace's share) and its connections to them (in all
 	// and to one namespace's servers); zero fields keep the defaults,
@@ -250,7 +258,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Recorder:  mgr.GetEventRecorder("kubenats"),
 		Servers:   clusters,
 
-		SigningKeyGrace: o.SigningKeyGrace,
+		Workers:             o.NatsAccountWorkers,
+		WorkersPerNamespace: o.NatsAccountWorkersPerNamespace,
+		SigningKeyGrace:     o.SigningKeyGrace,
 	}
 	if err := accountsReconciler.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -281,7 +291,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if workers <= 0 {
 		workers = 16
 	}
-	if err := setupJetStream(mgr, base, workers); err != nil {
+	if err := setupJetStream(mgr, base, workers, o.JetStreamWorkersPerNamespace); err != nil {
 		return nil, err
 	}
 	if err := setupWebhook(mgr, o); err != nil {
