@@ -39,8 +39,9 @@ const (
 	// budget: the guard's buffers up to their base (64 KiB received, 64
 	// KiB decoded), nats.go's read buffer and write buffer (32 KiB each)
 	// and what nats.go copies of a message up to the base, TLS records.
-	// Measured idle, a pool connection takes about 100 KiB
-	// (internal/jetstream's TestConnectionBaseMemory).
+	// Measured idle, a pool connection takes about 90 KiB, the embedded
+	// server's side included (logged by internal/jetstream's
+	// TestPoolRefusesTheConnectionPastTheNamespaceShare).
 	MaxConnectionBase = 256 << 10
 )
 
