@@ -43,7 +43,41 @@ lint: ## go vet and gofmt.
 	cd test/promql && go vet ./...
 	cd hack/benchplot && go vet ./...
 	cd test/helm && go vet ./...
+	cd hack/image && go vet ./...
 	@out=$$(gofmt -l api cmd internal hack test); [ -z "$$out" ] || { echo "gofmt needed: $$out"; exit 1; }
+
+# The operator's image, built without Docker (hack/image): static binaries
+# for linux/amd64 and linux/arm64, on an empty base, as one OCI index in
+# bin/image (an OCI layout, its archive for `ctr images import` or kind, and
+# an SPDX SBOM). The reference is internal/release's, as the install's.
+IMAGE_REPO    := $(shell sed -n 's/^\tRepository = "\(.*\)"$$/\1/p' internal/release/release.go)
+IMAGE_VERSION := $(shell sed -n 's/^\tVersion *= "\(.*\)"$$/\1/p' internal/release/release.go)
+IMAGE         ?= $(IMAGE_REPO):$(IMAGE_VERSION)
+IMAGE_OUT     ?= $(BIN)/image
+IMAGE_ARCHES  := amd64 arm64
+
+.PHONY: image
+image: ## Build the operator's image (both platforms) into bin/image: OCI layout, archive, SBOM. Same commit, same digest.
+	@for arch in $(IMAGE_ARCHES); do \
+		echo ">> kubenats for linux/$$arch"; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "-s -w -X main.version=$(IMAGE_VERSION)" -o $(IMAGE_OUT)/bin/kubenats-linux-$$arch ./cmd/kubenats || exit 1; \
+	done
+	cd hack/image && go run . build -ref $(IMAGE) -out $(IMAGE_OUT) \
+		$(foreach a,$(IMAGE_ARCHES),-bin $(a)=$(IMAGE_OUT)/bin/kubenats-linux-$(a)) \
+		-source https://github.com/kubenats/kubenats -revision "$$(git rev-parse HEAD)" \
+		-version $(IMAGE_VERSION) -created "$$(git log -1 --format=%ct)"
+
+.PHONY: image-push
+image-push: image ## Push bin/image to IMAGE=registry/name:tag (credentials of docker login).
+	cd hack/image && go run . push -layout $(IMAGE_OUT)/oci -ref $(IMAGE)
+
+# Two builds of the same commit, in two folders, must give one digest.
+.PHONY: image-check
+image-check: ## Build the image twice and fail unless both digests are the same.
+	$(MAKE) --no-print-directory image IMAGE_OUT=$(BIN)/image-check/1 | tee $(BIN)/image-check.1
+	$(MAKE) --no-print-directory image IMAGE_OUT=$(BIN)/image-check/2 | tee $(BIN)/image-check.2
+	@a=$$(grep -o 'sha256:[0-9a-f]*' $(BIN)/image-check.1); b=$$(grep -o 'sha256:[0-9a-f]*' $(BIN)/image-check.2); \
+	[ -n "$$a" ] && [ "$$a" = "$$b" ] || { echo "two builds of one commit: $$a and $$b"; exit 1; }; echo "reproducible: $$a"
 
 .PHONY: test-bins
 test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector and Prometheus binaries for the tests (first time ~25 min).
@@ -69,6 +103,7 @@ test: test-bins ## Run every test: unit, envtest with a real nats-server, the lo
 	(cd test/netpol && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	(cd test/promql && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	(cd test/helm && go test $(GO_TEST_FLAGS) ./...) || status=1; \
+	(cd hack/image && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	$(MAKE) fuzz FUZZ_WORKERS=1 || status=1; \
 	wait $$main || status=1; \
 	exit $$status

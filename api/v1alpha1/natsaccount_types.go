@@ -168,6 +168,24 @@ const (
 	// none are made without the user's word: delete and re-create the
 	// NatsAccount.
 	ReasonAccountKeysMissing = "AccountKeysMissing"
+	// ReasonAccountKeysMismatch: the Secret where the account's keys are
+	// kept records another account (namespace/name or public key) than
+	// this one. Nothing is signed, issued or revoked with it; the
+	// cluster's administrators remove it (docs/accounts.md, Keys).
+	ReasonAccountKeysMismatch = "AccountKeysMismatch"
+)
+
+// ConditionLimitsWithinMaximum is, on a NatsAccount of a cluster that
+// sets spec.auth.accounts.maxLimits or defaultLimits, whether the
+// servers got the limits the account asked for: False (ReasonLimitsClamped)
+// names each limit asked above the cluster's maximum, which the JWT
+// carries at the maximum instead.
+const ConditionLimitsWithinMaximum = "LimitsWithinMaximum"
+
+// Reasons of LimitsWithinMaximum.
+const (
+	ReasonLimitsWithinMaximum = "WithinMaximum"
+	ReasonLimitsClamped       = "LimitsClamped"
 )
 
 // AccountJetStreamUsage is what an account holds in JetStream, as the

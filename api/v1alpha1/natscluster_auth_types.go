@@ -68,6 +68,24 @@ type AccountsFrom struct {
 	// NamespaceSelector admits the namespaces whose labels it matches.
 	// +optional
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// DefaultLimits are the limits of every account on the cluster (its
+	// own namespace's too) that leaves a limit unset, field by field, as a
+	// NatsAccount's spec.limits names them. defaultLimits.jetstream
+	// applies to an account that turns JetStream on (limits.jetstream)
+	// and turns it on for none. A default above maxLimits is the maximum.
+	// Unset: an account that sets nothing is unlimited, up to maxLimits.
+	// +optional
+	DefaultLimits *AccountLimits `json:"defaultLimits,omitempty"`
+
+	// MaxLimits are the most any account on the cluster (its own
+	// namespace's too) gets, field by field. A limit an account sets
+	// above it, or leaves unlimited (-1, or unset with no default), is
+	// signed at the maximum; the account's condition LimitsWithinMaximum
+	// says which, and a Warning event too (docs/accounts.md, Limits).
+	// An unset or -1 field has no maximum.
+	// +optional
+	MaxLimits *AccountLimits `json:"maxLimits,omitempty"`
 }
 
 // SecretKeyRef names one key of a Secret in the same namespace.

@@ -26,13 +26,12 @@ type TLSSpec struct {
 
 // RouteTLSSpec secures the routes. Unless disabled, every route is mutual
 // TLS: each server presents a certificate valid for its own DNS names and
-// accepts only peers whose certificate chains to the same CA. With neither
-// secretName nor issuerRef the operator keeps a CA per cluster and issues
-// the route certificate itself. Routes also always authenticate with a
-// password, TLS or not.
+// accepts only peers whose certificate chains to the same CA. Without
+// secretName the operator keeps a CA per cluster and issues the route
+// certificate itself. Routes also always authenticate with a password,
+// TLS or not.
 //
-// +kubebuilder:validation:XValidation:rule="!(has(self.secretName) && has(self.issuerRef))",message="routes: set secretName or issuerRef, not both"
-// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || self.enabled || (!has(self.secretName) && !has(self.issuerRef))",message="routes: secretName and issuerRef need route TLS enabled"
+// +kubebuilder:validation:XValidation:rule="!has(self.enabled) || self.enabled || !has(self.secretName)",message="routes: secretName needs route TLS enabled"
 type RouteTLSSpec struct {
 	// Enabled turns route TLS on (the default). Turning it off, or on for a
 	// cluster that ran without it, restarts every server at once: servers
@@ -52,11 +51,16 @@ type RouteTLSSpec struct {
 	// +optional
 	SecretName string `json:"secretName,omitempty"`
 
-	// IssuerRef has cert-manager issue the cluster's own route CA
-	// (<name>-routes-ca), with which the operator signs the route
-	// certificate: the servers then trust this cluster's CA alone, not the
-	// issuer's, which other clusters share. The issuer must be able to
-	// issue CA certificates (a CA or Vault issuer).
+	// IssuerRef is refused for new specs and ignored where a cluster still
+	// has it: the route CA is always the operator's own per-cluster CA
+	// (<name>-ca). Asking an issuer for a CA would hand the tenant a
+	// sub-CA of the issuer's CA, which everything trusting that CA would
+	// trust too (docs/tls.md, "Route certificates from an issuer"). A
+	// cluster that named one moves to the operator's own CA without
+	// cutting its routes, and reports that the field is ignored; remove
+	// it from the spec. An object stored before keeps updating as long as
+	// this field stays as it is (CRD validation ratcheting).
+	// +kubebuilder:validation:XValidation:rule="false",message="spec.tls.routes.issuerRef is no longer accepted: the route CA is always the operator's own per-cluster CA, never one an issuer signs; remove the field (route TLS stays on)"
 	// +optional
 	IssuerRef *IssuerRef `json:"issuerRef,omitempty"`
 }

@@ -71,10 +71,9 @@ func runManager(args []string, stderr io.Writer) int {
 		_, err := controller.ParseImagePolicy(o.AllowedImageRegistries)
 		return err
 	})
-	fs.Func("allowed-cluster-issuers", "comma-separated ClusterIssuers (name, or group/name for an external issuer) that a NatsCluster's TLS may name; given empty: none; not given: any (Issuers of the cluster's namespace are always allowed)", func(v string) error {
-		issuers := splitNamespaces(v)
-		o.AllowedClusterIssuers = &issuers
-		_, err := controller.ParseIssuerPolicy(issuers)
+	fs.Func("allowed-cluster-issuers", "comma-separated ClusterIssuers (name, or group/name for an external issuer) that a NatsCluster's TLS may name; not given or empty: none (Issuers of the cluster's namespace are always allowed; a ClusterIssuer signs for every tenant that names it)", func(v string) error {
+		o.AllowedClusterIssuers = splitNamespaces(v)
+		_, err := controller.ParseIssuerPolicy(o.AllowedClusterIssuers)
 		return err
 	})
 	fs.StringVar(&o.WebhookBindAddress, "webhook-bind-address", "0", `address of the validating webhook (HTTPS, for the API server; the install sets :9443); "0" disables it`)

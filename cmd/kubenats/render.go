@@ -110,13 +110,7 @@ func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 		out = append(out, fmt.Sprintf("Secret %s, keys %s and %s: the route password, and the route URLs made with it (%s)",
 			render.RouteSecretName(c), render.PasswordKey, render.RouteURLsKey, "one nats://kubenats-route:<password>@<pod>.<headless>:6222 per server, as a nats.conf array"))
 		names := strings.Join(render.RouteDNSNames(c, render.DefaultClusterDomain), ", ")
-		switch {
-		case render.IssuesRouteCA(c):
-			// The operator signs it with the CA cert-manager issues; without
-			// the operator, whoever applies these objects does.
-			out = append(out, fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: the route certificate, for %s, signed with the cluster's route CA that cert-manager issues into Secret %s; ca.crt that CA alone, not the issuer's",
-				render.RouteTLSSecretName(c), names, render.RouteCASecretName(c)))
-		case c.Spec.RouteTLSEnabled():
+		if c.Spec.RouteTLSEnabled() {
 			out = append(out, fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: the route certificate, for %s",
 				render.RouteTLSSecretName(c), names))
 		}

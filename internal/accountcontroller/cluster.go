@@ -22,25 +22,31 @@ func clusterKey(a *v1alpha1.NatsAccount) client.ObjectKey {
 	return client.ObjectKey{Namespace: ns, Name: name}
 }
 
-// admittedCluster is a's cluster if it admits a's namespace, else nil.
-func (r *Reconciler) admittedCluster(ctx context.Context, a *v1alpha1.NatsAccount) (*v1alpha1.NatsCluster, error) {
+// accountCluster is a's cluster when it is there, runs mode jwt and is
+// not being deleted (else nil), and whether it admits a's namespace. A
+// cluster that does not admit it is still returned: an account it
+// admitted before is disabled on its servers (suspend).
+func (r *Reconciler) accountCluster(ctx context.Context, a *v1alpha1.NatsAccount) (*v1alpha1.NatsCluster, bool, error) {
 	var c v1alpha1.NatsCluster
 	switch err := r.Get(ctx, clusterKey(a), &c); {
 	case apierrors.IsNotFound(err):
-		return nil, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, err
+		return nil, false, err
+	}
+	if c.Spec.Auth.Mode != v1alpha1.AuthJWT || !c.DeletionTimestamp.IsZero() {
+		return nil, false, nil
 	}
 	var labels map[string]string
 	if accounts.NeedsNamespaceLabels(&c, a.Namespace) {
 		var ns corev1.Namespace
-		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: a.Namespace}, &ns); err != nil {
-			return nil, client.IgnoreNotFound(err)
+		switch err := r.APIReader.Get(ctx, client.ObjectKey{Name: a.Namespace}, &ns); {
+		case apierrors.IsNotFound(err):
+			return &c, false, nil
+		case err != nil:
+			return nil, false, err
 		}
 		labels = ns.Labels
 	}
-	if !accounts.Admits(&c, a.Namespace, labels) {
-		return nil, nil
-	}
-	return &c, nil
+	return &c, accounts.Admits(&c, a.Namespace, labels), nil
 }

@@ -2,11 +2,10 @@ package accountcontroller
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -25,21 +24,28 @@ const finalizeBound = 5 * time.Minute
 // keys Secret stays, with every user revoked as of now recorded in it:
 // a NatsAccount made again with this name is the same NATS account, and
 // none of the old users' credentials work in it. The Secret goes with
-// the cluster.
+// the cluster. An account whose namespace the cluster no longer admits is
+// disabled all the same: its keys must record the revocation, or a
+// namespace admitted again would bring the old users back.
 func (r *Reconciler) finalize(ctx context.Context, a *v1alpha1.NatsAccount, users []*v1alpha1.NatsUser) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(a, v1alpha1.AccountFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	cluster, err := r.admittedCluster(ctx, a)
+	cluster, _, err := r.accountCluster(ctx, a)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if cluster != nil {
-		if err := r.disable(ctx, cluster, a); err != nil {
-			if time.Since(a.DeletionTimestamp.Time) < finalizeBound {
-				return ctrl.Result{RequeueAfter: 5 * time.Second}, r.setAccountReady(ctx, a, false, v1alpha1.ReasonPushFailed,
-					"deleting: the servers have not taken the disabled account yet: "+err.Error())
-			}
+		switch err := r.disable(ctx, cluster, a); {
+		case errors.Is(err, accounts.ErrKeysOfAnotherAccount):
+			// Never another account's keys to revoke with: that would
+			// lock out the account they were made for.
+			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, v1alpha1.ReasonAccountKeysMismatch, "Delete",
+				"the Secret of the account's keys was not made for this account: nothing was revoked with it")
+		case err != nil && time.Since(a.DeletionTimestamp.Time) < finalizeBound:
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, r.setAccountReady(ctx, a, false, v1alpha1.ReasonPushFailed,
+				"deleting: the servers have not taken the disabled account yet: "+err.Error())
+		case err != nil:
 			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, "FinalizerReleased", "Delete",
 				"the servers did not take the disabled account within %s; its users stay valid on them until they do: %v", finalizeBound, err)
 		}
@@ -52,32 +58,40 @@ func (r *Reconciler) finalize(ctx context.Context, a *v1alpha1.NatsAccount, user
 }
 
 // disable records every user of a as revoked and pushes the disabled
-// JWT. An account whose keys were never made has nothing to disable.
+// JWT. An account whose keys were never made has nothing to disable;
+// keys that are not a's are ErrKeysOfAnotherAccount, and nothing is
+// recorded or pushed.
 func (r *Reconciler) disable(ctx context.Context, c *v1alpha1.NatsCluster, a *v1alpha1.NatsAccount) error {
-	ref := accounts.AccountRef{Namespace: a.Namespace, Name: a.Name}
-	var s corev1.Secret
-	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: accounts.KeysSecretName(c.Name, ref)}, &s); {
-	case apierrors.IsNotFound(err):
-		return nil
+	keys, found, refusal, err := r.findKeys(ctx, c, a)
+	switch {
 	case err != nil:
 		return err
-	case !metav1.IsControlledBy(&s, c):
+	case refusal != nil && refusal.reason == v1alpha1.ReasonAccountKeysMismatch:
+		return accounts.ErrKeysOfAnotherAccount
+	case refusal != nil && refusal.reason == v1alpha1.ReasonNameConflict:
+		return nil // not the cluster's Secret: never this account's keys
+	case refusal != nil:
+		return errors.New(refusal.message)
+	case !found:
 		return nil
 	}
-	keys, err := accounts.ReadAccountKeys(s.Data)
-	if err != nil {
+	if keys, err = r.revoke(ctx, c, keys, []string{accounts.AllUsers}); err != nil {
 		return err
 	}
-	now := time.Now().Unix()
-	if keys, err = r.revoke(ctx, c, ref, keys, []string{accounts.AllUsers}); err != nil {
-		return err
-	}
+	return r.pushDisabled(ctx, c, keys)
+}
+
+// pushDisabled signs the disabled JWT of the account of keys (its
+// recorded revocations kept, every user before now revoked, no
+// connection admitted) with the cluster's current operator signing key,
+// and pushes it to every ready server.
+func (r *Reconciler) pushDisabled(ctx context.Context, c *v1alpha1.NatsCluster, keys accounts.AccountKeys) error {
 	operator, _, err := r.operatorSigner(ctx, c)
 	if err != nil {
 		return err
 	}
-	claims := accounts.DisabledAccountClaims(accounts.Account{Ref: ref, PublicKey: keys.PublicKey, SigningKey: keys.SigningKey,
-		Revoked: keys.Revoked}, now)
+	claims := accounts.DisabledAccountClaims(accounts.Account{Ref: keys.Account, PublicKey: keys.PublicKey, SigningKey: keys.SigningKey,
+		Revoked: keys.Revoked}, time.Now().Unix())
 	text, err := accounts.Sign(claims, operator)
 	if err != nil {
 		return err

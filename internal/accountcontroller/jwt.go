@@ -39,9 +39,9 @@ func (r *Reconciler) peers(ctx context.Context, c *v1alpha1.NatsCluster, self ac
 		if !metav1.IsControlledBy(&s, c) {
 			continue
 		}
-		keys, err := accounts.ReadAccountKeys(s.Data)
+		keys, err := accounts.ReadAccountKeysFor(ref, a.Status.PublicKey, s.Data)
 		if err != nil {
-			continue
+			continue // keys not recorded for that account: never sign its activations with them
 		}
 		out[ref] = peer{Peer: accounts.Peer{PublicKey: keys.PublicKey, Exports: a.Spec.Exports}, keys: keys}
 	}
@@ -51,12 +51,17 @@ func (r *Reconciler) peers(ctx context.Context, c *v1alpha1.NatsCluster, self ac
 // signAccount signs a's JWT with the cluster's operator key, and the
 // activations of its private imports with each exporter's signing key.
 // refused are the imports left out, with the reason.
-func signAccount(a *v1alpha1.NatsAccount, ref accounts.AccountRef, keys accounts.AccountKeys, peers map[accounts.AccountRef]peer, operator []byte) (string, []accounts.RefusedImport, error) {
+// limits are the account's limits as its cluster bounds them
+// (accounts.BoundLimits), which the JWT carries instead of the spec's.
+func signAccount(a *v1alpha1.NatsAccount, ref accounts.AccountRef, keys accounts.AccountKeys, peers map[accounts.AccountRef]peer,
+	operator []byte, limits v1alpha1.AccountLimits) (string, []accounts.RefusedImport, error) {
 	visible := make(map[accounts.AccountRef]accounts.Peer, len(peers))
 	for ref, p := range peers {
 		visible[ref] = p.Peer
 	}
-	claims, acts, refused := accounts.AccountClaims(accounts.Account{Ref: ref, Spec: a.Spec,
+	spec := *a.Spec.DeepCopy()
+	spec.Limits = limits
+	claims, acts, refused := accounts.AccountClaims(accounts.Account{Ref: ref, Spec: spec,
 		PublicKey: keys.PublicKey, SigningKey: keys.SigningKey, PreviousSigningKey: keys.PreviousSigningKey,
 		Revoked: keys.Revoked}, visible)
 	text, err := accounts.SignAccount(claims, acts, operator, func(exporter accounts.AccountRef) ([]byte, string, bool) {

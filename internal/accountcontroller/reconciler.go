@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/accounts"
 	"github.com/kubenats/kubenats/internal/apply"
 )
 
@@ -98,19 +97,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	cluster, err := r.admittedCluster(ctx, acct)
+	cluster, admitted, err := r.accountCluster(ctx, acct)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if cluster == nil {
 		return ctrl.Result{}, r.refuse(ctx, acct, users, v1alpha1.ReasonClusterNotAdmitted, clusterNotAdmitted)
 	}
-	ref := accounts.AccountRef{Namespace: acct.Namespace, Name: acct.Name}
+	if !admitted {
+		return r.suspend(ctx, cluster, acct, users)
+	}
+	ref := accountRef(acct)
 	keys, problem, err := r.accountKeys(ctx, cluster, acct)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	if problem != nil {
+		if problem.reason == v1alpha1.ReasonAccountKeysMismatch {
+			r.Recorder.Eventf(acct, nil, corev1.EventTypeWarning, problem.reason, "Sign", "%s", problem.message)
+		}
 		return ctrl.Result{}, r.refuse(ctx, acct, users, problem.reason, problem.message)
 	}
 	if keys, err = r.rotate(ctx, cluster, acct, keys); err != nil {
@@ -130,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	target := credsTarget{cluster: cluster, caPEM: ca}
 	plan := planUsers(views, func(u *v1alpha1.NatsUser) string { return target.digest(u, keys) })
-	if keys, err = r.revoke(ctx, cluster, ref, keys, plan.Revoke); err != nil {
+	if keys, err = r.revoke(ctx, cluster, keys, plan.Revoke); err != nil {
 		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
 	seeds := map[types.UID][]byte{}
@@ -150,7 +155,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
-	jwtText, refused, err := signAccount(acct, ref, keys, peers, operator)
+	limits, clamps := boundLimits(cluster, acct)
+	limitsV := limitsVerdict(cluster, clamps)
+	r.warnClamped(acct, limitsV)
+	jwtText, refused, err := signAccount(acct, ref, keys, peers, operator, limits)
 	if err != nil {
 		return retrySoon, r.refuse(ctx, acct, users, v1alpha1.ReasonPushFailed, err.Error())
 	}
@@ -162,7 +170,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.writeStatuses(ctx, acct, keys, plan, issued, refused, signedBy, usage, pushErr); err != nil {
+	if err := r.writeStatuses(ctx, acct, keys, plan, issued, refused, signedBy, usage, pushErr, limitsV); err != nil {
 		return ctrl.Result{}, err
 	}
 	if pushErr != nil {

@@ -31,7 +31,7 @@ func (r *Reconciler) rotate(ctx context.Context, c *v1alpha1.NatsCluster, a *v1a
 	if err != nil || !changed {
 		return keys, err
 	}
-	if err := r.writeKeys(ctx, c, accounts.AccountRef{Namespace: a.Namespace, Name: a.Name}, next); err != nil {
+	if err := r.writeKeys(ctx, c, next); err != nil {
 		return keys, fmt.Errorf("recording the new signing key: %w", err)
 	}
 	r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "SigningKeyRotated", "Rotate",
@@ -49,7 +49,7 @@ func (r *Reconciler) dropPrevious(ctx context.Context, c *v1alpha1.NatsCluster, 
 	if !dropped {
 		return keys, nil
 	}
-	if err := r.writeKeys(ctx, c, accounts.AccountRef{Namespace: a.Namespace, Name: a.Name}, next); err != nil {
+	if err := r.writeKeys(ctx, c, next); err != nil {
 		return keys, fmt.Errorf("dropping the previous signing key: %w", err)
 	}
 	r.Recorder.Eventf(a, nil, corev1.EventTypeNormal, "PreviousSigningKeyDropped", "Rotate",

@@ -26,6 +26,12 @@ func (r *Reconciler) refuse(ctx context.Context, a *v1alpha1.NatsAccount, users 
 			return err
 		}
 	}
+	return r.report(ctx, a, users, reason, message)
+}
+
+// report writes what stops an account's pass on the account and its live
+// users, and lets no user go.
+func (r *Reconciler) report(ctx context.Context, a *v1alpha1.NatsAccount, users []*v1alpha1.NatsUser, reason, message string) error {
 	if err := r.setAccountReady(ctx, a, false, reason, message); err != nil {
 		return err
 	}
@@ -76,7 +82,8 @@ func (r *Reconciler) setUserReady(ctx context.Context, u *v1alpha1.NatsUser, rea
 // key, users and usage, the operator key that signed the JWT the servers
 // took, and each user's credentials.
 func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount, keys accounts.AccountKeys, p userPlan,
-	done map[types.UID]issued, refused []accounts.RefusedImport, signedBy string, usage natsmon.AccountUsage, pushErr error) error {
+	done map[types.UID]issued, refused []accounts.RefusedImport, signedBy string, usage natsmon.AccountUsage, pushErr error,
+	limits *status.Verdict) error {
 	next := a.Status.DeepCopy()
 	next.ObservedGeneration = a.Generation
 	next.PublicKey = keys.PublicKey
@@ -107,6 +114,9 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 	verdicts := []status.Verdict{{Type: v1alpha1.ConditionReady, Status: conditionStatus(ready), Reason: reason, Message: message}}
 	if v := rotationVerdict(keys, p, done); v != nil {
 		verdicts = append(verdicts, *v)
+	}
+	if limits != nil {
+		verdicts = append(verdicts, *limits)
 	}
 	next.Conditions = status.Conditions(a.Status.Conditions, a.Generation, metav1.Now(), verdicts...)
 	if err := r.writeAccountStatus(ctx, a, next); err != nil {

@@ -1,8 +1,6 @@
 package accounts
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -47,17 +45,11 @@ const AllUsers = jwt.All
 // the account JWT every server stores and every update carries.
 const MaxRevocations = 4096
 
-// KeysSecretName is the Secret of account ref's keys on the cluster named
-// cluster: the cluster's name and a digest of the account's namespace and
-// name (both can be long; the digest keeps the name within bounds and
-// unique per account).
-func KeysSecretName(cluster string, ref AccountRef) string {
-	sum := sha256.Sum256([]byte(ref.Namespace + "/" + ref.Name))
-	return cluster + "-account-" + hex.EncodeToString(sum[:6])
-}
-
 // AccountKeys are an account's keys and revocations.
 type AccountKeys struct {
+	// Account is the account the keys were made for, recorded in the
+	// Secret beside them (AccountRecordKey) and checked on every read.
+	Account               AccountRef
 	Seed, SigningSeed     []byte
 	PublicKey, SigningKey string
 	// Revoked: user public key -> Unix time before which its JWTs are refused.
@@ -81,8 +73,8 @@ type Rotation struct {
 	PreviousUntil int64 `json:"previousUntil,omitempty"`
 }
 
-// NewAccountKeys makes an account's keys, once.
-func NewAccountKeys() (AccountKeys, error) {
+// NewAccountKeys makes the keys of account ref, once.
+func NewAccountKeys(ref AccountRef) (AccountKeys, error) {
 	seed, err := NewSeed(nkeys.PrefixByteAccount)
 	if err != nil {
 		return AccountKeys{}, err
@@ -91,10 +83,11 @@ func NewAccountKeys() (AccountKeys, error) {
 	if err != nil {
 		return AccountKeys{}, err
 	}
-	keys, err := ReadAccountKeys(map[string][]byte{AccountSeedKey: seed, AccountSigningSeedKey: signing})
+	keys, err := readKeyMaterial(map[string][]byte{AccountSeedKey: seed, AccountSigningSeedKey: signing})
 	if err != nil {
 		return keys, err
 	}
+	keys.Account = ref
 	return keys.WithOperatorUser()
 }
 
@@ -123,10 +116,12 @@ func (k AccountKeys) WithOperatorUser() (AccountKeys, error) {
 	return k, nil
 }
 
-// ReadAccountKeys reads a keys Secret's data, holding it to what
-// NewAccountKeys writes: seeds of accounts, revocations of user keys, at
-// most MaxRevocations. The error names keys, never values.
-func ReadAccountKeys(data map[string][]byte) (AccountKeys, error) {
+// readKeyMaterial reads a keys Secret's seeds, rotation and revocations,
+// holding them to what NewAccountKeys writes: seeds of accounts,
+// revocations of user keys, at most MaxRevocations. It does not say whose
+// keys they are: ReadAccountKeysFor does. The error names keys, never
+// values.
+func readKeyMaterial(data map[string][]byte) (AccountKeys, error) {
 	var k AccountKeys
 	var err error
 	if k.PublicKey, err = PublicKey(data[AccountSeedKey], nkeys.PrefixByteAccount); err != nil {
@@ -174,7 +169,8 @@ func (k AccountKeys) Data() map[string][]byte {
 	if k.Revoked == nil {
 		revoked = []byte("{}")
 	}
-	data := map[string][]byte{AccountSeedKey: k.Seed, AccountSigningSeedKey: k.SigningSeed, AccountRevocationsKey: revoked}
+	data := map[string][]byte{AccountSeedKey: k.Seed, AccountSigningSeedKey: k.SigningSeed, AccountRevocationsKey: revoked,
+		AccountRecordKey: k.record()}
 	if len(k.OperatorCreds) > 0 {
 		data[AccountOperatorCredsKey] = k.OperatorCreds
 	}

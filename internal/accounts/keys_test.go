@@ -13,7 +13,7 @@ import (
 // next JWT would forget them), a re-revoked user getting the later time
 // (its JWTs issued in between would come back to life).
 func TestAccountKeysRoundTrip(t *testing.T) {
-	k, err := NewAccountKeys()
+	k, err := NewAccountKeys(teamA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func TestAccountKeysRoundTrip(t *testing.T) {
 	if _, changed, _ := k.Revoke([]string{pub}, 200); changed {
 		t.Fatal("revoking a revoked user again changed the keys")
 	}
-	back, err := ReadAccountKeys(k.Data())
+	back, err := ReadAccountKeysFor(teamA, "", k.Data())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestAccountKeysRoundTrip(t *testing.T) {
 // TestReadAccountKeysRefusesWhatItDidNotWrite: a keys Secret edited by hand
 // is refused, naming the key and never showing a value.
 func TestReadAccountKeysRefusesWhatItDidNotWrite(t *testing.T) {
-	k, _ := NewAccountKeys()
+	k, _ := NewAccountKeys(teamA)
 	userSeed, _ := NewSeed(nkeys.PrefixByteUser)
 	for name, edit := range map[string]func(map[string][]byte){
 		"a user seed as the account's": func(d map[string][]byte) { d[AccountSeedKey] = userSeed },
@@ -51,7 +51,7 @@ func TestReadAccountKeysRefusesWhatItDidNotWrite(t *testing.T) {
 	} {
 		d := k.Data()
 		edit(d)
-		_, err := ReadAccountKeys(d)
+		_, err := ReadAccountKeysFor(teamA, "", d)
 		if err == nil {
 			t.Errorf("%s: read without error", name)
 			continue
@@ -80,7 +80,7 @@ func TestKeysSecretNameIsPerAccount(t *testing.T) {
 // with a user not re-issued (that user locked out), rotating again on
 // every pass (the annotation is still there).
 func TestRotateKeepsThePreviousKeyUntilEveryUserIsReissued(t *testing.T) {
-	k, _ := NewAccountKeys()
+	k, _ := NewAccountKeys(teamA)
 	rotated, changed, err := k.Rotate("r1", 100)
 	if err != nil || !changed {
 		t.Fatalf("rotate: %v %v", changed, err)
@@ -94,7 +94,7 @@ func TestRotateKeepsThePreviousKeyUntilEveryUserIsReissued(t *testing.T) {
 	if _, again, _ := rotated.Rotate("r1", 200); again {
 		t.Fatal("the same request rotated twice")
 	}
-	back, err := ReadAccountKeys(rotated.Data())
+	back, err := ReadAccountKeysFor(teamA, "", rotated.Data())
 	if err != nil || back.PreviousSigningKey != k.SigningKey || back.Rotation.For != "r1" || back.Rotation.PreviousUntil != 100 {
 		t.Fatalf("read back %+v: %v", back.Rotation, err)
 	}

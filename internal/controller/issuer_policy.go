@@ -16,22 +16,22 @@ const ReasonIssuerNotAllowed = "IssuerNotAllowed"
 // ClusterIssuer is the platform's, and it signs for every namespace that
 // names it: a tenant naming the platform's CA gets certificates that the
 // platform's other services trust, and two tenants on one ClusterIssuer
-// share a CA. An operator may list the ClusterIssuers tenants may name
-// (IssuerPolicy).
+// share a CA. So no ClusterIssuer may be named unless the operator lists
+// it (--allowed-cluster-issuers); and whatever an issuer is asked for is
+// a leaf for the cluster's own names (render.Certificates), never a CA.
 
 // IssuerPolicy limits the ClusterIssuers a NatsCluster may name. The zero
-// value allows any; a policy made from an empty list allows none.
+// value, like a policy made from no entries, allows none.
 type IssuerPolicy struct {
-	restricted bool
 	// allowed holds "group/name" for each allowed ClusterIssuer.
 	allowed map[string]bool
 }
 
 // ParseIssuerPolicy reads the allowed ClusterIssuers, each written as its
-// name (cert-manager.io's) or as group/name (an external issuer's). Given
-// at all, even empty, the list is all that is allowed.
+// name (cert-manager.io's) or as group/name (an external issuer's). The
+// list is all that is allowed: none when it is empty.
 func ParseIssuerPolicy(entries []string) (IssuerPolicy, error) {
-	p := IssuerPolicy{restricted: true, allowed: map[string]bool{}}
+	p := IssuerPolicy{allowed: map[string]bool{}}
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		if e == "" {
@@ -50,9 +50,9 @@ func ParseIssuerPolicy(entries []string) (IssuerPolicy, error) {
 }
 
 // Allows reports whether ref may be named: an Issuer always, a
-// ClusterIssuer when the policy lists it or lists nothing at all.
+// ClusterIssuer only when the policy lists it.
 func (p IssuerPolicy) Allows(ref v1alpha1.IssuerRef) bool {
-	if ref.Kind != "ClusterIssuer" || !p.restricted {
+	if ref.Kind != "ClusterIssuer" {
 		return true
 	}
 	group := ref.Group
@@ -80,14 +80,21 @@ type namedIssuerRef struct {
 	ref   *v1alpha1.IssuerRef
 }
 
-// issuerRefs are the issuers c's TLS names, with their fields.
+// issuerRefs are the issuers c's spec asks for certificates, with their
+// fields: every IssuerRef of the API but spec.tls.routes.issuerRef, which
+// nothing asks any more (the route CA is the operator's own; a cluster
+// that still names one is told it is ignored). TestIssuerRefsCoverEveryField
+// walks the API types for any IssuerRef this misses.
 func issuerRefs(c *v1alpha1.NatsCluster) []namedIssuerRef {
 	var out []namedIssuerRef
-	if r := c.Spec.TLS.Routes.IssuerRef; r != nil {
-		out = append(out, namedIssuerRef{"spec.tls.routes.issuerRef", r})
-	}
 	if ct := c.Spec.ClientTLS(); ct.IssuerRef != nil {
 		out = append(out, namedIssuerRef{"spec.tls.client.issuerRef", ct.IssuerRef})
+	}
+	if l := c.Spec.Leafnodes; l != nil && l.Accept != nil && l.Accept.TLS != nil && l.Accept.TLS.IssuerRef != nil {
+		out = append(out, namedIssuerRef{"spec.leafnodes.accept.tls.issuerRef", l.Accept.TLS.IssuerRef})
+	}
+	if g := c.Spec.Gateway; g != nil && g.TLS.IssuerRef != nil {
+		out = append(out, namedIssuerRef{"spec.gateway.tls.issuerRef", g.TLS.IssuerRef})
 	}
 	return out
 }

@@ -60,13 +60,20 @@ func (r *JetStreamBase) accountConn(ctx context.Context, ns string, ref v1alpha1
 			"account applies to a NatsCluster in auth mode jwt; %s/%s is not", ref.Namespace, ref.Name)}, nil
 	}
 	var keys corev1.Secret
-	name := accounts.KeysSecretName(c.Name, accounts.AccountRef{Namespace: ns, Name: account})
-	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &keys)
+	acct := accounts.AccountRef{Namespace: ns, Name: account}
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: accounts.KeysSecretName(c.Name, acct)}, &keys)
 	if client.IgnoreNotFound(err) != nil {
 		return jetstream.ConnSpec{}, nil, err
 	}
-	creds := keys.Data[accounts.AccountOperatorCredsKey]
-	if err != nil || !metav1.IsControlledBy(&keys, &c) || len(creds) == 0 {
+	var creds []byte
+	if err == nil && metav1.IsControlledBy(&keys, &c) {
+		// Only keys recorded for exactly this account: never another
+		// account's rights for this one's objects.
+		if k, err := accounts.ReadAccountKeysFor(acct, a.Status.PublicKey, keys.Data); err == nil {
+			creds = k.OperatorCreds
+		}
+	}
+	if len(creds) == 0 {
 		return jetstream.ConnSpec{}, &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
 			"NatsAccount %s: the operator's user in it is not issued yet", account)}, nil
 	}

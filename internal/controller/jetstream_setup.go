@@ -9,11 +9,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
@@ -24,9 +22,9 @@ const clusterRefIndex = "kubenats.io/cluster"
 
 // SetupWithManager registers the reconciler for its kind with workers
 // parallel reconciles, of which one namespace's resources hold at most
-// perNamespace (a quarter when zero: ShareByNamespace). wake receives the
+// perNamespace (a quarter when zero: ShareByNamespace). wakes queues the
 // resources an advisory says changed on the server.
-func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamespace int, wake <-chan event.TypedGenericEvent[T]) error {
+func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamespace int, wakes *Wakes) error {
 	obj := r.Kind.New()
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, clusterRefIndex, func(o client.Object) []string {
 		t := o.(v1alpha1.JetStreamObject).GetTarget()
@@ -49,7 +47,7 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, 
 		Named(r.Kind.Name()).
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
-		WatchesRawSource(source.Channel(wake, &handler.TypedEnqueueRequestForObject[T]{})).
+		WatchesRawSource(wakes.source()).
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, r.Kind.NewList)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: jetStreamReconcileTimeout}).
 		Complete(ShareByNamespace(r, workers, perNamespace))

@@ -70,6 +70,9 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	}
 	lc := obj.GetLifecycle()
 	st := obj.GetJetStreamStatus()
+	// Taken before the read: a write by someone else after it marks the
+	// object again, for the pass it wakes.
+	foreign := r.Pool.TakeForeignWrite(user)
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	countCall(r.Kind.Name(), "observe", err)
 	switch {
@@ -78,11 +81,9 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	case errors.Is(err, jetstream.ErrNotFound) && lc.PreventUpdate:
 		return outcome{reason: reasonNotFound, message: "the object does not exist on the server and preventUpdate forbids creating it"}
 	case errors.Is(err, jetstream.ErrNotFound):
-		r.Pool.ExpectOwnWrite(user)
 		created, err := r.Kind.Create(ctx, conn.JS, obj, desired)
 		countCall(r.Kind.Name(), "create", err)
 		if err != nil {
-			r.Pool.OwnWriteFailed(user)
 			return serverFailure(err)
 		}
 		event := reasonCreated
@@ -98,7 +99,12 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if refused != nil {
 		return *refused
 	}
-	inSync := event == "" && st.ServerConfigHash == observed.Hash && st.ObservedGeneration == obj.GetGeneration()
+	unchanged := st.ServerConfigHash == observed.Hash
+	// Another client's write is undone even when the server's
+	// configuration reads as the operator's last: the server's answer to
+	// that write, where the operator took it from, may already have held
+	// the other client's (docs/jetstream.md, "Drift").
+	inSync := event == "" && unchanged && !foreign && st.ObservedGeneration == obj.GetGeneration()
 	if lc.PreventUpdate {
 		if st.ServerConfigHash != "" && st.ServerConfigHash != observed.Hash {
 			return outcome{reason: reasonDrifted, message: "the server object changed and preventUpdate forbids restoring it", observed: &observed}
@@ -108,13 +114,9 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	if inSync {
 		return synced(observed, "")
 	}
-	if r.Kind.Address(obj).Consumer == "" { // a consumer's update is announced by no advisory
-		r.Pool.ExpectOwnWrite(user)
-	}
 	updated, err := r.Kind.Update(ctx, conn.JS, obj, desired)
 	countCall(r.Kind.Name(), "update", err)
 	if err != nil {
-		r.Pool.OwnWriteFailed(user)
 		return serverFailure(err)
 	}
 	if event == "" {

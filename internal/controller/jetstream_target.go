@@ -114,7 +114,7 @@ func (r *JetStreamBase) clientTLS(ctx context.Context, c *v1alpha1.NatsCluster, 
 	if !ct.Verify && !withCA {
 		return nil
 	}
-	data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, render.ClientTLSSecretName(c))
+	data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, "client")
 	if err != nil || data == nil {
 		return &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
 			"NatsCluster %s/%s: its client certificate cannot be read yet", c.Namespace, c.Name)}

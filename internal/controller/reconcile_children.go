@@ -69,15 +69,12 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	if err != nil || blocker != nil {
 		return ctrl.Result{RequeueAfter: retryAfter(blocker)}, blocker, nil, err
 	}
+	r.reportIgnoredRouteIssuer(c)
 	var renewIn time.Duration
 	switch {
 	case !render.HasRoutes(c):
 	case render.GeneratesRoutePKI(c):
 		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c, read); err != nil || blocker != nil {
-			return ctrl.Result{}, blocker, nil, err
-		}
-	case render.IssuesRouteCA(c):
-		if cred.RoutePKI, renewIn, blocker, err = r.issuedRoutePKI(ctx, c); err != nil || blocker != nil {
 			return ctrl.Result{}, blocker, nil, err
 		}
 	}

@@ -66,7 +66,7 @@ func clientTLSServed(annotations map[string]string, volumes []corev1.Volume) pla
 // when it is gone (with the user's word), unreadable, or within a
 // certificate's lifetime of its ten years.
 func (r *NatsClusterReconciler) clientPKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.ClientPKI, time.Duration, *status.Blocker, error) {
-	ca, blocker, err := r.keptCA(ctx, c, render.ClientCASecretName(c), read)
+	ca, blocker, err := r.keptCA(ctx, c, render.ClientCASecretName(c), read, nil)
 	if err != nil || blocker != nil {
 		return nil, 0, blocker, err
 	}

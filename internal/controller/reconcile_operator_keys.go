@@ -107,24 +107,31 @@ func (r *NatsClusterReconciler) writeTrust(ctx context.Context, s *corev1.Secret
 	return r.Patch(ctx, s, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}))
 }
 
-// accountsNotSignedBy counts c's live accounts with keys, and names those
-// whose JWT the servers last took was not signed by signer.
+// accountsNotSignedBy counts the accounts the rotation waits for
+// (accounts.AwaitedAccounts: live, with keys, of a namespace c admits)
+// and names those whose JWT the servers last took was not signed by
+// signer. The labels of a namespace are read only where c's selector
+// decides.
 func (r *NatsClusterReconciler) accountsNotSignedBy(ctx context.Context, c *v1alpha1.NatsCluster, signer string) (int, []string, error) {
 	var list v1alpha1.NatsAccountList
 	if err := r.List(ctx, &list); err != nil {
 		return 0, nil, err
 	}
-	total, unsigned := 0, []string(nil)
+	labels := map[string]map[string]string{}
 	for i := range list.Items {
 		a := &list.Items[i]
-		ns, name := accounts.ClusterOf(a)
-		if ns != c.Namespace || name != c.Name || !a.DeletionTimestamp.IsZero() || a.Status.PublicKey == "" {
+		if ns, name := accounts.ClusterOf(a); ns != c.Namespace || name != c.Name {
 			continue
 		}
-		total++
-		if a.Status.SignedBy != signer {
-			unsigned = append(unsigned, a.Namespace+"/"+a.Name)
+		if _, read := labels[a.Namespace]; read || !accounts.NeedsNamespaceLabels(c, a.Namespace) {
+			continue
 		}
+		var ns corev1.Namespace
+		if err := r.APIReader.Get(ctx, client.ObjectKey{Name: a.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+			return 0, nil, err
+		}
+		labels[a.Namespace] = ns.Labels
 	}
+	total, unsigned := accounts.AwaitedAccounts(c, list.Items, labels, signer)
 	return total, unsigned, nil
 }

@@ -16,16 +16,20 @@ import (
 // reloads, which raise no Kubernetes event.
 const overlapRecheck = 5 * time.Second
 
-// signRoutes writes the route certificate of c with the route CA ca (the
-// operator's own or cert-manager's) as pki.PlanRouteTrust decides: a CA
-// that replaced the one the servers trust goes through the overlap, never
-// alone. It returns what to write and when to look again.
-func (r *NatsClusterReconciler) signRoutes(ctx context.Context, c *v1alpha1.NatsCluster, ca pki.KeyPair, names []string, now time.Time) (*render.RoutePKI, time.Duration, error) {
+// signRoutes writes the route certificate of c with the operator's route
+// CA ca as pki.PlanRouteTrust decides: a CA that replaced the one the
+// servers trust goes through the overlap, never alone. legacy (nil: none)
+// is the CA cert-manager issued under an earlier release, when it signed
+// the certificate the servers serve: it stands in for the signer the
+// route Secret does not record, so that the move off it overlaps too.
+// It returns what to write and when to look again.
+func (r *NatsClusterReconciler) signRoutes(ctx context.Context, c *v1alpha1.NatsCluster, ca pki.KeyPair, names []string, now time.Time, legacy *pki.KeyPair) (*render.RoutePKI, time.Duration, error) {
 	s, err := r.ownedSecret(ctx, c, render.RouteTLSSecretName(c))
 	if err != nil {
 		return nil, 0, err
 	}
 	written, pair := writtenRouteTLS(s)
+	written.Signer = knownSigner(written, legacy)
 	step := pki.PlanRouteTrust(pki.RouteTrustObservation{
 		CA: ca, Written: written, Names: names, Now: now, RenewBefore: r.RouteCertRenewBefore,
 		Serving: r.everyServerServes(c, "routes", written.Cert),
@@ -80,4 +84,16 @@ func (r *NatsClusterReconciler) everyServerServes(c *v1alpha1.NatsCluster, liste
 		return false
 	}
 	return r.reloads.confirmedMark(c.UID, certMark(listener), cert.NotAfter.UTC().Format(time.RFC3339))
+}
+
+// knownSigner is the CA that signed the written route certificate, with
+// its key: the one the route Secret records, or else legacy when it
+// signed it (an earlier release recorded no signer). Nothing else stands
+// in: a signer that did not sign the servers' certificate bridges
+// nothing.
+func knownSigner(written pki.RouteTLSWritten, legacy *pki.KeyPair) pki.KeyPair {
+	if legacy == nil || signedBy(written.Cert, written.Signer) || !signedBy(written.Cert, *legacy) {
+		return written.Signer
+	}
+	return *legacy
 }

@@ -24,16 +24,29 @@ import (
 // reload: no server restarts.
 //
 // A CA deleted under running servers is not made anew without the user's
-// word (missingGenerated). A deleted route certificate is issued again
-// from the kept CA, which the servers take by reload.
+// word (missingGenerated), except on the move from the route CA an issuer
+// issued under an earlier release (reconcile_route_ca.go): there the
+// operator has never had a CA of its own, and the new one goes through
+// the overlap from the issued one. A deleted route certificate is issued
+// again from the kept CA, which the servers take by reload.
 func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.RoutePKI, time.Duration, *status.Blocker, error) {
-	ca, blocker, err := r.keptCA(ctx, c, render.CASecretName(c), read)
-	if err != nil || blocker != nil {
-		return nil, 0, blocker, err
+	if err := r.deleteLegacyRouteCertificates(ctx, c); err != nil {
+		return nil, 0, nil, err
 	}
 	cert, err := r.ownedKeyPair(ctx, c, render.RouteTLSSecretName(c))
 	if err != nil {
 		return nil, 0, nil, err
+	}
+	var legacy *pki.KeyPair
+	ca, blocker, err := r.keptCA(ctx, c, render.CASecretName(c), read, func() (bool, error) {
+		signer, ok, err := r.legacyRouteSigner(ctx, c, cert.Cert)
+		if ok {
+			legacy = &signer
+		}
+		return ok, err
+	})
+	if err != nil || blocker != nil {
+		return nil, 0, blocker, err
 	}
 	now := time.Now()
 	names := render.RouteDNSNames(c, r.clusterDomain())
@@ -44,18 +57,22 @@ func (r *NatsClusterReconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCl
 		if ca, err = pki.NewCA(c.Namespace+"/"+c.Name+" route CA", now, pki.CAValidity); err != nil {
 			return nil, 0, nil, err
 		}
-		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCA",
-			"made a new route CA: %s", decision.Why)
+		why := decision.Why
+		if legacy != nil {
+			why = "moving the routes off the CA cert-manager issued (" + render.LegacyRouteCASecretName(c) + ") to the operator's own"
+		}
+		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCA", "made a new route CA: %s", why)
 	}
-	out, next, err := r.signRoutes(ctx, c, ca, names, now)
+	out, next, err := r.signRoutes(ctx, c, ca, names, now, legacy)
 	return out, next, nil, err
 }
 
 // keptCA reads a CA the operator keeps for c (the route CA, the client
 // CA) from its Secret, recorded in read; empty when there is none yet. A
 // CA Secret deleted under servers that were configured with what it
-// signed is a blocker (missingGenerated), not a reason to make a new one.
-func (r *NatsClusterReconciler) keptCA(ctx context.Context, c *v1alpha1.NatsCluster, name string, read map[string]*corev1.Secret) (pki.KeyPair, *status.Blocker, error) {
+// signed is a blocker (missingGenerated), not a reason to make a new one,
+// unless replaceable (nil: never) says a new one may be made.
+func (r *NatsClusterReconciler) keptCA(ctx context.Context, c *v1alpha1.NatsCluster, name string, read map[string]*corev1.Secret, replaceable func() (bool, error)) (pki.KeyPair, *status.Blocker, error) {
 	s, foreign, err := r.lookupSecret(ctx, c, name)
 	if err != nil {
 		return pki.KeyPair{}, nil, err
@@ -66,6 +83,11 @@ func (r *NatsClusterReconciler) keptCA(ctx context.Context, c *v1alpha1.NatsClus
 	}
 	if foreign {
 		return pki.KeyPair{}, nil, nil
+	}
+	if replaceable != nil {
+		if ok, err := replaceable(); err != nil || ok {
+			return pki.KeyPair{}, nil, err
+		}
 	}
 	used, err := r.serversUse(ctx, c)
 	if err != nil {
@@ -100,6 +122,9 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 	var out []status.Certificate
 	if c.Spec.RouteTLSEnabled() && render.HasRoutes(c) {
 		cert := status.Certificate{Listener: "routes", Secret: render.RouteTLSSecretName(c)}
+		if render.IgnoresRouteIssuer(c) {
+			cert.Note = routeIssuerIgnored(c)
+		}
 		if routes := cred.RoutePKI; routes != nil {
 			fillCertificate(&cert, map[string][]byte{
 				render.TLSCertKey: []byte(routes.Cert), render.TLSKeyKey: []byte(routes.Key), render.TLSCAKey: []byte(cmp.Or(routes.Trust, routes.CACert)),
@@ -137,7 +162,7 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 // Secret of that name that exists and is not cert-manager's for c is
 // someone else's, and refused like a user's: the pods would mount it.
 func (r *NatsClusterReconciler) readCertificate(ctx context.Context, c *v1alpha1.NatsCluster, cert *status.Certificate) (map[string][]byte, error) {
-	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, cert.Secret)
+	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, cert.Listener)
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +209,12 @@ func refusedMount(certs []status.Certificate) *status.Blocker {
 			return &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true, Message: cert.Invalid}
 		}
 	}
+	for _, cert := range certs {
+		if cert.Mismatched {
+			return &status.Blocker{Reason: v1alpha1.ReasonCertificateInvalid, Fatal: true,
+				Message: fmt.Sprintf("the %s certificate (Secret %s): %s", cert.Listener, cert.Secret, cert.Invalid)}
+		}
+	}
 	return nil
 }
 
@@ -193,37 +224,8 @@ func (r *NatsClusterReconciler) issued(c *v1alpha1.NatsCluster, listener string)
 	if listener == "client" {
 		return c.Spec.ClientTLS().IssuerRef != nil
 	}
-	if issued, ok := topologyIssued(c, listener); ok {
-		return issued
-	}
-	return c.Spec.TLS.Routes.IssuerRef != nil
-}
-
-// tlsSecretData is the data of one of c's certificate Secrets.
-func (r *NatsClusterReconciler) tlsSecretData(ctx context.Context, c *v1alpha1.NatsCluster, name string) (map[string][]byte, error) {
-	data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, name)
-	return data, err
-}
-
-// certificateSecretData is the data of a Secret holding one of c's
-// certificates: cert-manager's for c (it carries c's labels, through the
-// Certificate's secretTemplate, and so sits in the operator's cache), or
-// the user's own, which must be opted in like every user Secret. refusal
-// says why a user's Secret cannot be used (missing included).
-func certificateSecretData(ctx context.Context, cached, userSecrets client.Reader, c *v1alpha1.NatsCluster, name string) (_ map[string][]byte, refusal string, _ error) {
-	var s corev1.Secret
-	err := cached.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
-	if err == nil && s.Labels[render.LabelInstance] == c.Name {
-		return s.Data, "", nil
-	}
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, "", err
-	}
-	user, refusal, err := userSecret(ctx, userSecrets, c.Namespace, name, "spec.tls")
-	if err != nil || refusal != "" {
-		return nil, refusal, err
-	}
-	return user.Data, "", nil
+	issued, _ := topologyIssued(c, listener)
+	return issued // never the routes: their CA is the operator's own
 }
 
 // fillCertificate records what a TLS Secret's data says of its certificate.
@@ -238,6 +240,9 @@ func fillCertificate(cert *status.Certificate, data map[string][]byte) {
 		return
 	}
 	cert.NotAfter = parsed.NotAfter
+	if !pki.KeyMatches(string(data[render.TLSCertKey]), string(data[render.TLSKeyKey])) {
+		cert.Invalid, cert.Mismatched = "tls.key is not the private key of tls.crt's certificate", true
+	}
 }
 
 // certManagerMissing turns an apply that failed for want of cert-manager's

@@ -57,7 +57,7 @@ func (r *NatsClusterReconciler) access(ctx context.Context, c *v1alpha1.NatsClus
 		}
 		a.password = password
 	}
-	data, err := r.tlsSecretData(ctx, c, render.ClientTLSSecretName(c))
+	data, err := r.tlsSecretData(ctx, c, "client")
 	if err != nil {
 		return a, err
 	}

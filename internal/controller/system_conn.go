@@ -94,7 +94,7 @@ func readyPods(pods []corev1.Pod) []corev1.Pod {
 // ClientCA is the CA of c's client certificates, read as the cluster's own pass reads it: from the cache, or from a
 // Secret its owner opted in, never from any other.
 func (r *NatsClusterReconciler) ClientCA(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, error) {
-	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, render.ClientTLSSecretName(c))
+	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, "client")
 	switch {
 	case err != nil:
 		return nil, err

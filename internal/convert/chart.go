@@ -55,13 +55,18 @@ func IsChartDocument(doc []byte) bool {
 // own, labelled for kubenats. namespace is given to objects that name
 // none.
 func Chart(docs [][]byte, namespace string) (Result, error) {
+	return chartWithin(docs, namespace, chartConfLimits)
+}
+
+// chartWithin is Chart with nats.conf held to limits.
+func chartWithin(docs [][]byte, namespace string, limits confLimits) (Result, error) {
 	releases, err := chartReleases(docs, namespace)
 	if err != nil {
 		return Result{}, err
 	}
 	var res Result
 	for _, r := range releases {
-		t := &chartTranslation{release: r}
+		t := &chartTranslation{release: r, limits: limits}
 		if err := t.translate(); err != nil {
 			return Result{}, fmt.Errorf("%s: %w", r.id(), err)
 		}

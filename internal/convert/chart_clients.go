@@ -144,7 +144,7 @@ func (t *chartTranslation) clientTLS(v any, c *corev1.Container) {
 			t.lose("nats.conf tls."+key, "not in a Secret mounted in the nats container: put the certificate in a Secret and name it in spec.tls.client.secretName")
 			return
 		case path.Base(f) != want[key]:
-			t.lose("nats.conf tls."+key, fmt.Sprintf("kubenats reads the Secret's %s, not %s: copy the Secret with those keys", want[key], path.Base(f)))
+			t.lose("nats.conf tls."+key, fmt.Sprintf("kubenats reads the Secret's %s, not the file nats.conf names: copy the Secret with those keys", want[key]))
 			return
 		}
 	}

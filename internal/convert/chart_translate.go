@@ -20,13 +20,18 @@ import (
 // chartTranslation is one release on its way to a NatsCluster.
 type chartTranslation struct {
 	release chartRelease
+	limits  confLimits // on nats.conf (chartConfLimits)
 	cluster *v1alpha1.NatsCluster
 	secrets []*corev1.Secret
 	lost    []Loss
 }
 
+// lose names field as not carried, and why. Fields are nats.conf's key
+// paths, the tenant's words too, and are cut (bounded); the reasons never
+// quote a value of nats.conf's: the operator writes them into the
+// tenant's status.
 func (t *chartTranslation) lose(field, why string) {
-	t.lost = append(t.lost, Loss{Object: t.release.id(), Field: field, Why: why})
+	t.lost = append(t.lost, Loss{Object: t.release.id(), Field: bounded(field), Why: why})
 }
 
 func (t *chartTranslation) translate() error {
@@ -55,7 +60,7 @@ func (t *chartTranslation) translate() error {
 	if !ok {
 		return fmt.Errorf("its ConfigMap %q has no nats.conf", t.release.config.Name)
 	}
-	values, err := chartConf(text, c.Env)
+	values, err := chartConf(text, c.Env, t.limits)
 	if err != nil {
 		return err
 	}
@@ -170,7 +175,8 @@ func (t *chartTranslation) conf(values map[string]any, c *corev1.Container) {
 		case natsconf.IsPassthroughKey(key):
 			raw, err := json.Marshal(v)
 			if err != nil {
-				t.lose("nats.conf "+key, err.Error())
+				// The error would quote the value (+Inf).
+				t.lose("nats.conf "+key, "kubenats cannot write its value as JSON")
 				continue
 			}
 			if spec.Config == nil {
@@ -205,7 +211,7 @@ func (t *chartTranslation) routes(v any) {
 		switch val := m[key]; key {
 		case "name":
 			if val != t.release.sts.Name {
-				t.lose("nats.conf cluster.name", fmt.Sprintf("kubenats names the cluster after the NatsCluster, %q: name the NatsCluster %q, or the servers form a new cluster", t.release.sts.Name, val))
+				t.lose("nats.conf cluster.name", fmt.Sprintf("kubenats names the cluster after the NatsCluster, %q: name the NatsCluster as nats.conf names the cluster, or the servers form a new cluster", t.release.sts.Name))
 			}
 		case "port":
 			if fmt.Sprint(val) != fmt.Sprint(render.ClusterPort) {
@@ -255,11 +261,11 @@ func (t *chartTranslation) jetstream(v any, c *corev1.Container) {
 		}
 	}
 	if path.Clean(storeDir) != render.StoreDir {
-		t.lose("nats.conf jetstream.store_dir", fmt.Sprintf("kubenats keeps the store at %s: the streams under %s would not be found", render.StoreDir, storeDir))
+		t.lose("nats.conf jetstream.store_dir", fmt.Sprintf("kubenats keeps the store at %s: the streams under nats.conf's store_dir would not be found", render.StoreDir))
 	}
 	claim := t.claimAt(c, storeDir)
 	if claim == nil {
-		t.lose("jetstream store", "no claim template is mounted at "+storeDir+": the chart kept the streams on the pod's own disk")
+		t.lose("jetstream store", "no claim template is mounted where nats.conf keeps the store (jetstream.store_dir): the chart kept the streams on the pod's own disk")
 		return
 	}
 	if js.FileStore.Size == nil {

@@ -3,8 +3,8 @@ package jetstream
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go"
 )
@@ -32,24 +32,36 @@ var configNews = []string{
 	"$JS.EVENT.ADVISORY.CONSUMER.QUORUM_LOST.",
 }
 
-// auditSubject carries the server's audit of every JetStream API call. The
-// server sends no advisory when a consumer's configuration is updated, so
-// other clients' consumer create-or-update calls are read from here.
+// auditSubject carries the server's audit of every JetStream API call. It
+// names the connection that made the call. The server sends no advisory
+// when a consumer's configuration is updated, so consumer create-or-update
+// calls are read from here; and a stream's or consumer's create or update
+// by another connection marks the object written by someone else
+// (TakeForeignWrite).
 const auditSubject = "$JS.EVENT.ADVISORY.API"
 
 // subscribeAdvisories routes c's advisories to the pool.
+//
+// Every piece of news wakes the resources it concerns, the news of the
+// pool's own writes included: the pass it starts reads the server object
+// (one info request) and writes only when it differs. Nothing is taken for
+// the news of an own write, so nothing another client does can hide behind
+// one (docs/jetstream.md, "Drift").
 func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 	sub, err := nc.Subscribe(advisorySubject, func(m *nats.Msg) {
 		defer c.delivered.handled(m)
 		if m.Subject == auditSubject {
-			if addr, ok := consumerWrite(m.Data, nc); ok {
-				p.advisory(c, addr, false)
+			if w, ok := writeAudit(m.Data, nc); ok {
+				if w.foreign {
+					p.foreignWrite(c, w)
+				}
+				p.advisory(c, w.addr)
 			}
 			return
 		}
 		for _, prefix := range configNews {
 			if strings.HasPrefix(m.Subject, prefix) {
-				p.advisory(c, advisoryAddress(m.Subject), ownable(m.Subject))
+				p.advisory(c, advisoryAddress(m.Subject))
 				return
 			}
 		}
@@ -63,63 +75,30 @@ func (p *Pool) subscribeAdvisories(c *Conn, nc *nats.Conn) error {
 	// and drops the rest, waking the connection's users; nats.go must drop
 	// nothing it counted, so its own limits are off.
 	c.advisories = sub
+	// While the connection was down the server's news went nowhere: once
+	// nats.go is back (its subscriptions sent again first), every user
+	// looks at its object again.
+	nc.SetReconnectHandler(func(*nats.Conn) { p.wakeUsersOf(c) })
 	return sub.SetPendingLimits(-1, -1)
 }
 
 // advisory wakes the users on the connection whose server object lives at
 // addr: for a stream, the stream's resource and its consumers' (a deleted
-// or recreated stream concerns them); for a consumer, that consumer's. A
-// user that expects the news of its own write (ownable) is not woken by it,
-// once.
-func (p *Pool) advisory(c *Conn, addr Address, ownable bool) {
+// or recreated stream concerns them); for a consumer, that consumer's.
+func (p *Pool) advisory(c *Conn, addr Address) {
 	if addr.Stream == "" || p.OnChange == nil {
 		return
 	}
-	now := time.Now()
 	p.mu.Lock()
 	var wake []User
 	for user := range p.byStream[streamOn{c, addr.Stream}] {
-		u := p.users[user]
-		if addr.Consumer != "" && u.addr.Consumer != addr.Consumer {
-			continue
-		}
-		if ownable && u.addr == addr && now.Before(u.ownWrite) {
-			u.ownWrite = time.Time{} // its own news, once
-			p.users[user] = u
+		if addr.Consumer != "" && p.users[user].addr.Consumer != addr.Consumer {
 			continue
 		}
 		wake = append(wake, user)
 	}
 	p.mu.Unlock()
 	p.wake(wake)
-}
-
-// ownable reports whether an advisory may be the news of a write of the
-// pool's own: a creation or an update.
-func ownable(subject string) bool {
-	return strings.Contains(subject, ".CREATED.") || strings.Contains(subject, ".UPDATED.")
-}
-
-// ownWriteWindow is how long a user expects the news of its own write. The
-// server sends it as the write completes; the window only bounds how long a
-// lost one can hide another client's change (until the periodic resync).
-const ownWriteWindow = 2 * time.Second
-
-// ExpectOwnWrite tells the pool that user is about to create or update its
-// server object: the advisory of that write is no news to it. Call
-// OwnWriteFailed when the write fails, as it then sends none.
-func (p *Pool) ExpectOwnWrite(user User) { p.setOwnWrite(user, time.Now().Add(ownWriteWindow)) }
-
-// OwnWriteFailed withdraws ExpectOwnWrite.
-func (p *Pool) OwnWriteFailed(user User) { p.setOwnWrite(user, time.Time{}) }
-
-func (p *Pool) setOwnWrite(user User, until time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if u, ok := p.users[user]; ok {
-		u.ownWrite = until
-		p.users[user] = u
-	}
 }
 
 // advisoryAddress is what an advisory subject names, or a zero Address:
@@ -139,46 +118,112 @@ func advisoryAddress(subject string) Address {
 	return Address{}
 }
 
-// audit is the part of a JetStream API audit this package reads.
+// audit is the part of a JetStream API audit this package reads: the
+// subject of the call and the connection that made it, as nats-server
+// 2.14 and 2.15 write them (JSAPIAudit, its ClientInfo's id and server).
 type audit struct {
 	Subject string `json:"subject"`
 	Client  *struct {
 		ID     uint64 `json:"id"`
 		Server string `json:"server"`
 	} `json:"client"`
-	Response string `json:"response"`
 }
 
-// consumerWrite reads an API audit and returns the consumer it wrote, when
-// it is a successful consumer create or update made by another connection
-// than nc (the pool's own writes are no news). A create subject without a
-// consumer name addresses every consumer of its stream.
-func consumerWrite(data []byte, nc *nats.Conn) (Address, bool) {
+// write is a create or update call an audit tells of.
+type write struct {
+	addr Address
+	// consumer: a consumer call (one without a consumer name concerns
+	// every consumer of the stream).
+	consumer bool
+	// foreign: made by another connection than the pool's own.
+	foreign bool
+}
+
+// writeCalls are the API subjects of the calls that create or update a
+// stream's or consumer's configuration.
+var writeCalls = []struct {
+	prefix   string
+	consumer bool
+}{
+	{"$JS.API.STREAM.CREATE.", false},
+	{"$JS.API.STREAM.UPDATE.", false},
+	{"$JS.API.CONSUMER.CREATE.", true},
+	{"$JS.API.CONSUMER.DURABLE.CREATE.", true},
+}
+
+// writeAudit reads an API audit and returns the create or update call it
+// tells of, whatever the server answered (the pass it starts compares, so a
+// call that changed nothing costs one read). It is foreign unless it names
+// nc, on the server nc is connected to, as the caller.
+func writeAudit(data []byte, nc *nats.Conn) (write, bool) {
 	// Most audits are of other calls (infos, the pool's own reads): skip
-	// them without decoding their often long responses.
-	if !bytes.Contains(data, []byte(`"subject":"$JS.API.CONSUMER.CREATE.`)) &&
-		!bytes.Contains(data, []byte(`"subject":"$JS.API.CONSUMER.DURABLE.CREATE.`)) {
-		return Address{}, false
+	// them without decoding their often long responses. The server writes
+	// the subject with encoding/json, which leaves '$' and '.' as they are.
+	if !slices.ContainsFunc(writeCalls, func(c struct {
+		prefix   string
+		consumer bool
+	}) bool {
+		return bytes.Contains(data, []byte(`"subject":"`+c.prefix))
+	}) {
+		return write{}, false
 	}
 	var a audit
 	if json.Unmarshal(data, &a) != nil {
-		return Address{}, false
+		return write{}, false
 	}
+	var w write
 	var rest string
-	for _, prefix := range []string{"$JS.API.CONSUMER.CREATE.", "$JS.API.CONSUMER.DURABLE.CREATE."} {
-		if r, ok := strings.CutPrefix(a.Subject, prefix); ok {
-			rest = r
+	for _, c := range writeCalls {
+		if r, ok := strings.CutPrefix(a.Subject, c.prefix); ok {
+			rest, w.consumer = r, c.consumer
 		}
 	}
-	if rest == "" || strings.Contains(a.Response, `"error"`) {
-		return Address{}, false
-	}
-	if a.Client != nil {
-		if id, err := nc.GetClientID(); err == nil && id == a.Client.ID && a.Client.Server == nc.ConnectedServerName() {
-			return Address{}, false
-		}
+	if rest == "" {
+		return write{}, false
 	}
 	stream, consumer, _ := strings.Cut(rest, ".")
-	consumer, _, _ = strings.Cut(consumer, ".") // CREATE.<stream>.<consumer>.<filter>
-	return Address{Stream: stream, Consumer: consumer}, true
+	w.addr.Stream = stream
+	if w.consumer {
+		w.addr.Consumer, _, _ = strings.Cut(consumer, ".") // CREATE.<stream>.<consumer>.<filter>
+	}
+	w.foreign = true
+	if a.Client != nil {
+		if id, err := nc.GetClientID(); err == nil && id == a.Client.ID && a.Client.Server == nc.ConnectedServerName() {
+			w.foreign = false
+		}
+	}
+	return w, true
+}
+
+// foreignWrite marks the users on c whose server object another client
+// wrote: their next pass writes the spec even if the server's
+// configuration reads as the one the operator wrote last. That reading can
+// be wrong: the server builds its answer to a write after the write, and
+// another client's write in between is in that answer.
+func (p *Pool) foreignWrite(c *Conn, w write) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for user := range p.byStream[streamOn{c, w.addr.Stream}] {
+		u := p.users[user]
+		concerned := u.addr == w.addr || (w.consumer && w.addr.Consumer == "" && u.addr.Consumer != "")
+		if concerned {
+			u.foreignWrite = true
+			p.users[user] = u
+		}
+	}
+}
+
+// TakeForeignWrite reports whether another client wrote user's server
+// object since the last call, and forgets it. A pass calls it before it
+// reads the server object.
+func (p *Pool) TakeForeignWrite(user User) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u, ok := p.users[user]
+	if !ok || !u.foreignWrite {
+		return false
+	}
+	u.foreignWrite = false
+	p.users[user] = u
+	return true
 }

@@ -44,12 +44,17 @@ func (StreamKind) Create(ctx context.Context, j js.JetStream, _ *v1alpha1.Stream
 	if err != nil {
 		return Observed{}, err
 	}
-	// The create response has no Raft group leader yet; reading the stream
-	// once more now spares a second status write when the next look finds it.
+	// The create response holds what this write stored: the operator's
+	// own configuration, to which later looks compare the server's. A read
+	// after it may already hold another client's edit, which, taken as the
+	// operator's own, would never read as drift. The read only adds the
+	// Raft group leader, which the create response lacks yet: it spares a
+	// second status write when the next look finds it.
+	created := observedStream(st.CachedInfo())
 	if info, err := st.Info(ctx); err == nil {
-		return observedStream(info), nil
+		created.Cluster = raftGroup(info.Cluster)
 	}
-	return observedStream(st.CachedInfo()), nil
+	return created, nil
 }
 
 func (StreamKind) Update(ctx context.Context, j js.JetStream, _ *v1alpha1.Stream, cfg js.StreamConfig) (Observed, error) {

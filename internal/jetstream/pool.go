@@ -62,8 +62,8 @@ type User string
 type use struct {
 	conn *Conn
 	addr Address
-	// ownWrite: until then the news of the user's own write is expected.
-	ownWrite time.Time
+	// foreignWrite: another client wrote the object (advisories.go).
+	foreignWrite bool
 }
 
 // Address is where a server object lives: its stream, and for a consumer
@@ -152,7 +152,7 @@ func (p *Pool) moveUser(user User, u use) {
 	old, had := p.users[user]
 	if had && old.conn == u.conn {
 		if old.addr == u.addr {
-			u.ownWrite = old.ownWrite // a pass between a write and its news
+			u.foreignWrite = old.foreignWrite // a pass acquires before it takes it
 		} else {
 			p.unindex(user, old)
 			p.index(user, u)

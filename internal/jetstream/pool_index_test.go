@@ -21,7 +21,7 @@ func placeUsers(p *Pool, c *Conn, users map[User]Address) {
 func woken(p *Pool, c *Conn, addr Address) []User {
 	var got []User
 	p.OnChange = func(u User) { got = append(got, u) }
-	p.advisory(c, addr, false)
+	p.advisory(c, addr)
 	slices.Sort(got)
 	return got
 }
@@ -78,7 +78,7 @@ func TestPoolAdvisoryCostDoesNotGrowWithUsers(t *testing.T) {
 	cost := func(others int) float64 {
 		p, c := manyUsers(others)
 		p.OnChange = func(User) {}
-		return testing.AllocsPerRun(100, func() { p.advisory(c, Address{Stream: "mine"}, false) })
+		return testing.AllocsPerRun(100, func() { p.advisory(c, Address{Stream: "mine"}) })
 	}
 	small, large := cost(10), cost(10_000)
 	if large > small {
@@ -92,7 +92,7 @@ func BenchmarkPoolAdvisory(b *testing.B) {
 			p, c := manyUsers(others)
 			p.OnChange = func(User) {}
 			for b.Loop() {
-				p.advisory(c, Address{Stream: "mine"}, false)
+				p.advisory(c, Address{Stream: "mine"})
 			}
 		})
 	}

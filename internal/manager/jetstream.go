@@ -5,16 +5,11 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
 )
-
-// wakeBuffer is how many advisory wake-ups a kind may have queued; beyond
-// it they are dropped, and the periodic resync still finds the drift.
-const wakeBuffer = 4096
 
 // adviceDelay is how long after an advisory its resources are looked at.
 const adviceDelay = 500 * time.Millisecond
@@ -44,23 +39,13 @@ func setupJetStream(mgr ctrl.Manager, base *controller.JetStreamBase, workers, p
 
 func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *controller.JetStreamBase, workers, perNamespace int,
 	routes map[string]func(ns, name string), kind jetstream.Kind[T, C]) error {
-	wake := make(chan event.TypedGenericEvent[T], wakeBuffer)
-	send := func(ns, name string) {
-		obj := kind.New()
-		obj.SetNamespace(ns)
-		obj.SetName(name)
-		select {
-		case wake <- event.TypedGenericEvent[T]{Object: obj}:
-		default:
-		}
-	}
+	wakes := &controller.Wakes{}
 	// An advised resource is looked at a moment later, not at once: the
 	// server sends a stream's delete advisory before the stream has left
 	// its account, and the advisories of the operator's own writes arrive
-	// before its cache has seen the status it just wrote.
-	routes[kind.Name()] = func(ns, name string) {
-		time.AfterFunc(adviceDelay, func() { send(ns, name) })
-	}
+	// before its cache has seen the status it just wrote. The news of
+	// that moment comes together in one look.
+	routes[kind.Name()] = func(ns, name string) { wakes.Wake(ns, name, adviceDelay) }
 	r := &controller.JetStreamReconciler[T, C]{JetStreamBase: base, Kind: kind, Backoff: controller.NewBackoff()}
-	return r.SetupWithManager(mgr, workers, perNamespace, wake)
+	return r.SetupWithManager(mgr, workers, perNamespace, wakes)
 }

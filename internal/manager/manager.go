@@ -125,11 +125,10 @@ type Options struct {
 	// registries or repositories (controller.ParseImagePolicy); empty:
 	// any image.
 	AllowedImageRegistries []string
-	// AllowedClusterIssuers, when not nil, are the only ClusterIssuers a
-	// NatsCluster's TLS may name (controller.ParseIssuerPolicy); empty but
-	// not nil: none. Issuers of the cluster's own namespace are always
-	// allowed.
-	AllowedClusterIssuers *[]string
+	// AllowedClusterIssuers are the only ClusterIssuers a NatsCluster's
+	// TLS may name (controller.ParseIssuerPolicy); empty: none. Issuers of
+	// the cluster's own namespace are always allowed.
+	AllowedClusterIssuers []string
 	// RepeatedInProcess lets a test process build the operator more than
 	// once, one after another (a benchmark run with -count): controller
 	// names are checked to be unique per process, for their metrics, and a
@@ -216,11 +215,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	var issuers controller.IssuerPolicy
-	if o.AllowedClusterIssuers != nil {
-		if issuers, err = controller.ParseIssuerPolicy(*o.AllowedClusterIssuers); err != nil {
-			return nil, err
-		}
+	issuers, err := controller.ParseIssuerPolicy(o.AllowedClusterIssuers)
+	if err != nil {
+		return nil, err
 	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
 	clusters := &controller.NatsClusterReconciler{

@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -157,4 +158,13 @@ func parseKey(pemText string) (crypto.Signer, error) {
 		return nil, errors.New("the private key cannot sign")
 	}
 	return signer, nil
+}
+
+// KeyMatches reports whether keyPEM is the private key of the first
+// certificate of certPEM: the pair a server presents must be one, or it
+// either fails to load or claims an identity it cannot prove. Any key
+// form nats-server reads (PKCS#1, PKCS#8, SEC 1) is read here too.
+func KeyMatches(certPEM, keyPEM string) bool {
+	_, err := tls.X509KeyPair([]byte(certPEM), []byte(keyPEM))
+	return err == nil
 }

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,58 +20,55 @@ const (
 // DefaultClusterDomain is the DNS suffix of a cluster's Services.
 const DefaultClusterDomain = "cluster.local"
 
-// RouteCACertificateName and ClientCertificateName are the Certificates
-// the operator asks cert-manager for.
-func RouteCACertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes-ca" }
-func ClientCertificateName(c *v1alpha1.NatsCluster) string  { return c.Name + "-client" }
+// ClientCertificateName is the client listener's Certificate.
+func ClientCertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-client" }
 
-// LegacyRouteCertificateName is the route Certificate kubenats asked an
-// issuer for before it asked for a route CA (SignsRouteCertificate); the
-// controller deletes it, or cert-manager would keep rewriting the Secret
-// the operator now writes.
-func LegacyRouteCertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes" }
+// LegacyRouteCertificateNames are the Certificates earlier releases asked
+// a route issuer for: the route certificate itself (<name>-routes), then
+// the cluster's route CA (<name>-routes-ca, isCA). Neither is rendered
+// any more; the controller deletes the ones the cluster controls, or
+// cert-manager would keep renewing them. The route CA is the operator's
+// own (GeneratesRoutePKI): an issuer a tenant names is never asked for a
+// CA, which would be a sub-CA of the issuer's own CA in the tenant's
+// hands.
+func LegacyRouteCertificateNames(c *v1alpha1.NatsCluster) []string {
+	return []string{c.Name + "-routes", LegacyRouteCASecretName(c)}
+}
 
-// Certificates are the cert-manager Certificates c asks for: the route CA
-// when the routes name an issuer, and the client certificate when the
-// client listener does.
+// LegacyRouteCASecretName held the route CA cert-manager issued for c
+// (the Certificate's secretName was its own name). The controller reads
+// it only to carry a cluster's routes over to the operator's own CA
+// without cutting them (routeCAMove); it never deletes it: the Secret is
+// the user's to remove.
+func LegacyRouteCASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes-ca" }
+
+// Certificates are the cert-manager Certificates c asks for: the client
+// certificate, and the leafnode and gateway ones, each when its listener
+// names an issuer. Every one is a leaf (never isCA) for the cluster's own
+// Service names only: a tenant picks the issuer, and whatever it is
+// asked for, the tenant can read (spec.image reads what is mounted).
 func Certificates(c *v1alpha1.NatsCluster, clusterDomain string) []client.Object {
 	if clusterDomain == "" {
 		clusterDomain = DefaultClusterDomain
 	}
 	var out []client.Object
-	if IssuesRouteCA(c) && HasRoutes(c) {
-		out = append(out, routeCACertificate(c))
-	}
 	if ct := c.Spec.ClientTLS(); ct.IssuerRef != nil {
 		// client auth too: the operator presents it when clients must
 		// (verify), so that it needs no certificate of its own.
 		out = append(out, certificate(c, ClientCertificateName(c), ClientTLSSecretName(c), ct.IssuerRef,
-			ClientDNSNames(c, clusterDomain), "server auth", "client auth"))
+			ClientDNSNames(c, clusterDomain), clusterDomain, "server auth", "client auth"))
 	}
 	return append(out, topologyCertificates(c, clusterDomain)...)
 }
 
-// routeCACertificate is the cluster's own route CA, from the issuer the
-// routes name. Its key is kept across renewals (rotationPolicy Never):
-// a renewed CA then still verifies the route certificates signed before,
-// and the servers, which reload at different moments, never stop
-// trusting each other.
-func routeCACertificate(c *v1alpha1.NatsCluster) *unstructured.Unstructured {
-	u := certificate(c, RouteCACertificateName(c), RouteCASecretName(c), c.Spec.TLS.Routes.IssuerRef, nil, "cert sign", "crl sign")
-	spec := u.Object["spec"].(map[string]any)
-	delete(spec, "dnsNames")
-	spec["isCA"] = true
-	spec["commonName"] = c.Namespace + "/" + c.Name + " route CA"
-	key := spec["privateKey"].(map[string]any)
-	// PKCS8: the form the operator reads a CA key in (pki).
-	key["rotationPolicy"], key["encoding"] = "Never", "PKCS8"
-	return u
-}
-
-func certificate(c *v1alpha1.NatsCluster, name, secret string, issuer *v1alpha1.IssuerRef, dnsNames []string, usages ...string) *unstructured.Unstructured {
-	names := make([]any, len(dnsNames))
-	for i, n := range dnsNames {
-		names[i] = n
+// certificate is a leaf Certificate from issuer for those of dnsNames
+// that are the cluster's own (IssuedDNSNames). isCA is written false
+// rather than left out: what the operator asks an issuer for is
+// explicit, and a reader of the object sees it.
+func certificate(c *v1alpha1.NatsCluster, name, secret string, issuer *v1alpha1.IssuerRef, dnsNames []string, clusterDomain string, usages ...string) *unstructured.Unstructured {
+	var names []any
+	for _, n := range IssuedDNSNames(c, dnsNames, clusterDomain) {
+		names = append(names, n)
 	}
 	use := []any{"digital signature", "key encipherment"}
 	for _, u := range usages {
@@ -88,6 +87,7 @@ func certificate(c *v1alpha1.NatsCluster, name, secret string, issuer *v1alpha1.
 		"usages":         use,
 		"privateKey":     map[string]any{"algorithm": "ECDSA", "size": int64(256), "rotationPolicy": "Always"},
 		"issuerRef":      map[string]any{"name": issuer.Name, "kind": issuer.Kind, "group": issuer.Group},
+		"isCA":           false,
 	}
 	if d := issuer.Duration; d != nil {
 		spec["duration"] = d.Duration.String()
@@ -105,4 +105,28 @@ func certificate(c *v1alpha1.NatsCluster, name, secret string, issuer *v1alpha1.
 	u.SetNamespace(meta.Namespace)
 	u.SetLabels(meta.Labels)
 	return u
+}
+
+// IssuedDNSNames are those of names an issuer may be asked to sign for c:
+// the ones inside the cluster's namespace in the cluster's DNS
+// (<...>.<namespace>.svc, with or without the cluster domain). A short
+// name (nats, *.nats-headless) or one with the namespace alone
+// (nats.apps) is not the cluster's own: the first means another
+// namespace's Service to a client there, and the second is a public
+// domain when the namespace is named as a top-level domain (a cluster
+// "example" in namespace "com"), and an issuer that other services trust
+// would vouch for it. The operator's own CAs, which nothing but the
+// cluster's clients trust, still sign the short names.
+func IssuedDNSNames(c *v1alpha1.NatsCluster, names []string, clusterDomain string) []string {
+	if clusterDomain == "" {
+		clusterDomain = DefaultClusterDomain
+	}
+	inCluster := "." + c.Namespace + ".svc"
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, inCluster) || strings.HasSuffix(n, inCluster+"."+clusterDomain) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/alerts"
+	"github.com/kubenats/kubenats/internal/release"
 )
 
 // The metrics container (spec.monitoring): the operator's image running
@@ -21,10 +22,10 @@ const (
 	MetricsContainerName = "metrics"
 	MetricsPortName      = "metrics"
 	MetricsPort          = 7777
-	// DefaultExporterImage is the operator's own image, as
-	// config/manager's kustomization names it; the operator passes the
-	// image it runs from (Inputs.ExporterImage).
-	DefaultExporterImage = "ghcr.io/kubenats/kubenats:v0.1.0"
+	// DefaultExporterImage is the operator's own released image
+	// (release.Image); the operator passes the image it runs from
+	// (Inputs.ExporterImage).
+	DefaultExporterImage = release.Image
 	metricsTLSVolume     = "metrics-tls"
 	metricsTLSDir        = "/etc/kubenats-metrics/tls"
 )

@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
@@ -201,28 +199,5 @@ func TestMeshMetricsPortPermissive(t *testing.T) {
 	}
 	if _, ok := pa.Spec.PortLevelMtls[8222]; ok {
 		t.Fatal("the monitor port loosened without monitorPermissive")
-	}
-}
-
-// TestDefaultExporterImageIsTheInstalledOne: `kubenats render` without an
-// operator names the image dist/install.yaml installs, so that a GitOps
-// user's metrics containers run the operator's release.
-func TestDefaultExporterImageIsTheInstalledOne(t *testing.T) {
-	data, err := os.ReadFile("../../config/manager/kustomization.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var k struct {
-		Images []struct {
-			Name    string `json:"name"`
-			NewName string `json:"newName"`
-			NewTag  string `json:"newTag"`
-		} `json:"images"`
-	}
-	if err := yaml.Unmarshal(data, &k); err != nil {
-		t.Fatal(err)
-	}
-	if len(k.Images) != 1 || k.Images[0].NewName+":"+k.Images[0].NewTag != render.DefaultExporterImage {
-		t.Fatalf("config/manager installs %+v, render defaults to %s", k.Images, render.DefaultExporterImage)
 	}
 }

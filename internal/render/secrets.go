@@ -69,10 +69,8 @@ type Credentials struct {
 	System string
 	// Route is the route password (clusters of two servers and more).
 	Route string
-	// RoutePKI is the route CA and the certificate the operator signs
-	// with it (SignsRouteCertificate): a CA of its own (GeneratesRoutePKI),
-	// or the cluster's CA that cert-manager issued (CAKey empty: it stays
-	// in cert-manager's Secret); nil otherwise.
+	// RoutePKI is the route CA the operator keeps and the certificate it
+	// signs with it (GeneratesRoutePKI); nil otherwise.
 	RoutePKI *RoutePKI
 	// ClientPKI is the client CA the operator keeps and the certificate it
 	// signed (GeneratesClientPKI); nil otherwise.
@@ -150,8 +148,6 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 	}
 	if p := cred.RoutePKI; p != nil && GeneratesRoutePKI(c) {
 		out = append(out, Secret(c, CASecretName(c), map[string]string{TLSCertKey: p.CACert, TLSKeyKey: p.CAKey}))
-	}
-	if p := cred.RoutePKI; p != nil && SignsRouteCertificate(c) {
 		// ca.crt is the cluster's CA, never the chain above it: the
 		// servers accept exactly the peers of this cluster (and, while a
 		// replaced CA is phased out, those of the CA before it).

@@ -39,8 +39,8 @@ const routeTLSHandshakeTimeout = 5e9 // 5 s
 // CASecretName holds the per-cluster CA the operator keeps for routes.
 func CASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-ca" }
 
-// RouteTLSSecretName holds the route certificate: the user's Secret, or one
-// the operator (generated CA) or cert-manager (issuerRef) writes.
+// RouteTLSSecretName holds the route certificate: the user's Secret, or the
+// one the operator writes (GeneratesRoutePKI).
 func RouteTLSSecretName(c *v1alpha1.NatsCluster) string {
 	if n := c.Spec.TLS.Routes.SecretName; n != "" {
 		return n
@@ -63,38 +63,26 @@ func ClientTLSSecretName(c *v1alpha1.NatsCluster) string {
 func ClientCASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-client-ca" }
 
 // GeneratesRoutePKI reports whether the operator keeps the route CA and
-// certificate itself (route TLS on, neither a Secret nor an issuer named).
-func GeneratesRoutePKI(c *v1alpha1.NatsCluster) bool {
-	r := c.Spec.TLS.Routes
-	return c.Spec.RouteTLSEnabled() && r.SecretName == "" && r.IssuerRef == nil
-}
-
-// SignsRouteCertificate reports whether the operator signs the route
-// certificate: with a CA of its own (GeneratesRoutePKI), or, with an
-// issuer named, with a CA of the cluster's own that the issuer issues
-// (RouteCACertificateName). Not with the user's Secret.
+// signs the route certificate itself: route TLS on and no Secret of the
+// user's named. spec.tls.routes.issuerRef changes nothing here: the route
+// CA is always the operator's own, never one an issuer signs (an issuer
+// the tenant names would hand it a sub-CA of the issuer's CA).
 //
-// Why a CA per cluster under an issuer: nats-server checks no names on a
-// route it accepts, only that the peer's certificate chains to ca_file.
-// Were the issuer to sign the route certificates themselves, ca_file
-// would be the issuer's CA, and every cluster on that issuer (another
-// tenant's, in another namespace) would hold a certificate the servers
-// accept. Under a cluster's own CA, trusted alone, only that cluster's
-// certificate is.
-func SignsRouteCertificate(c *v1alpha1.NatsCluster) bool {
+// Why a CA per cluster: nats-server checks no names on a route it
+// accepts, only that the peer's certificate chains to ca_file. Were an
+// issuer to sign the route certificates, ca_file would be the issuer's
+// CA, and every cluster on that issuer (another tenant's, in another
+// namespace) would hold a certificate the servers accept. Under a
+// cluster's own CA, trusted alone, only that cluster's certificate is.
+func GeneratesRoutePKI(c *v1alpha1.NatsCluster) bool {
 	return c.Spec.RouteTLSEnabled() && c.Spec.TLS.Routes.SecretName == ""
 }
 
-// IssuesRouteCA reports whether cert-manager issues the cluster's route
-// CA (route TLS with an issuer named).
-func IssuesRouteCA(c *v1alpha1.NatsCluster) bool {
+// IgnoresRouteIssuer reports whether c still names a route issuer, which
+// the operator no longer asks for anything: the controller says so.
+func IgnoresRouteIssuer(c *v1alpha1.NatsCluster) bool {
 	return c.Spec.RouteTLSEnabled() && c.Spec.TLS.Routes.IssuerRef != nil
 }
-
-// RouteCASecretName holds the route CA cert-manager issues for c, with its
-// key: the operator reads it to sign the route certificate, and no pod
-// mounts it.
-func RouteCASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes-ca" }
 
 // RouteDNSNames are the names a route certificate must carry: every form
 // under which one server dials another (routes use <pod>.<headless>), as

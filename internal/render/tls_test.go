@@ -3,6 +3,7 @@ package render_test
 import (
 	"crypto/tls"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -66,60 +67,104 @@ func TestTLSVolumesAndProbes(t *testing.T) {
 	}
 }
 
-// TestRouteIssuerIssuesTheClustersOwnCA: with a route issuer, cert-manager
-// is asked for a CA of the cluster's own, never for the route certificate
-// itself (which would make the issuer's CA the servers' ca_file, and every
-// cluster on that issuer a peer: TestRoutesRefuseAnotherCluster in e2e).
-// Its key survives renewals, in the form the operator reads.
-func TestRouteIssuerIssuesTheClustersOwnCA(t *testing.T) {
-	c := cluster(withRouteIssuer("route-ca"))
-	objs := renderObjects(t, c, render.Inputs{ClusterDomain: "example.org"})
-	for _, o := range objs {
-		if u, ok := o.(*unstructured.Unstructured); ok && u.GetName() == render.LegacyRouteCertificateName(c) {
-			t.Fatalf("a route Certificate %s from the issuer itself", u.GetName())
+// TestARouteIssuerIsNeverAsked: a cluster that still names a route issuer
+// (stored before admission refused the field) asks cert-manager for
+// nothing on the routes, neither a route CA nor a route certificate:
+// the operator keeps the route CA itself, in <name>-ca with its key, and
+// writes the route certificate. Careless variant caught (run): the
+// release before, which asked the tenant's issuer for an isCA route CA
+// (<name>-routes-ca), a sub-CA of the issuer's CA in the tenant's hands;
+// the test failed on "a Certificate demo-routes-ca".
+func TestARouteIssuerIsNeverAsked(t *testing.T) {
+	c := cluster(withRouteIssuer("platform-ca"))
+	for _, o := range renderObjects(t, c, render.Inputs{ClusterDomain: "example.org"}) {
+		if o.GetObjectKind().GroupVersionKind().Kind == render.CertificateKind {
+			t.Errorf("a Certificate %s for a cluster whose only issuer is the route issuer", o.GetName())
 		}
 	}
-	ca := find[*unstructured.Unstructured](t, objs, "demo-routes-ca")
-	spec := ca.Object["spec"].(map[string]any)
-	equal(t, "isCA", spec["isCA"], any(true))
-	equal(t, "secretName", spec["secretName"], any("demo-routes-ca"))
-	equal(t, "commonName", spec["commonName"], any("ns/demo route CA"))
-	if _, has := spec["dnsNames"]; has {
-		t.Errorf("the route CA asks for DNS names %v", spec["dnsNames"])
+	d := c.WithDefaults()
+	if !render.GeneratesRoutePKI(d) || !render.IgnoresRouteIssuer(d) {
+		t.Fatalf("GeneratesRoutePKI %v, IgnoresRouteIssuer %v: the route CA must be the operator's own, and the issuer reported ignored",
+			render.GeneratesRoutePKI(d), render.IgnoresRouteIssuer(d))
 	}
-	key := spec["privateKey"].(map[string]any)
-	equal(t, "rotationPolicy", key["rotationPolicy"], any("Never"))
-	equal(t, "encoding", key["encoding"], any("PKCS8"))
-	issuer := spec["issuerRef"].(map[string]any)
-	equal(t, "issuerRef.name", issuer["name"], any("route-ca"))
-	equal(t, "issuerRef.kind", issuer["kind"], any("ClusterIssuer"))
-	if usages := spec["usages"].([]any); !slices.Contains(usages, any("cert sign")) {
-		t.Errorf("route CA usages %v, want cert sign", usages)
+	secrets := render.Secrets(d, render.Credentials{Route: "r", RoutePKI: &render.RoutePKI{CACert: "ca", CAKey: "ca-key", Cert: "crt", Key: "key"}})
+	byName := map[string]*corev1.Secret{}
+	for _, s := range secrets {
+		byName[s.Name] = s
 	}
-	labels := spec["secretTemplate"].(map[string]any)["labels"].(map[string]any)
-	equal(t, "CA secret label", labels[render.LabelInstance], any("demo"))
+	if ca := byName[render.CASecretName(d)]; ca == nil || ca.StringData[render.TLSKeyKey] != "ca-key" {
+		t.Errorf("no Secret %s with the operator's own route CA key", render.CASecretName(d))
+	}
+	if routes := byName[render.RouteTLSSecretName(d)]; routes == nil || routes.StringData[render.TLSCAKey] != "ca" {
+		t.Errorf("no Secret %s trusting the operator's route CA", render.RouteTLSSecretName(d))
+	}
 }
 
-// TestRouteCertificateSecretUnderAnIssuer: the operator writes the route
-// certificate it signed with the issued CA, ca.crt that CA alone, and no
-// CA Secret of its own (the CA's key stays in cert-manager's Secret).
-func TestRouteCertificateSecretUnderAnIssuer(t *testing.T) {
-	c := cluster(withRouteIssuer("route-ca")).WithDefaults()
-	secrets := render.Secrets(c, render.Credentials{Route: "r", RoutePKI: &render.RoutePKI{CACert: "ca", Cert: "crt", Key: "key"}})
-	var routes *corev1.Secret
-	for _, s := range secrets {
-		switch s.Name {
-		case render.CASecretName(c):
-			t.Errorf("a CA Secret %s under an issuer", s.Name)
-		case render.RouteTLSSecretName(c):
-			routes = s
+// TestEveryCertificateIsALeafForTheClustersOwnNames renders a cluster
+// that names an issuer in every field there is (client, leafnodes,
+// gateway, and the ignored routes one), named "example" in a namespace
+// named "com", and checks every Certificate it asks for: a leaf (isCA
+// written false, no certificate-signing usage), no subject, IP, URI or
+// e-mail the issuer would vouch for, and DNS names only inside the
+// cluster's namespace in the cluster's DNS. A short name (example) or one
+// with the namespace alone (example.com) would be a public domain or
+// another namespace's Service to whoever trusts the issuer. Careless
+// variants caught (run): the route CA Certificate of the release before
+// (isCA true, cert sign); the names as the operator's own CA signs them
+// (ClientDNSNames unfiltered: "example.com" asked of the issuer).
+func TestEveryCertificateIsALeafForTheClustersOwnNames(t *testing.T) {
+	issuer := &v1alpha1.IssuerRef{Name: "platform-ca", Kind: "ClusterIssuer"}
+	gw := gateway
+	gw.TLS = v1alpha1.GatewayTLSSpec{IssuerRef: issuer}
+	leaf := v1alpha1.LeafnodeAcceptSpec{TLS: &v1alpha1.ClientTLSSpec{IssuerRef: issuer}}
+	c := cluster(named("example"), func(c *v1alpha1.NatsCluster) {
+		c.Namespace = "com"
+		c.Spec.TLS.Routes.IssuerRef = issuer
+		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: issuer}
+	}, withLeafnodes(v1alpha1.LeafnodesSpec{Accept: &leaf}), withGateway(gw))
+	var seen []string
+	for _, domain := range []string{"", "example.org"} {
+		for _, o := range renderObjects(t, c, render.Inputs{ClusterDomain: domain}) {
+			u, ok := o.(*unstructured.Unstructured)
+			if !ok || u.GetKind() != render.CertificateKind {
+				continue
+			}
+			seen = append(seen, u.GetName())
+			spec := u.Object["spec"].(map[string]any)
+			if isCA, set := spec["isCA"]; !set || isCA != false {
+				t.Errorf("%s: isCA %v (set %v), want false written", u.GetName(), isCA, set)
+			}
+			for _, usage := range spec["usages"].([]any) {
+				if usage == "cert sign" || usage == "crl sign" {
+					t.Errorf("%s asks for usage %q: a CA's", u.GetName(), usage)
+				}
+			}
+			for _, field := range []string{"commonName", "subject", "ipAddresses", "uris", "emailAddresses", "otherNames"} {
+				if v, set := spec[field]; set {
+					t.Errorf("%s asks for %s %v", u.GetName(), field, v)
+				}
+			}
+			names, _ := spec["dnsNames"].([]any)
+			if len(names) == 0 {
+				t.Errorf("%s asks for no DNS name", u.GetName())
+			}
+			suffix := ".svc." + domain
+			if domain == "" {
+				suffix = ".svc." + render.DefaultClusterDomain
+			}
+			for _, n := range names {
+				name := n.(string)
+				if !strings.HasSuffix(name, ".com.svc") && !strings.HasSuffix(name, ".com"+suffix) {
+					t.Errorf("%s asks for %q, which is not inside namespace com in the cluster's DNS", u.GetName(), name)
+				}
+			}
 		}
 	}
-	if routes == nil {
-		t.Fatalf("no Secret %s", render.RouteTLSSecretName(c))
+	slices.Sort(seen)
+	want := []string{"example-client", "example-client", "example-gateway", "example-gateway", "example-leafnodes", "example-leafnodes"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("Certificates %v, want %v: one per listener that names an issuer, none for the routes", seen, want)
 	}
-	equal(t, "ca.crt", routes.StringData[render.TLSCAKey]+string(routes.Data[render.TLSCAKey]), "ca")
-	equal(t, "tls.crt", routes.StringData[render.TLSCertKey]+string(routes.Data[render.TLSCertKey]), "crt")
 }
 
 func TestCertificatesCarryTheNamesClientsUse(t *testing.T) {
@@ -133,8 +178,7 @@ func TestCertificatesCarryTheNamesClientsUse(t *testing.T) {
 		names  []string
 	}{
 		{client, "demo-client-tls", map[string]any{"name": "client-ca", "kind": "Issuer", "group": "cert-manager.io"}, []string{
-			"demo", "demo.ns", "demo.ns.svc", "demo.ns.svc.example.org",
-			"*.demo-headless", "*.demo-headless.ns", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org"}},
+			"demo.ns.svc", "demo.ns.svc.example.org", "*.demo-headless.ns.svc", "*.demo-headless.ns.svc.example.org"}},
 	} {
 		spec := tc.cert.Object["spec"].(map[string]any)
 		equal(t, tc.cert.GetName()+" secretName", spec["secretName"], any(tc.secret))

@@ -20,12 +20,20 @@ type Certificate struct {
 	Found bool
 	// Invalid says why tls.crt cannot be used, "" when it can.
 	Invalid string
+	// Mismatched: tls.key is not the key of tls.crt. nats-server would
+	// refuse the pair at start or reload, and a certificate presented with
+	// a key that is not its own proves nothing: nothing is applied while
+	// it is so (Invalid says it).
+	Mismatched bool
 	// Refused: the Secret is not one kubenats may use (a user's Secret not
 	// opted in, missing included). Invalid says why. Nothing may mount it:
 	// the pods run spec.image, which reads whatever is mounted.
 	Refused bool
 	// NotAfter is when tls.crt expires.
 	NotAfter time.Time
+	// Note is what the user should know of it even when it is ready (a
+	// spec field that no longer counts), "" for nothing.
+	Note string
 }
 
 // certificates is the CertificatesReady verdict and the earliest expiry.
@@ -54,6 +62,11 @@ func certificates(certs []Certificate, now time.Time) (Verdict, *metav1.Time) {
 	}
 	v.Reason = v1alpha1.ReasonCertificatesReady
 	v.Message = fmt.Sprintf("%d certificates ready, the first expires at %s", len(certs), earliest.Format(time.RFC3339))
+	for _, c := range certs {
+		if c.Note != "" {
+			v.Message += "; " + c.Note
+		}
+	}
 	return v, earliest
 }
 

@@ -588,3 +588,21 @@ func TestCertificatesReady(t *testing.T) {
 		})
 	}
 }
+
+// TestCertificatesReadySaysWhatIsIgnored: a certificate's note (a spec
+// field that no longer counts: spec.tls.routes.issuerRef) reaches the
+// CertificatesReady message while the condition is True, so that a user
+// whose cluster still names a route issuer reads that it is ignored.
+// Careless variant caught (run): the notes left out of the message.
+func TestCertificatesReadySaysWhatIsIgnored(t *testing.T) {
+	now := metav1.NewTime(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	note := "spec.tls.routes.issuerRef is ignored"
+	st := NatsCluster(ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3), Now: now, Certificates: []Certificate{
+		{Listener: "routes", Found: true, NotAfter: now.Add(time.Hour), Note: note},
+		{Listener: "client", Found: true, NotAfter: now.Add(time.Hour)},
+	}})
+	got := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionCertificatesReady)
+	if got.Status != metav1.ConditionTrue || !strings.Contains(got.Message, note) {
+		t.Fatalf("CertificatesReady %s: %q, want True saying %q", got.Status, got.Message, note)
+	}
+}

@@ -1,21 +1,16 @@
 package e2e_test
 
 import (
-	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
-	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // rogueWindow is how long a refused server is watched for: long enough for
@@ -36,12 +31,11 @@ const (
 // is tried alone, the other one given away as if leaked, and each must
 // refuse on its own, as the victim's server says in its own log:
 //
-//   - the victim's own password with the attacker's certificate: route TLS
-//     refuses it, with the operator's per-cluster CA, and with two
-//     clusters on one cert-manager ClusterIssuer (the attacker's
-//     certificate presented with its chain up to the issuer's CA);
+//   - the victim's own password with the attacker's certificate, or with
+//     a certificate for the victim's names from a CA of the rogue's own:
+//     route TLS refuses it, with the operator's per-cluster CA;
 //   - the victim's own certificate with no password or the attacker's:
-//     the password refuses it, under both kinds of CA;
+//     the password refuses it;
 //   - with route TLS off, no password or the attacker's: the password
 //     refuses it.
 //
@@ -50,32 +44,20 @@ const (
 // shares): the attacker's password gets in; route TLS without verify, or
 // a CA shared by every generated PKI: the victim's password with the
 // attacker's certificate gets in; no route authorization when TLS is on:
-// the victim's certificate without a password gets in. And the operator
-// before issue 18, which had the issuer sign the route certificates
-// themselves, so that the servers trusted the issuer's CA: the victim's
-// password with the attacker's certificate of the shared issuer got in
-// (nats-server checks no names on a route it accepts). The operator now
-// has the issuer issue a CA per cluster (render.SignsRouteCertificate).
+// the victim's certificate without a password gets in. Two clusters on
+// one issuer's CA are no longer possible for routes: the API refuses
+// spec.tls.routes.issuerRef, and the route CA is always the operator's
+// own (render.GeneratesRoutePKI; the envtest validation cases hold it).
 func TestRoutesRefuseAnotherCluster(t *testing.T) {
-	issuer := sharedClusterIssuer(t)
-	onShared := func(s *v1alpha1.NatsClusterSpec) {
-		s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: issuer, Kind: "ClusterIssuer"}
-	}
-	// All four form at once: forming is mostly waiting.
+	// All three form at once: forming is mostly waiting.
 	clusters := formClustersNamedNats(t, map[string][]func(*v1alpha1.NatsClusterSpec){
 		"own-ca":   nil,
 		"tls-off":  {routeTLS(false)},
-		"shared":   {onShared},
-		"attacker": {onShared},
+		"attacker": nil,
 	})
 	attacker := clusters["attacker"]
 	stolen := stolenKit(t, attacker)
-	shared, own := clusters["shared"], clusters["own-ca"]
-	// Both clusters' certificates chain to the one CA of the issuer: what
-	// keeps them apart is the route CA each cluster has of its own.
-	if victim, own := issuerRootOf(t, shared), issuerRootOf(t, attacker); victim != own {
-		t.Fatalf("the shared issuer's clusters chain to different roots (%q, %q): the test would prove nothing", victim, own)
-	}
+	own := clusters["own-ca"]
 	type attempt struct {
 		name    string
 		kit     rogueKit
@@ -93,14 +75,9 @@ func TestRoutesRefuseAnotherCluster(t *testing.T) {
 		{"own-ca", own, "127.1.0.7", []attempt{
 			{"plain-no-password", rogueKit{}, refusedByTLS},
 			{"victims-password-attackers-certificate", withPassword(stolen, routePassword(t, own)), refusedByTLS},
+			{"victims-password-certificate-of-a-made-up-ca", withPassword(madeUpKit(t, own), routePassword(t, own)), refusedByTLS},
 			{"victims-certificate-no-password", withPassword(leakedCertificate(t, own), ""), refusedByPassword},
 			{"victims-certificate-attackers-password", withPassword(leakedCertificate(t, own), stolen.password), refusedByPassword},
-		}},
-		{"shared-issuer", shared, "127.1.0.8", []attempt{
-			{"victims-password-attackers-certificate", withPassword(stolen, routePassword(t, shared)), refusedByTLS},
-			{"victims-password-certificate-of-a-made-up-ca", withPassword(madeUpKit(t, shared), routePassword(t, shared)), refusedByTLS},
-			{"victims-certificate-no-password", withPassword(leakedCertificate(t, shared), ""), refusedByPassword},
-			{"victims-certificate-attackers-password", withPassword(leakedCertificate(t, shared), stolen.password), refusedByPassword},
 		}},
 		{"tls-off", clusters["tls-off"], "127.1.0.9", []attempt{
 			{"no-password", rogueKit{}, refusedByPassword},
@@ -166,68 +143,14 @@ func formClustersNamedNats(t *testing.T, specs map[string][]func(*v1alpha1.NatsC
 	return out
 }
 
-// sharedClusterIssuer is a CA ClusterIssuer, its CA made by a self-signed
-// issuer in cert-manager's namespace: a platform's one issuer for every
-// tenant.
-func sharedClusterIssuer(t *testing.T) string {
-	t.Helper()
-	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")) + fmt.Sprintf("-%d", time.Now().UnixNano()%100000)
-	docs := fmt.Sprintf(`
-apiVersion: cert-manager.io/v1
-kind: Issuer
-metadata: {name: %[1]s-bootstrap}
-spec: {selfSigned: {}}
----
-apiVersion: cert-manager.io/v1
-kind: Certificate
-metadata: {name: %[1]s-ca}
-spec:
-  isCA: true
-  commonName: shared platform CA
-  secretName: %[1]s-ca
-  privateKey: {algorithm: ECDSA, size: 256}
-  issuerRef: {name: %[1]s-bootstrap, kind: Issuer}
----
-apiVersion: cert-manager.io/v1
-kind: ClusterIssuer
-metadata: {name: %[1]s}
-spec: {ca: {secretName: %[1]s-ca}}
-`, name)
-	if err := loopback.CreateYAML(testCtx(t), cluster.Client, loopback.CertManagerNamespace, docs); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, kind := range []struct{ kind, ns, name string }{
-			{"ClusterIssuer", "", name},
-			{"Certificate", loopback.CertManagerNamespace, name + "-ca"},
-			{"Issuer", loopback.CertManagerNamespace, name + "-bootstrap"},
-		} {
-			u := &unstructured.Unstructured{}
-			u.SetAPIVersion("cert-manager.io/v1")
-			u.SetKind(kind.kind)
-			u.SetNamespace(kind.ns)
-			u.SetName(kind.name)
-			_ = cluster.Client.Delete(context.Background(), u)
-		}
-		_ = cluster.Client.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: loopback.CertManagerNamespace, Name: name + "-ca"}})
-	})
-	return name
-}
-
 // stolenKit is everything the attacker's own cluster hands it: its route
-// password, and its route certificate and key, presented with the chain
-// up to the issuer's CA (its cluster's route CA after the certificate),
-// so that a server trusting the issuer's CA would take it; and the CA.
+// password, and its route certificate, key and CA.
 func stolenKit(t *testing.T, f *formed) rogueKit {
 	t.Helper()
 	tlsData := secretData(t, f.NS, render.RouteTLSSecretName(f.Cluster))
-	chain := string(tlsData[render.TLSCertKey])
-	if render.IssuesRouteCA(f.Cluster) {
-		chain += string(secretData(t, f.NS, render.RouteCASecretName(f.Cluster))[render.TLSCertKey])
-	}
 	return rogueKit{
 		password: routePassword(t, f),
-		cert:     chain, key: string(tlsData[render.TLSKeyKey]), ca: string(tlsData[render.TLSCAKey]),
+		cert:     string(tlsData[render.TLSCertKey]), key: string(tlsData[render.TLSKeyKey]), ca: string(tlsData[render.TLSCAKey]),
 	}
 }
 
@@ -264,17 +187,6 @@ func withPassword(k rogueKit, password string) rogueKit {
 func routePassword(t *testing.T, f *formed) string {
 	t.Helper()
 	return string(secretData(t, f.NS, render.RouteSecretName(f.Cluster))[render.PasswordKey])
-}
-
-// issuerRootOf is the subject of the issuer's CA that f's route CA
-// chains to, as cert-manager records it beside the route CA.
-func issuerRootOf(t *testing.T, f *formed) string {
-	t.Helper()
-	ca, err := pki.ParseCert(string(secretData(t, f.NS, render.RouteCASecretName(f.Cluster))[render.TLSCAKey]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca.Subject.String()
 }
 
 func secretData(t *testing.T, ns, name string) map[string][]byte {

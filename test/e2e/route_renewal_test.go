@@ -29,8 +29,8 @@ import (
 // same server processes (pod UIDs, process start), the new serial on 6222
 // of every server (read from the certificate the port presents, verified
 // against the CA), the same route connections and meta group, every
-// acknowledged message stored. The same scene through a cert-manager
-// issuer runs in TestTLSEverywhereThroughCertManager, on its cluster.
+// acknowledged message stored. The same scene beside a client certificate
+// from a cert-manager issuer runs in TestTLSEverywhereThroughCertManager.
 //
 // Careless operators it catches: one that writes the Secret and never
 // reloads (run as a temporary change of sendReloads: 6222 kept the old

@@ -27,16 +27,18 @@ import (
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
-// TestTLSEverywhereThroughCertManager: a cluster whose routes, clients and
-// monitoring get their certificates from real cert-manager controllers (a
-// self-signed issuer bootstraps a CA issuer) forms and serves JetStream; a
+// TestTLSEverywhereThroughCertManager: a cluster whose clients and
+// monitoring get their certificate from real cert-manager controllers (a
+// self-signed issuer bootstraps a CA issuer), its routes from the
+// operator's own route CA (no issuer is asked for a CA), forms and serves
+// JetStream; a
 // client that has only the credentials Secret (a tls:// URL and ca.crt)
 // connects, publishes and consumes; a client without TLS is refused. Then
 // the client certificate is renewed: the same server processes serve the
 // new serial after a reload, and a connection open all along never drops.
-// Last the route certificate is renewed through its issuer under
-// publishing, as TestRouteCertificateRenewsUnderPublishing renews the
-// operator's own (renewRouteCertificateUnderPublishing: same processes,
+// Last the route certificate is renewed under publishing beside the
+// issued client certificate, as TestRouteCertificateRenewsUnderPublishing
+// renews it without (renewRouteCertificateUnderPublishing: same processes,
 // the new serial on 6222, the same routes and meta group, every
 // acknowledged message kept).
 func TestTLSEverywhereThroughCertManager(t *testing.T) {
@@ -46,7 +48,6 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := formNamed(t, ns, "secure", func(s *v1alpha1.NatsClusterSpec) {
-		s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca"}
 		s.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &v1alpha1.IssuerRef{Name: "ca"}}
 		s.TLS.Monitor = &v1alpha1.MonitorTLSSpec{}
 	})
@@ -107,8 +108,8 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 	checkCertificatesReady(t, f)
 
 	// The route certificate, signed by the operator with the cluster's
-	// own route CA from the issuer (<name>-routes-ca), falls due.
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteCASecretName(f.Cluster)}}
+	// own route CA (<name>-ca), falls due.
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.CASecretName(f.Cluster)}}
 	get(t, caSecret)
 	routeCA := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
 	routeRoots := x509.NewCertPool()

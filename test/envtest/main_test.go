@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 			// connection.servers of the tests name nats-servers on 127.0.0.1.
 			AllowLocalTargets: true,
 			// natscluster_issuer_policy_test.go: one ClusterIssuer allowed.
-			AllowedClusterIssuers: &[]string{allowedClusterIssuer},
+			AllowedClusterIssuers: []string{allowedClusterIssuer},
 		},
 		Ready: func(e *inprocess.Envtest) { k8s, cfg, operatorCfg = e.Client, e.Config, e.OperatorConfig },
 	}))

@@ -21,37 +21,47 @@ import (
 const allowedClusterIssuer = "platform-ca"
 
 // TestClusterIssuersOutsideTheAllowListAreRefused: a NatsCluster naming a
-// ClusterIssuer the operator does not list is refused, with the field in
-// the message, before anything is applied (no StatefulSet, held over a
-// window); the listed ClusterIssuer and any Issuer of the namespace go on
-// to cert-manager (missing here: CertManagerMissing is how far they get).
-// Careless variants caught (run): the check made after the apply (the
-// apply asks cert-manager first and stops at its absence here, where with
-// cert-manager installed the platform's CA would sign); and, by the
-// "external" and "issuer" cases, a check on the name alone (another
-// group's ClusterIssuer of the listed name let through, an Issuer sharing
-// a refused name refused).
+// ClusterIssuer the operator does not list, in any of its issuerRef
+// fields, is refused, with the field in the message, before anything is
+// applied (no StatefulSet, held over a window); the listed ClusterIssuer
+// and any Issuer of the namespace go on to cert-manager (missing here:
+// CertManagerMissing is how far they get). Careless variants caught
+// (run): the check made after the apply (the apply asks cert-manager
+// first and stops at its absence here, where with cert-manager installed
+// the platform's CA would sign); by the "external" and "issuer" cases, a
+// check on the name alone (another group's ClusterIssuer of the listed
+// name let through, an Issuer sharing a refused name refused); and by the
+// "leafnodes" and "gateway" cases the release before, whose check skipped
+// those two fields: the leafnode cluster went on to CertManagerMissing
+// (with cert-manager installed, the unlisted ClusterIssuer would have
+// signed), the gateway one to its missing gateway Secret.
 func TestClusterIssuersOutsideTheAllowListAreRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		ref    v1alpha1.IssuerRef
-		routes bool
+		field  string
 		reason string
 	}{
-		{"client", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, false, controller.ReasonIssuerNotAllowed},
-		{"routes", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, true, controller.ReasonIssuerNotAllowed},
-		{"external", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer", Group: "awspca.cert-manager.io"}, false, controller.ReasonIssuerNotAllowed},
-		{"listed", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer"}, false, v1alpha1.ReasonCertManagerMissing},
-		{"issuer", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "Issuer"}, false, v1alpha1.ReasonCertManagerMissing},
+		{"client", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.tls.client.issuerRef", controller.ReasonIssuerNotAllowed},
+		{"leafnodes", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.leafnodes.accept.tls.issuerRef", controller.ReasonIssuerNotAllowed},
+		{"gateway", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.gateway.tls.issuerRef", controller.ReasonIssuerNotAllowed},
+		{"external", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer", Group: "awspca.cert-manager.io"}, "spec.tls.client.issuerRef", controller.ReasonIssuerNotAllowed},
+		{"listed", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer"}, "spec.tls.client.issuerRef", v1alpha1.ReasonCertManagerMissing},
+		{"issuer", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "Issuer"}, "spec.tls.client.issuerRef", v1alpha1.ReasonCertManagerMissing},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ns := namespace(t)
 			ref := tc.ref
 			c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
-				if tc.routes {
-					s.TLS.Routes.IssuerRef = &ref
-				} else {
+				switch tc.field {
+				case "spec.leafnodes.accept.tls.issuerRef":
+					s.Leafnodes = &v1alpha1.LeafnodesSpec{Accept: &v1alpha1.LeafnodeAcceptSpec{TLS: &v1alpha1.ClientTLSSpec{IssuerRef: &ref}}}
+				case "spec.gateway.tls.issuerRef":
+					s.Gateway = &v1alpha1.GatewaySpec{SecretRef: v1alpha1.LocalSecretRef{Name: "gateway-auth"},
+						TLS:      v1alpha1.GatewayTLSSpec{IssuerRef: &ref},
+						Gateways: []v1alpha1.GatewayRemote{{Name: "west", URLs: []string{"tls://west.example:7222"}}}}
+				default:
 					s.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &ref}
 				}
 			})
@@ -61,12 +71,8 @@ func TestClusterIssuersOutsideTheAllowListAreRefused(t *testing.T) {
 				return
 			}
 			_, _, msg := readyMessage(t, c)
-			field := "spec.tls.client.issuerRef"
-			if tc.routes {
-				field = "spec.tls.routes.issuerRef"
-			}
-			if !strings.Contains(msg, field) || !strings.Contains(msg, "--allowed-cluster-issuers") {
-				t.Errorf("Ready's message %q names neither %s nor the flag", msg, field)
+			if !strings.Contains(msg, tc.field) || !strings.Contains(msg, "--allowed-cluster-issuers") {
+				t.Errorf("Ready's message %q names neither %s nor the flag", msg, tc.field)
 			}
 			poll.Holds(t, 3*time.Second, func() error {
 				err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats"}, &appsv1.StatefulSet{})

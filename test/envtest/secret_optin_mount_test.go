@@ -4,15 +4,20 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/poll"
 )
 
 // tlsSecretEdits name a tenant's TLS Secret, by listener, in each place a
@@ -151,4 +156,70 @@ func TestIssuedCertificateNameTakenIsRefused(t *testing.T) {
 	secretRefused(t, c, "nats-client-tls")
 	noStatefulSet(t, ns, "nats-client-tls")
 	readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound)
+}
+
+// TestOperatorSecretsAreNeverAUsersCertificate: a tenant names, as its
+// own certificate Secret (spec.tls.client.secretName,
+// spec.tls.routes.secretName), Secrets the operator or cert-manager wrote
+// for the cluster: the route CA with its key (<name>-ca), the client CA
+// (<name>-client-ca), the route certificate with its signer
+// (<name>-routes-tls), and the route CA an earlier release had
+// cert-manager issue (<name>-routes-ca, a sub-CA of the issuer's CA,
+// labelled as the cluster's through the Certificate's secretTemplate).
+// Each is refused before anything is applied: the StatefulSet, which
+// runs the tenant's image, never mounts it. Careless variant caught
+// (run): the cached-Secret path before this test, which took any Secret
+// carrying the cluster's instance label under whatever name the spec
+// gave: <name>-ca was taken as the certificate (CertificateMissing for
+// want of ca.crt, never refused), and both subtests failed waiting for
+// the refusal.
+func TestOperatorSecretsAreNeverAUsersCertificate(t *testing.T) {
+	for field, edit := range tlsSecretEdits {
+		t.Run(field, func(t *testing.T) {
+			t.Parallel()
+			ns := namespace(t)
+			c := natsCluster(ns, "nats")
+			create(t, c)
+			issued, err := pki.NewCA(ns+"/nats route CA", time.Now(), time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			create(t, &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-routes-ca",
+					Labels: map[string]string{render.LabelInstance: "nats", render.LabelManagedBy: render.ManagedBy}},
+				Type:       corev1.SecretTypeTLS,
+				StringData: map[string]string{"tls.crt": issued.Cert, "tls.key": issued.Key, "ca.crt": issued.Cert},
+			})
+			eventually(t, wait, func() error {
+				if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(c), c); err != nil || c.Status.ObservedGeneration != c.Generation {
+					return fmt.Errorf("status of generation %d not written yet (%v)", c.Generation, err)
+				}
+				for _, name := range []string{"nats-ca", "nats-client-ca", "nats-routes-tls"} {
+					if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats"}}
+			get(t, sts)
+			before, volumes := sts.Generation, sts.Spec.Template.Spec.Volumes
+			for _, name := range []string{"nats-ca", "nats-client-ca", "nats-routes-tls", "nats-routes-ca"} {
+				update(t, c, func(c *v1alpha1.NatsCluster) { edit(name)(&c.Spec) })
+				secretRefused(t, c, name)
+				// The servers' own route certificate (nats-routes-tls) is
+				// mounted already, as the routes': what must not change is
+				// the StatefulSet, in any volume.
+				poll.Holds(t, 2*time.Second, func() error {
+					if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(sts), sts); err != nil {
+						return err
+					}
+					if sts.Generation != before || !equality.Semantic.DeepEqual(sts.Spec.Template.Spec.Volumes, volumes) {
+						return fmt.Errorf("StatefulSet changed (generation %d, was %d) after %s was refused: %s", sts.Generation, before, name, mountsOf(sts, name))
+					}
+					return nil
+				})
+			}
+		})
+	}
 }

@@ -1,14 +1,21 @@
 package envtest_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pki"
+	"github.com/kubenats/kubenats/test/poll"
 )
 
 // TestTopologyValidation: what the API server refuses of spec.leafnodes
@@ -145,5 +152,65 @@ func TestTopologySecretsMustBeOptedIn(t *testing.T) {
 		if strings.Contains(cond.Message, "hubPassw0rdSecret") {
 			t.Errorf("condition %s holds the password", cond.Type)
 		}
+	}
+}
+
+// TestAMismatchedKeyIsNeverMounted: the gateway's and the leafnode
+// listener's certificate Secret (the tenant's own, opted in) holds a
+// tls.key that is not the key of its tls.crt (the certificate of one
+// pair, the key of another, from the same CA). Nothing is applied: no
+// StatefulSet, Ready CertificateInvalid naming the listener and the key,
+// held over a window. With the right key the cluster goes on. Careless
+// variant caught (run): fillCertificate without the key check (the
+// release before): both clusters went on to Progressing, their
+// StatefulSet applied with the pair mounted, which nats-server refuses
+// at its start.
+func TestAMismatchedKeyIsNeverMounted(t *testing.T) {
+	for _, listener := range []string{"gateway", "leafnodes"} {
+		t.Run(listener, func(t *testing.T) {
+			t.Parallel()
+			ns := namespace(t)
+			now := time.Now()
+			ca := mustKeyPair(t)(pki.NewCA("tenant CA", now, time.Hour))
+			names := []string{"*.nats-headless." + ns + ".svc"}
+			served := mustKeyPair(t)(pki.Issue(ca, names, now, time.Hour))
+			other := mustKeyPair(t)(pki.Issue(ca, names, now, time.Hour))
+			tlsSecret := userSecret(ns, "own-tls", corev1.SecretTypeTLS, optedIn,
+				map[string]string{"tls.crt": served.Cert, "tls.key": other.Key, "ca.crt": ca.Cert})
+			create(t, tlsSecret)
+			create(t, userSecret(ns, "gw", corev1.SecretTypeOpaque, optedIn, map[string]string{"user": "gw", "password": "gatewayPassw0rd"}))
+			c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
+				if listener == "gateway" {
+					s.Gateway = &v1alpha1.GatewaySpec{SecretRef: v1alpha1.LocalSecretRef{Name: "gw"}, TLS: v1alpha1.GatewayTLSSpec{SecretName: "own-tls"},
+						Gateways: []v1alpha1.GatewayRemote{{Name: "west", URLs: []string{"tls://west.example:7222"}}}}
+					return
+				}
+				s.Leafnodes = &v1alpha1.LeafnodesSpec{Accept: &v1alpha1.LeafnodeAcceptSpec{TLS: &v1alpha1.ClientTLSSpec{SecretName: "own-tls"}}}
+			})
+			create(t, c)
+			readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonCertificateInvalid)
+			if _, _, msg := readyMessage(t, c); !strings.Contains(msg, "the "+listener+" certificate") || !strings.Contains(msg, "tls.key") {
+				t.Errorf("Ready's message %q names neither the %s certificate nor tls.key", msg, listener)
+			}
+			poll.Holds(t, 3*time.Second, func() error {
+				err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "nats"}, &appsv1.StatefulSet{})
+				if !apierrors.IsNotFound(err) {
+					return fmt.Errorf("the StatefulSet of a cluster whose %s key does not match: %v (want not found)", listener, err)
+				}
+				return nil
+			})
+			update(t, tlsSecret, func(s *corev1.Secret) { s.Data["tls.key"] = []byte(served.Key) })
+			get(t, &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats"}})
+		})
+	}
+}
+
+func mustKeyPair(t *testing.T) func(pki.KeyPair, error) pki.KeyPair {
+	return func(kp pki.KeyPair, err error) pki.KeyPair {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return kp
 	}
 }

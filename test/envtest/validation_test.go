@@ -113,18 +113,23 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 			want: []string{"spec.image", "Too long", "512"}},
 
 		// TLS.
-		{name: "route-tls-secret-and-issuer",
+		// The route CA is the operator's own: no issuer is ever asked for
+		// one, whatever issuer is named and however (routeIssuerRefused
+		// holds it over an update too).
+		{name: "route-issuer",
+			edit: func(s *spec) { s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca"} },
+			want: []string{"spec.tls.routes.issuerRef", routeIssuerRefused}},
+		{name: "route-cluster-issuer",
 			edit: func(s *spec) {
-				s.TLS.Routes.SecretName = "mine"
-				s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca"}
+				s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "platform-ca", Kind: "ClusterIssuer"}
 			},
-			want: []string{"routes: set secretName or issuerRef, not both"}},
+			want: []string{"spec.tls.routes.issuerRef", routeIssuerRefused}},
 		{name: "route-tls-off-with-a-secret",
 			edit: func(s *spec) {
 				off := false
 				s.TLS.Routes.Enabled, s.TLS.Routes.SecretName = &off, "mine"
 			},
-			want: []string{"routes: secretName and issuerRef need route TLS enabled"}},
+			want: []string{"routes: secretName needs route TLS enabled"}},
 		{name: "client-verify-without-a-source",
 			edit: func(s *spec) { s.TLS.Client = &v1alpha1.ClientTLSSpec{Verify: true} },
 			want: []string{"verify needs client certificates from your own CA"}},
@@ -139,8 +144,10 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 			},
 			want: []string{"handshakeFirst refuses clients that do not start with TLS"}},
 		{name: "issuer-of-an-unknown-kind",
-			edit: func(s *spec) { s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca", Kind: "Vault"} },
-			want: []string{"spec.tls.routes.issuerRef.kind", `Unsupported value: "Vault"`}},
+			edit: func(s *spec) {
+				s.TLS.Client = &v1alpha1.ClientTLSSpec{IssuerRef: &v1alpha1.IssuerRef{Name: "ca", Kind: "Vault"}}
+			},
+			want: []string{"spec.tls.client.issuerRef.kind", `Unsupported value: "Vault"`}},
 
 		// Service.
 		{name: "service-type-external",
@@ -460,6 +467,11 @@ func TestValidationRejectsInvalidUpdates(t *testing.T) {
 			update: func(s *spec) { s.Replicas = ptr.To[int32](2) }},
 		{name: "replicas-2-without-jetstream",
 			update: func(s *spec) { s.Replicas = ptr.To[int32](2); s.JetStream.Enabled = ptr.To(false) }},
+
+		// A route issuer cannot be added to a cluster either.
+		{name: "route-issuer-added",
+			update: func(s *spec) { s.TLS.Routes.IssuerRef = &v1alpha1.IssuerRef{Name: "ca"} },
+			want:   []string{"spec.tls.routes.issuerRef", routeIssuerRefused}},
 
 		// spec.config is checked on update too.
 		{name: "config-max-payload",

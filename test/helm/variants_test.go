@@ -71,19 +71,20 @@ func TestValueVariants(t *testing.T) {
 				}
 			}
 		}},
-		// --allowed-cluster-issuers given empty allows none, not given
-		// allows any: a template that dropped an empty list would turn
-		// "none" into "any" (run: `{{- if .Values.allowedClusterIssuers }}` in
-		// _helpers.tpl fails this case).
-		{"an empty ClusterIssuer list allows none", "allowedClusterIssuers: []", func(t *testing.T, objs objects) {
-			if a := args(t, objs); !slices.Contains(a, "--allowed-cluster-issuers=") {
-				t.Errorf("no empty --allowed-cluster-issuers in %v", a)
-			}
-		}},
-		{"no ClusterIssuer list allows any", "", func(t *testing.T, objs objects) {
+		// No ClusterIssuer list, or an empty one, passes no flag: the
+		// operator's own default then applies, which allows none
+		// (TestIssuerPolicyListsClusterIssuersByGroupAndName holds it).
+		{"no ClusterIssuer list allows none", "", func(t *testing.T, objs objects) {
 			for _, a := range args(t, objs) {
 				if strings.HasPrefix(a, "--allowed-cluster-issuers") {
 					t.Errorf("%s at the default", a)
+				}
+			}
+		}},
+		{"an empty ClusterIssuer list allows none", "allowedClusterIssuers: []", func(t *testing.T, objs objects) {
+			for _, a := range args(t, objs) {
+				if strings.HasPrefix(a, "--allowed-cluster-issuers") {
+					t.Errorf("%s for an empty list", a)
 				}
 			}
 		}},

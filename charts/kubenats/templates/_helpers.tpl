@@ -18,8 +18,8 @@
 {{- with .Values.allowedImageRegistries }}
 - --allowed-image-registries={{ join "," . }}
 {{- end }}
-{{- if kindIs "slice" .Values.allowedClusterIssuers }}
-- --allowed-cluster-issuers={{ join "," .Values.allowedClusterIssuers }}
+{{- with .Values.allowedClusterIssuers }}
+- --allowed-cluster-issuers={{ join "," . }}
 {{- end }}
 {{- with .Values.connectionAllowedCIDRs }}
 - --connection-allowed-cidrs={{ join "," . }}
