@@ -8,12 +8,14 @@ import (
 	"os"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/internal/serverbudget"
 	"github.com/kubenats/kubenats/internal/webhook"
 )
 
@@ -25,8 +27,23 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.BoolVar(&o.InsecureMetrics, "metrics-insecure", false, "serve metrics over plain HTTP without authentication (local runs only)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.IntVar(&o.JetStreamWorkers, "jetstream-workers", 16, "JetStream resources of each kind reconciled in parallel")
+	fs.IntVar(&o.JetStreamWorkersPerNamespace, "jetstream-workers-per-namespace", 0, "of those, how many one namespace's resources may hold at once, so that one tenant's silent servers cannot take them all; 0: a quarter of the workers")
+	fs.IntVar(&o.NatsAccountWorkers, "natsaccount-workers", 0, "NatsAccounts reconciled in parallel; 0: 4")
+	fs.IntVar(&o.NatsAccountWorkersPerNamespace, "natsaccount-workers-per-namespace", 0, "of those, how many one namespace's accounts may hold at once (revocations run first whatever the namespace); 0: a quarter of the workers, at least one")
 	fs.IntVar(&o.NatsClusterWorkers, "natscluster-workers", controller.DefaultNatsClusterWorkers, "NatsClusters reconciled in parallel: a hung cluster's pass holds one of them")
 	fs.IntVar(&o.NatsClusterWorkersPerNamespace, "natscluster-workers-per-namespace", 0, "of those, how many one namespace's clusters may hold at once, so that one tenant's hung clusters cannot take them all; 0: a quarter of the workers")
+	fs.Func("server-memory-budget", "bytes (a quantity: 64Mi) that what NATS servers send may take in the operator at once, messages being received and answers being read; a message past it closes its connection. Default 64Mi, at least 32Mi", func(v string) error {
+		n, err := parseBytes(v)
+		o.ServerLimits.Memory = n
+		return err
+	})
+	fs.Func("server-memory-per-namespace", "of that budget, what the servers of one namespace may hold at once; default half of it", func(v string) error {
+		n, err := parseBytes(v)
+		o.ServerLimits.MemoryPerNamespace = n
+		return err
+	})
+	fs.IntVar(&o.ServerLimits.Connections, "server-connections", serverbudget.DefaultConnections, "NATS connections the operator holds at once, in all (JetStream resources' and the system account's); one more is refused with a condition on its resource")
+	fs.IntVar(&o.ServerLimits.ConnectionsPerNamespace, "server-connections-per-namespace", serverbudget.DefaultConnectionsPerNamespace, "of them, how many reach the servers of one namespace (a NatsCluster's, or those a namespace's resources name in connection.servers)")
 	fs.DurationVar(&o.RouteCertificateRenewBefore, "route-certificate-renew-before", 0, "how long before its end the route certificate from the operator's own CA is renewed; 0: once two thirds of its 90 days have passed")
 	fs.DurationVar(&o.ServerAnswerBound, "server-answer-timeout", controller.DefaultAnswerBound, "how long a ready server has to answer on its monitor port before it counts as hung")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
@@ -135,4 +152,18 @@ func splitCIDRs(v string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, nil
+}
+
+// parseBytes reads a byte count written as a Kubernetes quantity (64Mi,
+// 67108864), refusing anything else and a negative or fractional count.
+func parseBytes(v string) (int64, error) {
+	q, err := resource.ParseQuantity(strings.TrimSpace(v))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a quantity of bytes (such as 64Mi): %w", v, err)
+	}
+	n, ok := q.AsInt64()
+	if !ok || n < 0 {
+		return 0, fmt.Errorf("%q is not a whole, positive number of bytes", v)
+	}
+	return n, nil
 }

@@ -48,6 +48,9 @@ type Reconciler struct {
 	Recorder  recorder.EventRecorder
 	Servers   Servers
 	Workers   int
+	// WorkersPerNamespace is how many of the Workers one namespace's
+	// accounts may hold at once (a quarter when zero, at least one).
+	WorkersPerNamespace int
 	// SigningKeyGrace is how long a rotated-out signing key stays in the
 	// account at least (DefaultSigningKeyGrace when zero): time for the
 	// kubelet to bring the re-issued creds into pods that mount them.

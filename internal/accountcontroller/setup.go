@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	kcontroller "github.com/kubenats/kubenats/internal/controller"
 )
 
 // The cache's indexes: a user by its account's name, an account by its
@@ -49,17 +50,24 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		workers = defaultWorkers
 	}
 	specOrDeletion := predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{})
+	// The events that carry a revocation queue their account first
+	// (priority.go): a user's or the account's deletion, a creds Secret
+	// changed or deleted.
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("natsaccount").
 		// Annotations too: a rotation is asked for with one.
 		For(&v1alpha1.NatsAccount{}, builder.WithPredicates(predicate.Or[client.Object](specOrDeletion, predicate.AnnotationChangedPredicate{}))).
+		Watches(&v1alpha1.NatsAccount{}, revocationAware(self, deletionRevokes), builder.WithPredicates(deletionStarted{})).
 		Watches(&v1alpha1.NatsAccount{}, handler.EnqueueRequestsFromMapFunc(r.accountsBeside),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		Watches(&v1alpha1.NatsUser{}, handler.EnqueueRequestsFromMapFunc(userAccount), builder.WithPredicates(specOrDeletion)).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(credsAccount)).
+		Watches(&v1alpha1.NatsUser{}, revocationAware(userAccount, deletionRevokes), builder.WithPredicates(specOrDeletion)).
+		Watches(&corev1.Secret{}, revocationAware(credsAccount, credsRevoke)).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.accountsOn)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Complete(r)
+		// One namespace's accounts hold at most their share of the
+		// workers: a cluster whose servers stay silent holds its
+		// namespace's passes, not the others' revocations.
+		Complete(kcontroller.ShareByNamespace(revocationsFirst{r}, workers, r.WorkersPerNamespace))
 }
 
 // deletionStarted passes the update that sets a deletion timestamp.

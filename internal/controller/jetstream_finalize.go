@@ -82,8 +82,7 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 	}
 	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Address(obj), spec)
 	if err != nil {
-		log.FromContext(ctx).Info("cannot reach the NATS system", "system", spec.System, "error", err.Error())
-		return "waiting to delete the server object: " + connectionFailedMessage, nil
+		return "waiting to delete the server object: " + acquireFailed(ctx, spec, err).message, nil
 	}
 	ctx, done, err := serverCalls(ctx)
 	if err != nil {

@@ -21,9 +21,10 @@ import (
 const clusterRefIndex = "kubenats.io/cluster"
 
 // SetupWithManager registers the reconciler for its kind with workers
-// parallel reconciles. wakes queues the resources an advisory says changed
-// on the server.
-func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers int, wakes *Wakes) error {
+// parallel reconciles, of which one namespace's resources hold at most
+// perNamespace (a quarter when zero: ShareByNamespace). wakes queues the
+// resources an advisory says changed on the server.
+func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamespace int, wakes *Wakes) error {
 	obj := r.Kind.New()
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, clusterRefIndex, func(o client.Object) []string {
 		t := o.(v1alpha1.JetStreamObject).GetTarget()
@@ -49,7 +50,7 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers i
 		WatchesRawSource(wakes.source()).
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, r.Kind.NewList)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: jetStreamReconcileTimeout}).
-		Complete(r)
+		Complete(ShareByNamespace(r, workers, perNamespace))
 }
 
 // referencing lists the resources that name a NatsCluster.

@@ -57,11 +57,7 @@ func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	user := r.user(obj.GetNamespace(), obj.GetName())
 	conn, err := r.Pool.Acquire(ctx, user, r.Kind.Address(obj), spec)
 	if err != nil {
-		// One message for every way a dial fails: a tenant must not learn
-		// from it which addresses answer, refuse or do not resolve. The
-		// details go to the operator's log.
-		logf.FromContext(ctx).Info("cannot reach the NATS system", "system", spec.System, "error", err.Error())
-		return outcome{reason: reasonConnectionFailed, message: connectionFailedMessage, retry: true}
+		return acquireFailed(ctx, spec, err)
 	}
 	ctx, done, err := serverCalls(ctx)
 	if err != nil {

@@ -1,18 +1,23 @@
 package controller
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// One namespace's clusters hold at most a share of the NatsCluster
-// workers at once. A pass that waits on servers that do not answer holds
-// its worker for up to the answer bound per read, and a tenant can make
-// as many such clusters as it likes: without a share, enough hung clusters
-// in one namespace take every worker and every other namespace's clusters
-// wait in the queue behind them. A pass over the share does not wait for a
-// slot (that would hold the worker all the same): it gives the worker back
-// at once and runs again shortly.
+// One namespace's objects hold at most a share of a controller's workers
+// at once: the NatsClusters', the JetStream kinds', the NatsAccounts'. A
+// pass that waits on servers that do not answer holds its worker for up to
+// the answer bound per read (a dial, a push, a JetStream call), and a
+// tenant can make as many such objects as it likes: without a share,
+// enough of them in one namespace take every worker and every other
+// namespace's objects wait in the queue behind them (a revocation for
+// minutes). A pass over the share does not wait for a slot (that would
+// hold the worker all the same): it gives the worker back at once and runs
+// again shortly, at the priority it had.
 
 // namespaceBusyRetry is how soon a pass that found its namespace at its
 // share runs again.
@@ -59,4 +64,27 @@ func (p *namespacePasses) take(ns string, limit int) (done func(), ok bool) {
 			}
 		})
 	}, true
+}
+
+// ShareByNamespace runs inner with at most namespaceShare(workers,
+// perNamespace) passes of one namespace at once: the one implementation
+// every controller is built with (SetupWithManager), around its
+// reconciler. workers must be the controller's MaxConcurrentReconciles.
+func ShareByNamespace(inner reconcile.Reconciler, workers, perNamespace int) reconcile.Reconciler {
+	return &namespaceShared{inner: inner, limit: namespaceShare(workers, perNamespace)}
+}
+
+type namespaceShared struct {
+	inner  reconcile.Reconciler
+	limit  int
+	passes namespacePasses
+}
+
+func (s *namespaceShared) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	done, ok := s.passes.take(req.Namespace, s.limit)
+	if !ok {
+		return reconcile.Result{RequeueAfter: namespaceBusyRetry}, nil
+	}
+	defer done()
+	return s.inner.Reconcile(ctx, req)
 }

@@ -103,8 +103,6 @@ type NatsClusterReconciler struct {
 	meshModes meshModes
 
 	reloads reloads
-	// passes counts each namespace's passes under way, for its share.
-	passes namespacePasses
 }
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch;patch
@@ -124,11 +122,6 @@ type NatsClusterReconciler struct {
 // Reconcile brings one NatsCluster's children to what its spec says, then
 // writes its status once.
 func (r *NatsClusterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	done, ok := r.passes.take(req.Namespace, namespaceShare(r.workers(), r.WorkersPerNamespace))
-	if !ok {
-		return ctrl.Result{RequeueAfter: namespaceBusyRetry}, nil
-	}
-	defer done()
 	var live v1alpha1.NatsCluster
 	if err := r.Get(ctx, req.NamespacedName, &live); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -288,7 +281,7 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// the servers at once, not at the next retry.
 		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.NatsClusterList{} })).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers(), ReconciliationTimeout: natsClusterReconcileTimeout}).
-		Complete(r)
+		Complete(ShareByNamespace(r, r.workers(), r.WorkersPerNamespace))
 }
 
 func (r *NatsClusterReconciler) workers() int {

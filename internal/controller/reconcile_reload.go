@@ -15,6 +15,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
@@ -152,7 +153,7 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, a serverAccess, names []string, ids map[string]string) map[string]map[string]string {
 	log := logf.FromContext(ctx)
 	confirmed := map[string]map[string]string{}
-	nc, err := a.connect(pods)
+	nc, err := a.connect(pods, jetstream.MaxSystemAnswer)
 	if err != nil {
 		log.Info("cannot reload the servers", "error", err.Error())
 		return confirmed

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
@@ -133,7 +134,7 @@ func (r *NatsClusterReconciler) jetStreamViews(ctx context.Context, c *v1alpha1.
 		}
 		return views
 	}
-	nc, err := a.connect(pods)
+	nc, err := a.connect(pods, jetstream.MaxSystemReply)
 	if err != nil {
 		return views
 	}

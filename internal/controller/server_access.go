@@ -86,17 +86,23 @@ func clientTLSConfig(data map[string][]byte, verify bool) (*tls.Config, error) {
 	return cfg, nil
 }
 
-// connect connects as the system user to the servers of pods. The
-// connection is short-lived: these requests are rare (rollouts,
-// scale-down), so no pool is worth keeping. The URLs name the servers by
-// DNS name, so that nats.go verifies each against its certificate; the
-// dialer maps each name to its pod's address.
-func (a serverAccess) connect(pods []corev1.Pod) (*nats.Conn, error) {
-	return a.connectAs(pods, a.credentials(), "kubenats-system", jetstream.MaxSystemReply)
+// connect connects as the system user to the servers of pods, taking
+// messages of at most largest bytes: jetstream.MaxSystemReply for a ping
+// that collects every server's JetStream view, jetstream.MaxSystemAnswer
+// for requests to single servers. The connection is short-lived: these
+// requests are rare (reloads, rollouts, scale-down), so no pool is worth
+// keeping. The URLs name the servers by DNS name, so that nats.go verifies
+// each against its certificate; the dialer maps each name to its pod's
+// address.
+func (a serverAccess) connect(pods []corev1.Pod, largest int) (*nats.Conn, error) {
+	return a.connectAs(pods, a.credentials(), "kubenats-system", largest)
 }
 
 // connectAs is connect with other credentials, under the client name name,
-// taking messages of at most largest bytes.
+// taking messages of at most largest bytes. The connection counts to the
+// cluster's namespace in the operator's connections and memory budget
+// (jetstream.Connect): one refused for the allowance returns
+// serverbudget.ErrConnectionLimit, which the caller reports.
 func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name string, largest int) (*nats.Conn, error) {
 	addrs := map[string]string{}
 	plaintext := map[string]bool{}
@@ -122,13 +128,13 @@ func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name strin
 	if a.tls != nil {
 		cfg = a.tls.Clone()
 	}
-	opts := append(jetstream.GuardOptions(jetstream.Guard{TLS: cfg, TLSFirst: a.cluster.Spec.ClientTLS().HandshakeFirst, PlaintextHosts: plaintext,
-		Transport: podDialer{addrs: addrs, transport: a.dial}, Largest: largest}), creds,
+	guard := jetstream.Guard{TLS: cfg, TLSFirst: a.cluster.Spec.ClientTLS().HandshakeFirst, PlaintextHosts: plaintext,
+		Transport: podDialer{addrs: addrs, transport: a.dial}, Largest: largest, Namespace: a.cluster.Namespace}
+	nc, err := jetstream.Connect(strings.Join(urls, ","), guard, creds,
 		nats.Name(name), nats.NoReconnect(), nats.Timeout(3*time.Second),
 		// Without a handler nats.go writes every asynchronous error (each
 		// -ERR the server sends) to standard error, unbounded.
 		nats.ErrorHandler(jetstream.ErrorHandler(systemLog, "natscluster/"+a.cluster.Namespace+"/"+a.cluster.Name)))
-	nc, err := nats.Connect(strings.Join(urls, ","), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connecting as %s: %w", name, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
 )
@@ -19,7 +20,7 @@ import (
 // account may move replicas and remove peers; from another account such a
 // request gets no answer at all.
 func systemRequest(ctx context.Context, pods []corev1.Pod, a serverAccess, subject string, body any) error {
-	nc, err := a.connect(pods)
+	nc, err := a.connect(pods, jetstream.MaxSystemAnswer)
 	if err != nil {
 		return err
 	}

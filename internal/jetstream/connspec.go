@@ -27,10 +27,6 @@ type ConnSpec struct {
 	// its addresses are checked against the pool's TargetPolicy. (The
 	// servers any system tells of are ignored, External or not.)
 	External bool
-	// Namespace is the namespace of the resources an External connection
-	// serves: the pods and Services of no other may be dialled
-	// (TargetPolicy.Holders). One connection never serves two namespaces.
-	Namespace string
 	// Pinned names the NatsCluster ("namespace/name") whose own server pods
 	// are all the connection may reach, whatever its URL resolves to: the
 	// URL's name (the client Service) is only what TLS verifies. A Service
@@ -38,6 +34,14 @@ type ConnSpec struct {
 	// EndpointSlices in the cluster's namespace could point the operator,
 	// which every NetworkPolicy admits, at another tenant's servers.
 	Pinned string
+	// Namespace, for a system kubenats does not run, is that of the
+	// resources that name it (connection.servers): the pods and Services
+	// of no other namespace may be dialled (TargetPolicy.Holders), one
+	// connection never serves two namespaces, and the connection counts
+	// to that namespace's share of the operator's connections and memory
+	// budget. A pinned connection counts to its cluster's namespace,
+	// whose servers run the image that namespace chose.
+	Namespace string
 
 	User, Password, Token string
 	Creds                 []byte // a creds file (JWT and nkey seed)
@@ -60,6 +64,14 @@ func (s ConnSpec) Key() string {
 		h.Write(part)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// namespace is the namespace whose servers the connection reaches.
+func (s ConnSpec) namespace() string {
+	if ns, _, ok := strings.Cut(s.Pinned, "/"); ok {
+		return ns
+	}
+	return s.Namespace
 }
 
 // options turns the spec into nats.go options; dialer is the guard, which

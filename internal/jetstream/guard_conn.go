@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/kubenats/kubenats/internal/serverbudget"
 )
 
 // dialTimeout bounds one dial: resolving, connecting, the server's INFO and
@@ -51,8 +53,10 @@ type guardDialer struct {
 	tlsFirst bool
 	// targets is checked for systems kubenats does not run, nil otherwise.
 	targets *TargetPolicy
-	// namespace is the resources' whose connection this is: targets
-	// keeps it out of other namespaces' pods and Services.
+	// namespace is the one whose servers these are (ConnSpec.namespace):
+	// targets keeps an external connection out of other namespaces' pods
+	// and Services, and what the servers send is reserved in its share
+	// of memory.
 	namespace string
 	// pinned, for a cluster kubenats runs, lists its own server pods: all
 	// that is dialled, the URL's host aside (ConnSpec.Pinned).
@@ -67,6 +71,9 @@ type guardDialer struct {
 	// that did so once will again: the pool closes the whole nats.Conn
 	// rather than let nats.go reconnect to it and hold requests meanwhile.
 	onBreak func()
+	// memory is the budget what the servers send is reserved from
+	// (serverbudget.Memory when nil), in namespace's share.
+	memory *serverbudget.Budget
 }
 
 // SkipTLSHandshake tells nats.go that the connection it gets is already
@@ -84,8 +91,10 @@ func (d *guardDialer) Dial(network, address string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := d.handshake(raw, host, noTLS || d.plaintextHosts[host], deadline)
+	wire := newWireLease(d.memory, d.namespace)
+	conn, err := d.handshake(raw, host, noTLS || d.plaintextHosts[host], deadline, wire)
 	if err != nil {
+		wire.close()
 		raw.Close()
 		return nil, err
 	}
@@ -169,7 +178,7 @@ func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 // noTLS lets a server that offers no TLS at all be reached in plaintext
 // although the connection wants TLS: one an earlier release started
 // without client TLS. TLS offered is taken all the same.
-func (d *guardDialer) handshake(raw net.Conn, host string, noTLS bool, deadline time.Time) (net.Conn, error) {
+func (d *guardDialer) handshake(raw net.Conn, host string, noTLS bool, deadline time.Time, wire *wireLease) (net.Conn, error) {
 	if err := raw.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
@@ -178,9 +187,9 @@ func (d *guardDialer) handshake(raw net.Conn, host string, noTLS bool, deadline 
 		if err != nil {
 			return nil, err
 		}
-		return d.guarded(tc, d.newStream())
+		return d.guarded(tc, d.newStream(wire))
 	}
-	stream := d.newStream()
+	stream := d.newStream(wire)
 	info, err := readInfo(raw, &stream)
 	if err != nil {
 		return nil, err
@@ -215,9 +224,10 @@ func (d *guardDialer) handshake(raw net.Conn, host string, noTLS bool, deadline 
 	return d.guarded(conn, stream)
 }
 
-// newStream is the decoder of one connection's server bytes.
-func (d *guardDialer) newStream() protoStream {
-	s := protoStream{maxMsg: maxAPIReply}
+// newStream is the decoder of one connection's server bytes, reserving
+// through wire.
+func (d *guardDialer) newStream(wire *wireLease) protoStream {
+	s := protoStream{maxMsg: maxAPIReply, wire: wire}
 	if d.maxMsg > 0 {
 		s.maxMsg = d.maxMsg
 	}
@@ -251,7 +261,7 @@ func (d *guardDialer) guarded(conn net.Conn, stream protoStream) (net.Conn, erro
 	if err := conn.SetDeadline(time.Time{}); err != nil { // nats.go sets its own
 		return nil, err
 	}
-	return &guardedConn{Conn: conn, stream: stream, onBreak: d.onBreak, deliveries: d.deliveries}, nil
+	return &guardedConn{Conn: conn, stream: stream, onBreak: d.onBreak, deliveries: d.deliveries, wire: stream.wire}, nil
 }
 
 // readInfo reads until the first operation is whole, which must be INFO,
@@ -263,6 +273,9 @@ func readInfo(c net.Conn, stream *protoStream) ([]byte, error) {
 		op, n, err := parseServerOp(stream.in, stream.maxMsg)
 		if err != nil {
 			return nil, err
+		}
+		if n == 0 && op.need > 0 {
+			return nil, errNoInfo // a message's line: nothing of it is read
 		}
 		if n > 0 {
 			if op.kind != opInfo {
@@ -301,6 +314,15 @@ type guardedConn struct {
 
 	deliveries *deliveries
 	written    clientScan
+	// wire is what the connection holds of the memory budget (also
+	// stream.wire, which breakOff drops with the stream).
+	wire *wireLease
+}
+
+// Close gives back the connection's reservation with the connection.
+func (g *guardedConn) Close() error {
+	g.wire.close()
+	return g.Conn.Close()
 }
 
 func (g *guardedConn) Write(p []byte) (int, error) {
@@ -320,7 +342,14 @@ func (g *guardedConn) Read(p []byte) (int, error) {
 		if g.broken != nil {
 			return 0, g.broken
 		}
+		// nats.go took all it was handed: only what is still being
+		// received stays reserved.
+		g.stream.settle()
 		rerr := g.stream.readFrom(g.Conn)
+		if errors.Is(rerr, errNoRoom) {
+			g.breakOff(rerr)
+			return 0, rerr
+		}
 		if err := g.stream.decode(); err != nil {
 			g.breakOff(err)
 			return 0, err
@@ -336,44 +365,14 @@ func (g *guardedConn) Read(p []byte) (int, error) {
 func (g *guardedConn) breakOff(err error) {
 	g.broken = err
 	g.stream = protoStream{}
-	log.Info("closing a NATS connection that broke the protocol limits", "server", g.RemoteAddr().String(), "error", err.Error())
+	if errors.Is(err, errNoRoom) {
+		log.Info("closing a NATS connection whose server sends more than the operator's memory budget has room for", "server", g.RemoteAddr().String())
+	} else {
+		log.Info("closing a NATS connection that broke the protocol limits", "server", g.RemoteAddr().String(), "error", err.Error())
+	}
+	g.wire.close()
 	g.Conn.Close()
 	if g.onBreak != nil {
 		g.onBreak()
 	}
-}
-
-// Guard is how a connection kubenats makes outside the pool is guarded.
-type Guard struct {
-	// TLS, when set, is the TLS the connection wants (verified under the
-	// host name nats.go dials); TLSFirst makes the handshake before INFO.
-	TLS      *tls.Config
-	TLSFirst bool
-	// PlaintextHosts are hosts that may answer without offering TLS all
-	// the same (servers started before they served it); TLS offered is
-	// always taken.
-	PlaintextHosts map[string]bool
-	// Transport, when set, opens the TCP connections (to map server names
-	// to addresses).
-	Transport nats.CustomDialer
-	// Largest is the largest message the connection takes: MaxSystemReply
-	// for the system account's server pings, the largest messages the
-	// operator reads, and less for what needs less (the account
-	// controller's).
-	Largest int
-}
-
-// GuardOptions are the nats.go options that put a connection kubenats
-// makes outside the pool behind the same guard: its servers run an image a
-// tenant chose, and answer what they like.
-func GuardOptions(o Guard) []nats.Option {
-	largest := o.Largest
-	if largest <= 0 || largest > MaxSystemReply {
-		largest = MaxSystemReply
-	}
-	g := &guardDialer{tls: o.TLS, wantTLS: o.TLS != nil, plaintextHosts: o.PlaintextHosts, tlsFirst: o.TLSFirst && o.TLS != nil,
-		transport: o.Transport, maxMsg: largest}
-	// IgnoreDiscoveredServers: the servers run spec.image, which may tell
-	// of any address in connect_urls; the operator dials only its pods.
-	return []nats.Option{nats.SetCustomDialer(g), nats.SkipHostLookup(), nats.IgnoreDiscoveredServers()}
 }

@@ -8,7 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"golang.org/x/sync/semaphore"
+
+	"github.com/kubenats/kubenats/internal/serverbudget"
 )
 
 // What the server may make a pool connection hold. nats.go queues every
@@ -39,6 +40,9 @@ const (
 	// what the passes of every worker of every kind send at once.
 	maxAwaited = 1024
 
+	// maxCallsInFlight and maxAdvisoriesHeld are parts of the operator's
+	// one memory budget for what servers send (serverbudget.Memory):
+	// within it, so that neither takes all of it.
 	maxCallsInFlight         = 16 << 20
 	maxAdvisoriesHeld        = 8 << 20
 	maxAdvisoriesHeldPerConn = 2 << 20
@@ -52,17 +56,17 @@ const (
 )
 
 var (
-	callsInFlight  = semaphore.NewWeighted(maxCallsInFlight)
-	advisoriesHeld = semaphore.NewWeighted(maxAdvisoriesHeld)
+	callsInFlight  = serverbudget.Memory.Within(maxCallsInFlight)
+	advisoriesHeld = serverbudget.Memory.Within(maxAdvisoriesHeld)
 )
 
 // ReserveCalls takes room for the reply of one server call at a time, for
 // a pass of the pool's users; release gives it back.
 func ReserveCalls(ctx context.Context) (release func(), err error) {
-	if err := callsInFlight.Acquire(ctx, maxAPIReply); err != nil {
+	if err := callsInFlight.Take(ctx, "", maxAPIReply); err != nil {
 		return nil, fmt.Errorf("waiting for room to read a NATS server's replies: %w", err)
 	}
-	return func() { callsInFlight.Release(maxAPIReply) }, nil
+	return func() { callsInFlight.Give("", maxAPIReply) }, nil
 }
 
 // subRole is what one of nats.go's subscriptions is for.
@@ -158,7 +162,7 @@ func (d *deliveries) admit(op *serverOp) bool {
 			op.kind, op.payload, op.hdrLen = opMsg, op.payload[op.hdrLen:], 0
 		}
 		n := heldSize(len(op.subject), len(op.reply), len(op.payload))
-		if d.closed || d.held+n > maxAdvisoriesHeldPerConn || !advisoriesHeld.TryAcquire(n) {
+		if d.closed || d.held+n > maxAdvisoriesHeldPerConn || !advisoriesHeld.TryTake("", n) {
 			d.missed()
 			return false
 		}
@@ -175,7 +179,7 @@ func (d *deliveries) handled(m *nats.Msg) {
 	defer d.mu.Unlock()
 	n = min(n, d.held) // nothing is given back twice (close gave back all)
 	d.held -= n
-	advisoriesHeld.Release(n)
+	advisoriesHeld.Give("", n)
 }
 
 // close gives back all the connection held: nats.go drops its queues
@@ -184,7 +188,7 @@ func (d *deliveries) close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	advisoriesHeld.Release(d.held)
+	advisoriesHeld.Give("", d.held)
 	d.held = 0
 }
 

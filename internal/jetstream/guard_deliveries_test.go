@@ -68,10 +68,10 @@ func TestDeliveriesAdmitWhatNatsGoAskedFor(t *testing.T) {
 		t.Error("an advisory after UNSUB was admitted")
 	}
 	d.close()
-	if !advisoriesHeld.TryAcquire(maxAdvisoriesHeld) {
+	if !advisoriesHeld.TryTake("", maxAdvisoriesHeld) {
 		t.Fatal("closing did not give back what the admitted advisory held")
 	}
-	advisoriesHeld.Release(maxAdvisoriesHeld)
+	advisoriesHeld.Give("", maxAdvisoriesHeld)
 }
 
 // scripted serves one connection as a NATS server that reads the client:
@@ -240,10 +240,10 @@ func TestAdvisoryFloodIsHeldWithinItsBudget(t *testing.T) {
 	})
 	conn.NC.Close()
 	poll(t, func() error {
-		if !advisoriesHeld.TryAcquire(maxAdvisoriesHeld) {
+		if !advisoriesHeld.TryTake("", maxAdvisoriesHeld) {
 			return errors.New("the process-wide advisory budget is not whole again after the connection closed")
 		}
-		advisoriesHeld.Release(maxAdvisoriesHeld)
+		advisoriesHeld.Give("", maxAdvisoriesHeld)
 		return nil
 	})
 }

@@ -31,13 +31,16 @@ const (
 	maxAPIReply = 1 << 20
 
 	// MaxSystemReply bounds one message on the system account's short
-	// connections (GuardOptions): a server's answer to
+	// connections that ping every server (Connect): a server's answer to
 	// $SYS.REQ.SERVER.PING.JSZ with accounts, streams, consumers, config
 	// and Raft groups, about 3 KiB a stream. nats-server sends its own
 	// internal replies without the max_payload check, so the bound is the
 	// one the operator keeps for the same view read from the monitor port
 	// (natsmon's maxJSZBody, 16 MiB: some 5000 streams). These connections
-	// go only to the pods of a cluster the operator runs, one at a time.
+	// go only to the pods of a cluster the operator runs, one at a time,
+	// and such a message is paid for in the memory budget before it is
+	// read (guard_budget.go): twice its size, which the default budget's
+	// half for a namespace holds.
 	MaxSystemReply = 16 << 20
 
 	// maxHeaderBytes bounds an HMSG's header block. nats-server's own

@@ -41,6 +41,9 @@ type serverOp struct {
 	payload        []byte
 	// INFO: the JSON object; -ERR: the text, as the server quoted it.
 	arg []byte
+	// need, for a MSG or HMSG whose line is whole and whose payload is
+	// not yet: how many bytes the operation takes in all.
+	need int
 }
 
 var (
@@ -59,7 +62,8 @@ var (
 // parseServerOp decodes the operation at the start of b, refusing a
 // message larger than maxMsg. It returns how many bytes the operation
 // took; 0 and no error mean b does not hold a whole operation yet (and is
-// still within the limits, so waiting for more is bounded).
+// still within the limits, so waiting for more is bounded): op.need then
+// says how many it takes, once a message's line is whole.
 func parseServerOp(b []byte, maxMsg int) (serverOp, int, error) {
 	end := bytes.IndexByte(b, '\n')
 	if end < 0 {
@@ -174,7 +178,7 @@ func parseMsg(b []byte, lineLen int, args []byte, withHeaders bool, maxMsg int) 
 	size := int(total)
 	need := lineLen + size + 2
 	if len(b) < need {
-		return serverOp{}, 0, nil
+		return serverOp{kind: op.kind, need: need}, 0, nil
 	}
 	if b[lineLen+size] != '\r' || b[lineLen+size+1] != '\n' {
 		return serverOp{}, 0, errBadMsgEnd

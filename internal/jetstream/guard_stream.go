@@ -17,6 +17,10 @@ const (
 // copies of one operation (a control line, or a message up to maxMsg, as
 // received and as encoded) plus one read, and falls back to a few KiB
 // once that operation has been read.
+//
+// What it holds beyond keepBuffer is paid for in the server memory budget
+// before it is read (wire): an operation that needs more than its
+// connection may take then is refused, never buffered (errNoRoom).
 type protoStream struct {
 	maxMsg int
 	// in holds received bytes not yet decoded; out, encoded bytes nats.go
@@ -30,15 +34,24 @@ type protoStream struct {
 	// admit, when set, says which messages nats.go gets (deliveries);
 	// the others are dropped here.
 	admit func(*serverOp) bool
+	// need is the size of the operation at the head of in once its line
+	// is whole and the rest is not: in grows to it at once, its room
+	// reserved first.
+	need int
+	// wire is the connection's share of the server memory budget; nil:
+	// nothing is reserved (the decoder's own tests).
+	wire *wireLease
 }
 
 // readFrom reads once from r into s.in, growing it as the operation being
-// received needs (parseServerOp has bounded that).
+// received needs (parseServerOp has bounded that), once the room is
+// reserved.
 func (s *protoStream) readFrom(r io.Reader) error {
-	if cap(s.in)-len(s.in) < readChunk {
-		// Doubling, up to what the largest operation and one read take.
-		size := min(2*cap(s.in)+readChunk, s.maxMsg+maxProtoLine+2+readChunk)
-		grown := make([]byte, len(s.in), max(size, len(s.in)+readChunk))
+	if size := s.capWanted(); size > cap(s.in) {
+		if !s.wire.hold(wireCost(size)) {
+			return errNoRoom
+		}
+		grown := make([]byte, len(s.in), size)
 		copy(grown, s.in)
 		s.in = grown
 	}
@@ -46,6 +59,25 @@ func (s *protoStream) readFrom(r io.Reader) error {
 	s.in = s.in[:len(s.in)+n]
 	return err
 }
+
+// capWanted is the capacity s.in needs for the next read: the whole
+// operation at its head when its size is known (one allocation, of what
+// its line announced, and nothing read past it), else one read more (a
+// control line, which parseServerOp bounds by maxProtoLine).
+func (s *protoStream) capWanted() int {
+	switch {
+	case s.need > cap(s.in):
+		return s.need
+	case s.need == 0 && cap(s.in)-len(s.in) < readChunk:
+		return len(s.in) + readChunk
+	}
+	return cap(s.in)
+}
+
+// settle lowers the stream's reservation to what it still holds: called
+// when nats.go comes back for more, having taken all it was handed (its
+// copy is now its own, queued under a reader's reservation, or dropped).
+func (s *protoStream) settle() { s.wire.hold(wireCost(cap(s.in))) }
 
 // feed appends b to what was received: for bytes read outside readFrom.
 func (s *protoStream) feed(b []byte) { s.in = append(s.in, b...) }
@@ -61,6 +93,7 @@ func (s *protoStream) decode() error {
 			return err
 		}
 		if n == 0 {
+			s.need = op.need
 			break
 		}
 		if !s.infoSeen && op.kind != opInfo {
@@ -71,18 +104,34 @@ func (s *protoStream) decode() error {
 			done += n
 			continue
 		}
+		s.out = roomFor(s.out, len(s.in)-done)
 		if s.out, err = appendServerOp(s.out, &op); err != nil {
 			return err
 		}
 		done += n
 	}
-	rest := len(s.in) - done
-	if rest == 0 && cap(s.in) > keepBuffer {
-		s.in = nil
+	if done > 0 && cap(s.in) > keepBuffer {
+		// The large buffer goes with the operation it held, whose copy
+		// nats.go is about to read: received and encoded, one message is
+		// held twice at most, never three times.
+		s.in = append([]byte(nil), s.in[done:]...)
 	} else {
 		s.in = s.in[:copy(s.in, s.in[done:])]
 	}
 	return nil
+}
+
+// roomFor grows out, when it must, to hold n more bytes and no more:
+// re-encoded, what is left of s.in takes at most as many bytes as it
+// does (canonical framing is never longer than the server's), so out
+// stays within what the reservation paid for, where append would round up.
+func roomFor(out []byte, n int) []byte {
+	if cap(out)-len(out) >= n {
+		return out
+	}
+	grown := make([]byte, len(out), len(out)+n)
+	copy(grown, out)
+	return grown
 }
 
 // pending reports whether encoded bytes wait for nats.go.

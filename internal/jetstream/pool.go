@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/kubenats/kubenats/internal/serverbudget"
 )
 
 // Pool holds one connection per NATS system and identity, shared by every
@@ -30,6 +32,10 @@ type Pool struct {
 	OnChange func(user User)
 	// IdleTimeout is how long a connection without users stays open.
 	IdleTimeout time.Duration
+	// Memory and Connections, when set, replace the process-wide budgets
+	// (serverbudget.Memory, serverbudget.Connections) its connections
+	// draw on: tests.
+	Memory, Connections *serverbudget.Budget
 
 	mu    sync.Mutex
 	conns map[string]*Conn
@@ -74,6 +80,9 @@ type Conn struct {
 
 	key       string
 	delivered *deliveries
+	// release gives back the connection's place in the operator's
+	// allowance (once, when it closes or its dial fails).
+	release func()
 	// advisories is the subscription advisories.go handles.
 	advisories *nats.Subscription
 	users      int
@@ -84,7 +93,9 @@ type Conn struct {
 
 // Acquire returns the connection for spec, dialing it on first use, and
 // records that user's server object lives at addr on it. A user moving to
-// another spec (rotated credentials) leaves its old connection.
+// another spec (rotated credentials) leaves its old connection. A new
+// connection the operator's allowance has no room for is refused with
+// serverbudget.ErrConnectionLimit, and the user stays where it was.
 func (p *Pool) Acquire(ctx context.Context, user User, addr Address, spec ConnSpec) (*Conn, error) {
 	key := spec.Key()
 	p.mu.Lock()
@@ -99,7 +110,12 @@ func (p *Pool) Acquire(ctx context.Context, user User, addr Address, spec ConnSp
 		ok = false
 	}
 	if !ok {
-		c = &Conn{key: key, ready: make(chan struct{})}
+		release, err := openConnection(p.Connections, spec.namespace())
+		if err != nil {
+			p.mu.Unlock()
+			return nil, err
+		}
+		c = &Conn{key: key, ready: make(chan struct{}), release: release}
 		p.conns[key] = c
 		go p.dial(c, spec)
 	}
@@ -191,6 +207,11 @@ func (c *Conn) closed() bool {
 
 func (p *Pool) dial(c *Conn, spec ConnSpec) {
 	defer close(c.ready)
+	defer func() {
+		if c.err != nil {
+			c.release()
+		}
+	}()
 	guard, err := p.guard(spec)
 	if err != nil {
 		c.err = err
@@ -208,6 +229,7 @@ func (p *Pool) dial(c *Conn, spec ConnSpec) {
 	// server) wakes its users: they read their Secrets again and dial anew.
 	opts = append(opts, nats.Timeout(3*time.Second), nats.ClosedHandler(func(*nats.Conn) {
 		c.delivered.close()
+		c.release()
 		p.wakeUsersOf(c)
 	}))
 	nc, err := nats.Connect(strings.Join(plainSchemes(spec.Servers), ","), opts...)
@@ -333,9 +355,9 @@ func (p *Pool) guard(spec ConnSpec) (*guardDialer, error) {
 			return nil, err
 		}
 	}
-	g := &guardDialer{transport: p.Dialer}
+	g := &guardDialer{transport: p.Dialer, memory: p.Memory, namespace: spec.namespace()}
 	if spec.External {
-		g.targets, g.namespace = &p.Targets, spec.Namespace
+		g.targets = &p.Targets
 	}
 	if spec.Pinned != "" {
 		ns, name, ok := strings.Cut(spec.Pinned, "/")

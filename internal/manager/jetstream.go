@@ -14,9 +14,10 @@ import (
 // adviceDelay is how long after an advisory its resources are looked at.
 const adviceDelay = 500 * time.Millisecond
 
-// setupJetStream registers the four JetStream kinds on one shared base and
-// routes the pool's advisory wake-ups to them.
-func setupJetStream(mgr ctrl.Manager, base *controller.JetStreamBase, workers int) error {
+// setupJetStream registers the four JetStream kinds on one shared base,
+// each with workers workers of which one namespace holds perNamespace (a
+// quarter when zero), and routes the pool's advisory wake-ups to them.
+func setupJetStream(mgr ctrl.Manager, base *controller.JetStreamBase, workers, perNamespace int) error {
 	routes := map[string]func(ns, name string){}
 	base.Pool.OnChange = func(u jetstream.User) {
 		parts := strings.SplitN(string(u), "/", 3)
@@ -24,19 +25,19 @@ func setupJetStream(mgr ctrl.Manager, base *controller.JetStreamBase, workers in
 			routes[parts[0]](parts[1], parts[2])
 		}
 	}
-	if err := register(mgr, base, workers, routes, jetstream.StreamKind{}); err != nil {
+	if err := register(mgr, base, workers, perNamespace, routes, jetstream.StreamKind{}); err != nil {
 		return err
 	}
-	if err := register(mgr, base, workers, routes, jetstream.ConsumerKind{}); err != nil {
+	if err := register(mgr, base, workers, perNamespace, routes, jetstream.ConsumerKind{}); err != nil {
 		return err
 	}
-	if err := register(mgr, base, workers, routes, jetstream.KeyValueKind{}); err != nil {
+	if err := register(mgr, base, workers, perNamespace, routes, jetstream.KeyValueKind{}); err != nil {
 		return err
 	}
-	return register(mgr, base, workers, routes, jetstream.ObjectStoreKind{})
+	return register(mgr, base, workers, perNamespace, routes, jetstream.ObjectStoreKind{})
 }
 
-func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *controller.JetStreamBase, workers int,
+func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *controller.JetStreamBase, workers, perNamespace int,
 	routes map[string]func(ns, name string), kind jetstream.Kind[T, C]) error {
 	wakes := &controller.Wakes{}
 	// An advised resource is looked at a moment later, not at once: the
@@ -46,5 +47,5 @@ func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *control
 	// that moment comes together in one look.
 	routes[kind.Name()] = func(ns, name string) { wakes.Wake(ns, name, adviceDelay) }
 	r := &controller.JetStreamReconciler[T, C]{JetStreamBase: base, Kind: kind, Backoff: controller.NewBackoff()}
-	return r.SetupWithManager(mgr, workers, wakes)
+	return r.SetupWithManager(mgr, workers, perNamespace, wakes)
 }

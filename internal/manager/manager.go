@@ -34,6 +34,7 @@ import (
 	"github.com/kubenats/kubenats/internal/metrics"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/serverbudget"
 )
 
 // Options are the manager's settings, from the command line.
@@ -74,6 +75,19 @@ type Options struct {
 	// JetStreamWorkers is how many JetStream resources of each kind are
 	// reconciled in parallel.
 	JetStreamWorkers int
+	// JetStreamWorkersPerNamespace is how many of those one namespace's
+	// resources may hold at once (a quarter of the workers when zero).
+	JetStreamWorkersPerNamespace int
+	// NatsAccountWorkers is how many NatsAccounts are reconciled in
+	// parallel (accountcontroller's default when zero);
+	// NatsAccountWorkersPerNamespace how many of them one namespace's
+	// accounts may hold at once (a quarter when zero, at least one).
+	NatsAccountWorkers, NatsAccountWorkersPerNamespace int
+	// ServerLimits size the operator's budgets for what NATS servers send
+	// (bytes, and a namespace's share) and its connections to them (in all
+	// and to one namespace's servers); zero fields keep the defaults,
+	// which fit its 128Mi container (serverbudget).
+	ServerLimits serverbudget.Limits
 	// PprofBindAddress serves net/http/pprof, for profiling; "" or "0"
 	// disables it.
 	PprofBindAddress string
@@ -169,6 +183,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := checkWebhook(o); err != nil {
 		return nil, err
 	}
+	if err := serverbudget.Configure(o.ServerLimits); err != nil {
+		return nil, err
+	}
 	scheme := Scheme()
 	byObject := ownedOnly(istioInstalled(cfg))
 	webhookCache(o, byObject)
@@ -254,7 +271,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Recorder:  mgr.GetEventRecorder("kubenats"),
 		Servers:   clusters,
 
-		SigningKeyGrace: o.SigningKeyGrace,
+		Workers:             o.NatsAccountWorkers,
+		WorkersPerNamespace: o.NatsAccountWorkersPerNamespace,
+		SigningKeyGrace:     o.SigningKeyGrace,
 	}
 	if err := accountsReconciler.SetupWithManager(mgr); err != nil {
 		return nil, err
@@ -287,7 +306,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if workers <= 0 {
 		workers = 16
 	}
-	if err := setupJetStream(mgr, base, workers); err != nil {
+	if err := setupJetStream(mgr, base, workers, o.JetStreamWorkersPerNamespace); err != nil {
 		return nil, err
 	}
 	if err := setupWebhook(mgr, o); err != nil {

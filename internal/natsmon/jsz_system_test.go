@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
+	"github.com/kubenats/kubenats/internal/serverbudget"
 	"github.com/kubenats/kubenats/test/testnats"
 )
 
@@ -40,11 +41,14 @@ func TestFetchJSZFromSystemAsksARealServer(t *testing.T) {
 	}
 }
 
+// TestReserveBoundsTheBytesInFlight: reads reserve from the process's one
+// memory budget for what servers send (serverbudget.Memory).
 func TestReserveBoundsTheBytesInFlight(t *testing.T) {
-	if _, err := Reserve(context.Background(), maxMonitorInFlight+1); err == nil {
+	budget, _ := serverbudget.Memory.Limits()
+	if _, err := Reserve(context.Background(), budget+1); err == nil {
 		t.Fatal("a reservation past the whole budget was granted")
 	}
-	release, err := Reserve(context.Background(), maxMonitorInFlight)
+	release, err := Reserve(context.Background(), budget)
 	if err != nil {
 		t.Fatal(err)
 	}

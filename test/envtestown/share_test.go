@@ -17,8 +17,9 @@ import (
 // careless operator: no share at all, as before), both workers wait on
 // the hung namespace and the other cluster's first status waits for as
 // long as the test holds the requests: the scene can fail. Ran with the
-// share check in Reconcile removed: the first subtest failed, the other
-// cluster had no status while both requests were held.
+// NatsCluster controller built without ShareByNamespace (Complete(r)): the
+// first subtest failed, the other cluster had no status while both
+// requests were held.
 func TestHungClustersOfOneNamespaceHoldOnlyItsShare(t *testing.T) {
 	t.Run("a share of one", func(t *testing.T) {
 		hung, other := namespace(t, "hung"), namespace(t, "other")

@@ -2,8 +2,10 @@ package testnats
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -111,9 +113,12 @@ func (w *HostileWriter) hangUp() {
 }
 
 // Write sends s, reporting false once the client has hung up.
-func (w *HostileWriter) Write(s string) bool {
+func (w *HostileWriter) Write(s string) bool { return w.WriteBytes([]byte(s)) }
+
+// WriteBytes is Write without a copy of b.
+func (w *HostileWriter) WriteBytes(b []byte) bool {
 	_ = w.c.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	n, err := w.c.Write([]byte(s))
+	n, err := w.c.Write(b)
 	w.sent += int64(n)
 	if w.first {
 		w.h.sent.Add(int64(n))
@@ -147,4 +152,76 @@ func (w *HostileWriter) Hold() {
 	case <-w.h.hungUp:
 	case <-time.After(30 * time.Second):
 	}
+}
+
+// WriteMessage sends "MSG subject sid size" and size bytes of payload
+// (from one small chunk, so that the fake server holds little of what it
+// sends), then CRLF unless stall: a server that announced a message and
+// sent all but its end. It reports false once the client has hung up.
+func (w *HostileWriter) WriteMessage(subject, sid string, size int, stall bool) bool {
+	if !w.Write("MSG " + subject + " " + sid + " " + strconv.Itoa(size) + "\r\n") {
+		return false
+	}
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for left := size; left > 0; left -= len(chunk) {
+		if !w.WriteBytes(chunk[:min(left, len(chunk))]) {
+			return false
+		}
+	}
+	return stall || w.Write("\r\n")
+}
+
+// StartAnswering is a fake server that reads its client: INFO, PONG to
+// every PING, the client's subscriptions, and answer called (in its own
+// goroutine, once a connection) when the client sends a request on
+// subject, with the request's reply subject and the id of the client's
+// subscription that receives it (its own subject, or a wildcard one).
+func StartAnswering(tb testing.TB, subject string, answer func(w *HostileWriter, reply, sid string)) *Hostile {
+	return StartHostile(tb, func(w *HostileWriter) {
+		if !w.Write(HostileInfo) {
+			return
+		}
+		subs := map[string]string{} // subject → sid
+		r := bufio.NewReader(w.Conn())
+		asked := false
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				w.hangUp()
+				return
+			}
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 0:
+			case f[0] == "PING":
+				w.Write("PONG\r\n")
+			case f[0] == "SUB" && len(f) >= 3:
+				subs[f[1]] = f[len(f)-1]
+			case (f[0] == "PUB" || f[0] == "HPUB") && len(f) >= 3:
+				size, _ := strconv.Atoi(f[len(f)-1])
+				if _, err := r.Discard(size + 2); err != nil {
+					w.hangUp()
+					return
+				}
+				if f[1] == subject && len(f) >= 4 && !asked {
+					asked = true
+					go answer(w, f[2], sidFor(subs, f[2]))
+				}
+			}
+		}
+	}, nil)
+}
+
+// sidFor is the id of the subscription that receives subject: its own, or
+// a wildcard one ending in ".*" over it.
+func sidFor(subs map[string]string, subject string) string {
+	if sid, ok := subs[subject]; ok {
+		return sid
+	}
+	for s, sid := range subs {
+		if prefix, ok := strings.CutSuffix(s, "*"); ok && strings.HasPrefix(subject, prefix) {
+			return sid
+		}
+	}
+	return "0"
 }
