@@ -108,6 +108,29 @@ test: test-bins ## Run every test: unit, envtest with a real nats-server, the lo
 	wait $$main || status=1; \
 	exit $$status
 
+# The tests that read the official chart's rendering or NACK's examples
+# (package test/upstream gives them), run against the real files instead
+# of the project's stand-ins: UPSTREAM_FIXTURES is a directory holding
+# nats-chart/ and nack/ as CI's ../shared/fixtures does. .ci/run runs this
+# when that directory is there; `make test` never reads outside the
+# repository. test/upstream's TestUpstreamTestsListed keeps this list
+# whole.
+UPSTREAM_FIXTURES ?= ../shared/fixtures
+UPSTREAM_TESTS := TestChartReleaseMatchesTheRealRendering|TestNACKStandInsAreNACKsExampleFiles|\
+	TestConvertExitsNonZeroOnWhatItCannotCarry|\
+	TestChartRenderingConverts|TestChartSettingsCarriedOrNamed|TestChartCredentialsKubenatsWouldRefuse|TestNACKExamplesConvert|\
+	TestConvertedChartReleaseLeavesTheReleaseAlone|TestTakeoverOfAReleaseKubenatsCannotCarryTouchesNothing|TestConvertedNACKExamplesAreValidResources|\
+	TestTakeOverAChartRelease|\
+	TestForgottenReleaseIsNotUninstalled
+UPSTREAM_RUN := ^($(subst $(eval) ,,$(UPSTREAM_TESTS)))$$
+
+.PHONY: test-upstream
+test-upstream: test-bins ## Run the tests that read the official chart's rendering and NACK's examples against the real files in UPSTREAM_FIXTURES (CI: ../shared/fixtures).
+	@test -d "$(UPSTREAM_FIXTURES)/nats-chart" && test -d "$(UPSTREAM_FIXTURES)/nack" || { echo "UPSTREAM_FIXTURES=$(UPSTREAM_FIXTURES) holds no nats-chart/ and nack/"; exit 1; }
+	export KUBENATS_UPSTREAM_FIXTURES=$$(cd "$(UPSTREAM_FIXTURES)" && pwd); \
+	go test $(GO_TEST_FLAGS) -run '$(UPSTREAM_RUN)' ./test/upstream/ ./cmd/kubenats/ ./internal/convert/ ./test/envtest/ ./test/e2e/ && \
+	cd test/helm && go test $(GO_TEST_FLAGS) -run '$(UPSTREAM_RUN)' ./...
+
 # Fuzz targets, package:target:executions. Each runs its count of inputs past
 # its checked-in seed corpus (testdata/fuzz), which plain `go test` already
 # runs. A count, not a duration: with a duration, go1.26's fuzzing coordinator

@@ -44,11 +44,13 @@ type MonitoringSpec struct {
 	// +optional
 	MaxSeriesPerServer int32 `json:"maxSeriesPerServer,omitempty"`
 
-	// From may reach the metrics port 7777, when spec.networkPolicy is
-	// enabled. Unset: no one but pods of the cluster's own namespace, so
-	// that a Prometheus elsewhere must be listed here on purpose. A peer
-	// follows NetworkPolicy's rules: a podSelector alone selects pods in
-	// the cluster's own namespace.
+	// From may reach the metrics port 7777, through the NetworkPolicy
+	// spec.networkPolicy enables or, without it, the one that guards the
+	// monitor and metrics ports alone (<name>-monitoring-ports). Unset: no
+	// one but pods of the cluster's own namespace, so that a Prometheus
+	// elsewhere must be listed here on purpose. A peer follows
+	// NetworkPolicy's rules: a podSelector alone selects pods in the
+	// cluster's own namespace.
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=atomic
 	// +optional

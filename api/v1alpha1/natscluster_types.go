@@ -8,7 +8,6 @@ import (
 
 // NatsClusterSpec is the desired state of a NATS server cluster.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.monitoring) || !has(self.monitoring.from) || (has(self.networkPolicy) && has(self.networkPolicy.enabled) && self.networkPolicy.enabled)",message="monitoring.from admits scrapers through the NetworkPolicy: it needs networkPolicy.enabled"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas != 2 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="2 replicas cannot form a JetStream quorum: use 1 or 3 or more, or disable JetStream"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.replicas) || oldSelf.replicas == 1 || !has(self.replicas) || self.replicas != 1 || (has(self.jetstream) && has(self.jetstream.enabled) && !self.jetstream.enabled)",message="a JetStream cluster cannot shrink to a single server: its clustered streams would lose their quorum"
 // +kubebuilder:validation:XValidation:rule="!has(self.auth) || !has(self.auth.mode) || self.auth.mode != 'jwt' || !has(self.jetstream) || !has(self.jetstream.enabled) || self.jetstream.enabled",message="auth.mode jwt keeps the account JWTs on the JetStream volume: it needs JetStream enabled"
@@ -95,7 +94,9 @@ type NatsClusterSpec struct {
 	Config map[string]apiextensionsv1.JSON `json:"config,omitempty"`
 
 	// NetworkPolicy admits to each server port only who needs it. Off
-	// unless enabled.
+	// unless enabled; without it, the NetworkPolicy <name>-monitoring-ports
+	// closes the monitor and metrics ports to all but the operator and the
+	// scrapers spec.monitoring.from names (docs/networkpolicy.md).
 	// +optional
 	NetworkPolicy *NetworkPolicySpec `json:"networkPolicy,omitempty"`
 

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kubenats/kubenats/test/upstream"
 )
 
 // TestConvertExitsNonZeroOnWhatItCannotCarry: NACK's example that reads
@@ -11,10 +14,14 @@ import (
 // exit status is 1 unless the loss is accepted; without a default target
 // for a resource that names none, nothing is printed. The official
 // chart's rendering becomes a NatsCluster, alone or beside NACK's
-// resources.
+// resources. (NACK's examples and the chart's rendering: package upstream,
+// the project's stand-ins unless KUBENATS_UPSTREAM_FIXTURES names the real
+// files.)
 func TestConvertExitsNonZeroOnWhatItCannotCarry(t *testing.T) {
-	example := "../../../shared/fixtures/nack/stream_servers.yml"
-	chart := "../../../shared/fixtures/nats-chart/nats-2.14.2-jetstream-3.yaml"
+	nack := upstream.NACKExamples(t)
+	example := filepath.Join(nack, "stream_servers.yml")
+	stream := filepath.Join(nack, "stream.yml")
+	chart := upstream.ChartFile(t)
 	for _, tc := range []struct {
 		args   []string
 		status int
@@ -23,12 +30,12 @@ func TestConvertExitsNonZeroOnWhatItCannotCarry(t *testing.T) {
 	}{
 		{[]string{"-f", example}, 1, "nats://acme.org:4222", "2 settings not carried"},
 		{[]string{"-f", example, "-allow-not-carried"}, 0, "kind: Stream", "spec.creds not carried"},
-		{[]string{"-f", "../../../shared/fixtures/nack/stream.yml"}, 1, "", "--cluster or --server"},
-		{[]string{"-f", "../../../shared/fixtures/nack/stream.yml", "-cluster", "apps/nats"}, 0, "namespace: apps", ""},
+		{[]string{"-f", stream}, 1, "", "--cluster or --server"},
+		{[]string{"-f", stream, "-cluster", "apps/nats"}, 0, "namespace: apps", ""},
 		{[]string{"-cluster", "a", "-server", "nats://b:4222"}, 2, "", "not both"},
 		// The official chart's rendering, and it beside NACK's resources.
 		{[]string{"-f", chart}, 0, "kind: NatsCluster", ""},
-		{[]string{"-f", chart, "-f", "../../../shared/fixtures/nack/stream.yml", "-cluster", "default/nats"}, 0, "kind: Stream", ""},
+		{[]string{"-f", chart, "-f", stream, "-cluster", "default/nats"}, 0, "kind: Stream", ""},
 	} {
 		var stdout, stderr bytes.Buffer
 		status := runConvert(tc.args, &stdout, &stderr)

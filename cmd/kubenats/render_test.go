@@ -26,7 +26,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden.yaml from the
 const samplesDir = "../../config/samples"
 
 // wantKinds is what `kubenats render` prints for one NatsCluster, in order.
-var wantKinds = []string{"ServiceAccount", "ConfigMap", "Service", "Service", "StatefulSet", "PodDisruptionBudget"}
+var wantKinds = []string{"NetworkPolicy", "ServiceAccount", "ConfigMap", "Service", "Service", "StatefulSet", "PodDisruptionBudget"}
 
 // runCLI runs the command line in-process and returns its exit code and
 // both outputs.
@@ -453,7 +453,7 @@ spec:
 		got = append(got, field(d, "kind")+" "+field(d, "metadata.namespace")+"/"+field(d, "metadata.name"))
 	}
 	// Child names, in the order of wantKinds.
-	suffixes := []string{"", "-config", "-headless", "", "", ""}
+	suffixes := []string{"-monitoring-ports", "", "-config", "-headless", "", "", ""}
 	var want []string
 	for _, c := range []struct{ ns, name string }{{"team-a", "alpha"}, {"default", "beta"}} {
 		for i, k := range wantKinds {

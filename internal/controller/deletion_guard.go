@@ -122,8 +122,12 @@ func (r *NatsClusterReconciler) observeDeletion(ctx context.Context, c *v1alpha1
 	return obs, nil
 }
 
-// usersOf are the resources of other namespaces that name c: JetStream
-// objects and NatsAccounts, as namespace/kind/name.
+// usersOf are the resources of other namespaces that name c and that c
+// serves, as namespace/kind/name: JetStream objects of the namespaces
+// spec.jetstream.allowedNamespaces lets in, NatsAccounts of those
+// spec.auth.accounts admits. A resource c never served holds nothing on
+// it (its condition says the cluster refused it): counting it would let
+// any namespace hold any cluster's deletion by naming it.
 func (r *NatsClusterReconciler) usersOf(ctx context.Context, c *v1alpha1.NatsCluster) ([]string, error) {
 	var out []string
 	for _, list := range []client.ObjectList{&v1alpha1.StreamList{}, &v1alpha1.ConsumerList{}, &v1alpha1.KeyValueList{}, &v1alpha1.ObjectStoreList{}} {
@@ -141,7 +145,7 @@ func (r *NatsClusterReconciler) usersOf(ctx context.Context, c *v1alpha1.NatsClu
 			}
 			// An unset namespace is the object's own, never c's here.
 			if ref := obj.GetTarget().Cluster; ref != nil && obj.GetNamespace() != c.Namespace &&
-				ref.Namespace == c.Namespace && ref.Name == c.Name {
+				ref.Namespace == c.Namespace && ref.Name == c.Name && servesJetStreamOf(c, obj.GetNamespace()) {
 				out = append(out, fmt.Sprintf("%s/%s/%s", obj.GetNamespace(), kindOf(obj), obj.GetName()))
 			}
 		}
@@ -150,11 +154,38 @@ func (r *NatsClusterReconciler) usersOf(ctx context.Context, c *v1alpha1.NatsClu
 	if err := r.List(ctx, &accts); err != nil {
 		return nil, err
 	}
+	labels := map[string]map[string]string{} // namespace labels, read once each
 	for i := range accts.Items {
 		a := &accts.Items[i]
-		if ns, name := accounts.ClusterOf(a); ns == c.Namespace && name == c.Name && a.Namespace != c.Namespace {
+		if ns, name := accounts.ClusterOf(a); ns != c.Namespace || name != c.Name || a.Namespace == c.Namespace {
+			continue
+		}
+		if _, read := labels[a.Namespace]; !read && accounts.NeedsNamespaceLabels(c, a.Namespace) {
+			var ns corev1.Namespace
+			if err := r.APIReader.Get(ctx, client.ObjectKey{Name: a.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+				return nil, err
+			}
+			labels[a.Namespace] = ns.Labels
+		}
+		if admittedAccountsOf(c, a.Namespace, labels[a.Namespace]) {
 			out = append(out, fmt.Sprintf("%s/NatsAccount/%s", a.Namespace, a.Name))
 		}
 	}
 	return out, nil
+}
+
+// servesJetStreamOf reports whether c takes JetStream resources of
+// namespace ns (not its own): spec.jetstream.allowedNamespaces lists it.
+func servesJetStreamOf(c *v1alpha1.NatsCluster, ns string) bool {
+	return namespaceAllowed(c.Spec.JetStream.AllowedNamespaces, ns)
+}
+
+// admittedAccountsOf reports whether c admits NatsAccounts of namespace
+// ns (labelled nsLabels) as it stood before its deletion: accounts.Admits
+// admits nothing of a cluster being deleted, and the guard asks what the
+// cluster served until then.
+func admittedAccountsOf(c *v1alpha1.NatsCluster, ns string, nsLabels map[string]string) bool {
+	live := c.DeepCopy()
+	live.DeletionTimestamp = nil
+	return accounts.Admits(live, ns, nsLabels)
 }

@@ -63,6 +63,9 @@ type NatsClusterReconciler struct {
 	// ExporterImage is the image of the servers' metrics containers: the
 	// operator's own (--exporter-image).
 	ExporterImage string
+	// OperatorNamespace is where the operator runs (--namespace): the
+	// monitoring ports' policy admits its pods there.
+	OperatorNamespace string
 	// NativeSidecars: the cluster runs Istio's proxy as a native sidecar
 	// (Kubernetes 1.33 and later); nil when unknown.
 	NativeSidecars *bool

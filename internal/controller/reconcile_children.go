@@ -106,7 +106,7 @@ func (r *NatsClusterReconciler) applyChildren(ctx context.Context, c *v1alpha1.N
 	}
 	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain(),
 		Mesh: mesh, NativeSidecars: r.NativeSidecars, ExporterImage: r.ExporterImage,
-		NoPrometheusOperator: !r.prometheusOperator(), Trust: cred.Trust})
+		NoPrometheusOperator: !r.prometheusOperator(), Trust: cred.Trust, OperatorNamespace: r.OperatorNamespace})
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}

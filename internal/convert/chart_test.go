@@ -1,27 +1,21 @@
 package convert
 
 import (
-	"os"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/upstream"
 )
 
-// chartRendering is the official chart's rendering of a three-server
-// JetStream cluster (../shared/fixtures/nats-chart, beside the project as
-// in CI).
-const chartRendering = "../../../shared/fixtures/nats-chart/nats-2.14.2-jetstream-3.yaml"
-
+// readChart is the official chart's rendering of a three-server JetStream
+// cluster: the project's chart-shaped stand-in, or the real rendering
+// when KUBENATS_UPSTREAM_FIXTURES names it (package upstream).
 func readChart(t *testing.T) string {
 	t.Helper()
-	data, err := os.ReadFile(chartRendering)
-	if err != nil {
-		t.Fatalf("the chart's rendering: %v", err)
-	}
-	return string(data)
+	return string(upstream.ChartRendering(t))
 }
 
 // TestChartRenderingConverts: the chart's own rendering becomes a
@@ -94,15 +88,15 @@ func TestChartSettingsCarriedOrNamed(t *testing.T) {
       "cluster": {"name": "other", "port": 6222, "routes": [], "pool_size": 5},
       "accounts": {"A": {"users": [{"user": "a", "password": "b"}]}},
 `
-	text = strings.Replace(text, `      "http_port": 8222,
+	text = upstream.Edit(t, text, `      "http_port": 8222,
       "jetstream": {
         "max_file_store": 1Gi,
         "max_memory_store": 0,
         "store_dir": "/data"
       },
 `, `      "http_port": 8222,
-`, 1)
-	text = strings.Replace(text, `      "cluster": {
+`)
+	text = upstream.Edit(t, text, `      "cluster": {
         "name": "nats",
         "no_advertise": true,
         "port": 6222,
@@ -112,22 +106,22 @@ func TestChartSettingsCarriedOrNamed(t *testing.T) {
           "nats://nats-2.nats-headless:6222"
         ]
       },
-`, conf, 1)
-	text = strings.Replace(text, `        - mountPath: /data
+`, conf)
+	text = upstream.Edit(t, text, `        - mountPath: /data
           name: nats-js
 `, `        - mountPath: /data
           name: nats-js
         - mountPath: /etc/nats-certs/client
           name: client-tls
-`, 1)
-	text = strings.Replace(text, `      - emptyDir: {}
+`)
+	text = upstream.Edit(t, text, `      - emptyDir: {}
         name: pid
 `, `      - emptyDir: {}
         name: pid
       - name: client-tls
         secret:
           secretName: nats-client-tls
-`, 1)
+`)
 	res, err := Chart(documents(t, text), "default")
 	if err != nil {
 		t.Fatal(err)
@@ -171,10 +165,10 @@ func TestChartSettingsCarriedOrNamed(t *testing.T) {
 // handed to the parser.
 func TestChartCredentialsKubenatsWouldRefuse(t *testing.T) {
 	withAuth := func(block string) string {
-		return strings.Replace(readChart(t), `      "http_port": 8222,
+		return upstream.Edit(t, readChart(t), `      "http_port": 8222,
 `, `      "http_port": 8222,
       "authorization": `+block+`,
-`, 1)
+`)
 	}
 	for _, tc := range []struct {
 		name, block, lost string

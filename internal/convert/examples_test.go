@@ -9,17 +9,17 @@ import (
 	"testing"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/upstream"
 )
 
-// nackExamples are NACK's published examples (../shared/fixtures/nack,
-// beside the project as in CI).
-const nackExamples = "../../../shared/fixtures/nack"
-
-func readExamples(t *testing.T, names ...string) [][]byte {
+// readExamples reads NACK's examples from dir: the project's NACK-shaped
+// stand-ins, or NACK's published examples when KUBENATS_UPSTREAM_FIXTURES
+// names them (package upstream).
+func readExamples(t *testing.T, dir string, names ...string) [][]byte {
 	t.Helper()
 	var docs [][]byte
 	for _, n := range names {
-		data, err := os.ReadFile(filepath.Join(nackExamples, n))
+		data, err := os.ReadFile(filepath.Join(dir, n))
 		if err != nil {
 			t.Fatalf("NACK's examples: %v", err)
 		}
@@ -36,6 +36,7 @@ func readExamples(t *testing.T, names ...string) [][]byte {
 // carried. Every example is covered: a new file in the fixtures fails
 // the test until it has an expectation.
 func TestNACKExamplesConvert(t *testing.T) {
+	nackExamples := upstream.NACKExamples(t)
 	nats := &v1alpha1.ClusterRef{Name: "nats"}
 	opts := Options{Namespace: "default", Cluster: nats}
 	covered := map[string]bool{}
@@ -62,7 +63,7 @@ func TestNACKExamplesConvert(t *testing.T) {
 			objects: []string{"Stream/foo"}, target: v1alpha1.Target{Connection: secure}, secrets: []string{"default/nack-a-tls"}},
 	} {
 		name := strings.Join(tc.files, "+")
-		res, err := Convert(readExamples(t, tc.files...), opts)
+		res, err := Convert(readExamples(t, nackExamples, tc.files...), opts)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue

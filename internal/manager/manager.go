@@ -246,6 +246,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Istio:              controller.IstioProbe(mgr.GetRESTMapper()),
 		PrometheusOperator: controller.PrometheusOperatorProbe(mgr.GetRESTMapper()),
 		ExporterImage:      o.ExporterImage,
+		OperatorNamespace:  o.Namespace,
 		// Istio's injector makes the proxy a native sidecar from the
 		// Kubernetes version where they are stable.
 		NativeSidecars:      nativeSidecars(cfg),

@@ -133,11 +133,54 @@ func monitoringLabels(c *v1alpha1.NatsCluster) map[string]string {
 	return l
 }
 
+// What one scrape of the PodMonitor's targets may bring into Prometheus.
+// Anyone who may create pods in the cluster's namespace can give a pod
+// the server labels and a metrics port, which the PodMonitor then
+// selects: these bounds keep such a pod (or an exporter gone wrong) from
+// flooding a Prometheus the namespace shares with others. A scrape past a
+// bound is refused whole by Prometheus (up is 0, the target says why).
+const (
+	// exporterSeriesBesideStreams bounds the series the exporter serves
+	// besides the stream and consumer series spec.monitoring
+	// .maxSeriesPerServer bounds: about 40 server series, 2 per meta
+	// group replica (at most 99), 3 per account with JetStream (at most
+	// 1024 read) and 2 more for the first 256 accounts' limits, one error
+	// counter per monitor endpoint: under 4,300, doubled.
+	exporterSeriesBesideStreams = 8192
+	// scrapeLabelLimit: a consumer series has 16 labels and its name,
+	// and Prometheus adds the target's (namespace, pod, container, job,
+	// instance, endpoint).
+	scrapeLabelLimit = 40
+	// Label names are the exporter's own (under 32 characters); values
+	// are names: server ids and account keys of 56 characters, stream and
+	// consumer names (NATS allows 255 bytes; kubenats' own are shorter).
+	scrapeLabelNameLengthLimit  = 64
+	scrapeLabelValueLengthLimit = 512
+	// keepDroppedTargets bounds the pods of the namespace Prometheus
+	// remembers after dropping them for not matching: pod discovery lists
+	// every pod of the namespace.
+	keepDroppedTargets = 32
+)
+
+// scrapeSampleLimit is the most samples one server's metrics container
+// serves in a scrape (spec.monitoring.maxSeriesPerServer and the rest).
+func scrapeSampleLimit(c *v1alpha1.NatsCluster) int64 {
+	return int64(c.Spec.Monitoring.MaxSeriesPerServerOrDefault()) + exporterSeriesBesideStreams
+}
+
+// scrapeTargetLimit is twice the servers: the cluster's pods, and room
+// for pods that are not its own to be scraped beside them (each within
+// the sample limit) rather than every target refused at once.
+func scrapeTargetLimit(c *v1alpha1.NatsCluster) int64 {
+	return 2 * int64(ptr.Deref(c.WithDefaults().Spec.Replicas, 1))
+}
+
 // PodMonitor has the Prometheus Operator scrape every server pod of c on
-// its metrics port, in c's namespace only. The exporter's own namespace
-// label gives way to the one Prometheus attaches from the target (the
-// pod's real namespace, which a tenant cannot choose): it would come back
-// as exported_namespace, and is dropped.
+// its metrics port, in c's namespace only, each scrape within the bounds
+// above. The exporter's own namespace label gives way to the one
+// Prometheus attaches from the target (the pod's real namespace, which a
+// tenant cannot choose): it would come back as exported_namespace, and is
+// dropped.
 func PodMonitor(c *v1alpha1.NatsCluster) *monitoringv1.PodMonitor {
 	interval := monitoringv1.Duration(c.Spec.Monitoring.IntervalOrDefault())
 	meta := objectMeta(c, PodMonitorName(c))
@@ -146,8 +189,14 @@ func PodMonitor(c *v1alpha1.NatsCluster) *monitoringv1.PodMonitor {
 		TypeMeta:   typeMeta(MonitoringAPIVersion, PodMonitorKind),
 		ObjectMeta: meta,
 		Spec: monitoringv1.PodMonitorSpec{
-			Selector:          metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
-			NamespaceSelector: monitoringv1.NamespaceSelector{MatchNames: []string{c.Namespace}},
+			Selector:              metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
+			NamespaceSelector:     monitoringv1.NamespaceSelector{MatchNames: []string{c.Namespace}},
+			SampleLimit:           ptr.To(scrapeSampleLimit(c)),
+			TargetLimit:           ptr.To(scrapeTargetLimit(c)),
+			LabelLimit:            ptr.To[int64](scrapeLabelLimit),
+			LabelNameLengthLimit:  ptr.To[int64](scrapeLabelNameLengthLimit),
+			LabelValueLengthLimit: ptr.To[int64](scrapeLabelValueLengthLimit),
+			KeepDroppedTargets:    ptr.To[int64](keepDroppedTargets),
 			PodMetricsEndpoints: []monitoringv1.PodMetricsEndpoint{{
 				Port:     ptr.To(MetricsPortName),
 				Path:     "/metrics",

@@ -190,6 +190,50 @@ func TestPodMonitor(t *testing.T) {
 	}
 }
 
+// TestPodMonitorBoundsEveryScrape: every scrape of the PodMonitor's
+// targets is bounded: samples by spec.monitoring.maxSeriesPerServer plus
+// what the exporter serves beside streams (so the exporter's own bound
+// never trips Prometheus'), targets by twice the servers, labels per
+// sample and their lengths, and the dropped targets kept. Careless
+// variants run: the PodMonitor as it was, with no limit ("sample limit
+// <nil>": a pod given the server labels floods a shared Prometheus), and
+// a sample limit of maxSeriesPerServer alone (a full exporter's scrape
+// is then refused whole: "sample limit 10000, want 18192").
+func TestPodMonitorBoundsEveryScrape(t *testing.T) {
+	for _, tc := range []struct {
+		max      int32
+		replicas int32
+		samples  int64
+	}{{0, 3, 10000 + 8192}, {250000, 5, 250000 + 8192}} {
+		c := cluster(withMonitoring(v1alpha1.MonitoringSpec{MaxSeriesPerServer: tc.max}))
+		c.Spec.Replicas = &tc.replicas
+		pm := find[*monitoringv1.PodMonitor](t, renderObjects(t, c, render.Inputs{}), "demo")
+		s := pm.Spec
+		show := func(v *int64) any {
+			if v == nil {
+				return "<nil>"
+			}
+			return *v
+		}
+		if s.SampleLimit == nil || *s.SampleLimit != tc.samples {
+			t.Errorf("sample limit %v, want %d", show(s.SampleLimit), tc.samples)
+		}
+		if s.TargetLimit == nil || *s.TargetLimit != 2*int64(tc.replicas) {
+			t.Errorf("target limit %v, want %d", show(s.TargetLimit), 2*tc.replicas)
+		}
+		for name, v := range map[string]*int64{"label limit": s.LabelLimit, "label name length": s.LabelNameLengthLimit,
+			"label value length": s.LabelValueLengthLimit, "dropped targets kept": s.KeepDroppedTargets} {
+			if v == nil || *v <= 0 {
+				t.Fatalf("%s %v, want a bound", name, show(v))
+			}
+		}
+		// A consumer series (the exporter's widest) passes the label bounds.
+		if *s.LabelLimit < 17+6 || *s.LabelValueLengthLimit < 255 {
+			t.Errorf("label limit %d, value length %d: the exporter's consumer series would be refused", *s.LabelLimit, *s.LabelValueLengthLimit)
+		}
+	}
+}
+
 // TestMeshMetricsPortPermissive: under STRICT the metrics port stays
 // PERMISSIVE for a scraper outside the mesh; the monitor port does not.
 func TestMeshMetricsPortPermissive(t *testing.T) {

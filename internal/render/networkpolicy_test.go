@@ -34,7 +34,11 @@ func policyOf(t *testing.T, c *v1alpha1.NatsCluster) *networkingv1.NetworkPolicy
 	return find[*networkingv1.NetworkPolicy](t, renderObjects(t, c, render.Inputs{}), c.Name)
 }
 
+// TestNetworkPolicyOnlyWhenEnabled: the full policy only when enabled,
+// in place of the monitoring ports' policy (monitoring_ports_policy_test.go)
+// that guards a cluster without it.
 func TestNetworkPolicyOnlyWhenEnabled(t *testing.T) {
+	base := renderObjects(t, cluster(), render.Inputs{})
 	for _, tc := range []struct {
 		name string
 		in   *v1alpha1.NatsCluster
@@ -48,13 +52,24 @@ func TestNetworkPolicyOnlyWhenEnabled(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := renderObjects(t, tc.in, render.Inputs{})
-			equal(t, "NetworkPolicies", count[*networkingv1.NetworkPolicy](objs), tc.want)
-			if tc.want == 1 {
-				if _, first := objs[0].(*networkingv1.NetworkPolicy); !first {
-					t.Errorf("first object is %T, want the NetworkPolicy: it must be in place before the servers start", objs[0])
+			full, ports := 0, 0
+			for _, o := range objs {
+				if np, ok := o.(*networkingv1.NetworkPolicy); ok {
+					switch np.Name {
+					case render.NetworkPolicyName(tc.in):
+						full++
+					case render.MonitoringPortsPolicyName(tc.in):
+						ports++
+					}
 				}
-				equal(t, "objects", len(objs), len(renderObjects(t, cluster(), render.Inputs{}))+1)
 			}
+			equal(t, "NetworkPolicies", full, tc.want)
+			equal(t, "monitoring ports' policies", ports, 1-tc.want)
+			equal(t, "NetworkPolicies in all", count[*networkingv1.NetworkPolicy](objs), 1)
+			if _, first := objs[0].(*networkingv1.NetworkPolicy); !first {
+				t.Errorf("first object is %T, want the NetworkPolicy: it must be in place before the servers start", objs[0])
+			}
+			equal(t, "objects", len(objs), len(base))
 		})
 	}
 }

@@ -35,5 +35,9 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 	if ing := WebSocketIngress(c); ing != nil {
 		objs = append(objs, ing)
 	}
-	return withNetworkPolicy(c, append(objs, monitoringObjects(c, in)...))
+	objs, err = withNetworkPolicy(c, append(objs, monitoringObjects(c, in)...))
+	if err != nil {
+		return nil, err
+	}
+	return withMonitoringPortsPolicy(c, in, objs)
 }

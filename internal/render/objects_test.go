@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,7 +139,8 @@ func TestObjectsKinds(t *testing.T) {
 				{"StatefulSet", count[*appsv1.StatefulSet](objs), 1},
 				{"PodDisruptionBudget", count[*policyv1.PodDisruptionBudget](objs), 1},
 				{"Secret (the controller makes those)", count[*corev1.Secret](objs), 0},
-				{"all", len(objs), 6},
+				{"NetworkPolicy (the monitoring ports')", count[*networkingv1.NetworkPolicy](objs), 1},
+				{"all", len(objs), 7},
 			} {
 				equal(t, c.kind, c.got, c.want)
 			}

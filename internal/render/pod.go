@@ -67,6 +67,11 @@ type Inputs struct {
 	// Trust are the trust Secret's values in mode jwt, read or made by the
 	// controller; nats.conf carries their public part.
 	Trust map[string]string
+	// OperatorNamespace is where the operator runs, which the monitoring
+	// ports' policy admits to the monitor port when spec.networkPolicy is
+	// off; empty (kubenats render): spec.networkPolicy.operator's, by
+	// default kubenats-system.
+	OperatorNamespace string
 }
 
 func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {

@@ -34,28 +34,46 @@ const (
 	Unanswered
 )
 
-// namedAccount is the account an object under review names, "" for none.
-// Only that one field is decoded: the rest of the object is the CRD
-// schema's and the controllers' to judge.
-func namedAccount(raw []byte) (string, error) {
+// reviewed is what a review is about: the account the object names (""
+// for none) and the namespace the object says it is in.
+type reviewed struct {
+	account   string
+	namespace string
+}
+
+// readReviewed decodes the object under review's namespace and account
+// only: the rest of the object is the CRD schema's and the controllers'
+// to judge.
+func readReviewed(raw []byte) (reviewed, error) {
 	var o struct {
+		Metadata struct {
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
 		Spec struct {
 			Account string `json:"account"`
 		} `json:"spec"`
 	}
 	if err := json.Unmarshal(raw, &o); err != nil {
-		return "", fmt.Errorf("the object under review: %w", err)
+		return reviewed{}, fmt.Errorf("the object under review: %w", err)
 	}
-	return o.Spec.Account, nil
+	return reviewed{account: o.Spec.Account, namespace: o.Metadata.Namespace}, nil
 }
 
-// needsLookup says whether a review must ask for the account: only a
-// creation that names one. An update cannot change it (a user's account
-// is immutable, and a JetStream resource moving account is the
-// controller's to refuse), and refusing an update of an object whose
-// account was deleted since would block removing its finalizer.
-func needsLookup(op admissionv1.Operation, account string) bool {
-	return op == admissionv1.Create && account != ""
+// needsLookup says whether a review must ask for the account: only the
+// creation of an object in a namespace that names an account of that
+// namespace. An update cannot change the account (a user's account is
+// immutable, and a JetStream resource moving account is the controller's
+// to refuse), and refusing an update of an object whose account was
+// deleted since would block removing its finalizer.
+//
+// The answer is only ever about the reviewed object's own namespace: the
+// API server sends the request's namespace and fills the object's with
+// it. A review whose two disagree, or that has none, comes from no API
+// server: it is admitted without a lookup, the same reply whatever exists
+// anywhere, so that whoever reaches the port cannot ask about a namespace
+// through an object that is not in it.
+func needsLookup(op admissionv1.Operation, requestNamespace string, r reviewed) bool {
+	return op == admissionv1.Create && r.account != "" && requestNamespace != "" && r.namespace == requestNamespace
 }
 
 // Decide is the review's answer. Only an account the API server says is

@@ -25,14 +25,14 @@ var _ admission.Handler = (*AccountReferences)(nil)
 
 // Handle answers one review.
 func (a *AccountReferences) Handle(ctx context.Context, req admission.Request) admission.Response {
-	account, err := namedAccount(req.Object.Raw)
+	r, err := readReviewed(req.Object.Raw)
 	if err != nil {
 		return admission.Errored(http.StatusBadRequest, err)
 	}
-	if !needsLookup(req.Operation, account) {
-		return Decide(req.Namespace, account, NotAsked)
+	if !needsLookup(req.Operation, req.Namespace, r) {
+		return Decide(req.Namespace, r.account, NotAsked)
 	}
-	return Decide(req.Namespace, account, a.lookup(ctx, req.Namespace, account))
+	return Decide(req.Namespace, r.account, a.lookup(ctx, req.Namespace, r.account))
 }
 
 // lookup asks for the account's metadata only: whether it exists is all

@@ -29,7 +29,8 @@ import (
 // HTTP error, which the API server takes as the webhook failing: the
 // object is admitted (failure policy Ignore), never refused for its size.
 // Connections past maxConnections wait unaccepted (the API server keeps
-// a few alive and reuses them), so that a flood of them costs no memory.
+// a few alive and reuses them), so that a flood of them costs no memory;
+// one peer holds at most maxConnectionsPerPeer of them (peer_listener.go).
 const (
 	maxConnections    = 32
 	maxReviewBytes    = 1 << 20
@@ -71,7 +72,7 @@ func (s *Server) Start(ctx context.Context) error {
 			return fmt.Errorf("webhook: %w", err)
 		}
 	}
-	ln = netutil.LimitListener(ln, maxConnections)
+	ln = boundListener(ln)
 	mux := http.NewServeMux()
 	reviews := &admission.Webhook{Handler: &AccountReferences{Reader: s.Reader}}
 	mux.Handle(AccountReferencePath, bounded(reviews, maxReviewsAtOnce, slotWait))
@@ -95,6 +96,12 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// boundListener accepts at most maxConnections at once, at most
+// maxConnectionsPerPeer of them from one remote address.
+func boundListener(ln net.Listener) net.Listener {
+	return netutil.LimitListener(limitPerPeer(ln, maxConnectionsPerPeer), maxConnections)
 }
 
 // bounded holds at most n reviews at once (one waits up to wait for its

@@ -2,8 +2,6 @@ package e2e_test
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +21,7 @@ import (
 	"github.com/kubenats/kubenats/internal/manifest"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/e2ekit"
+	"github.com/kubenats/kubenats/test/upstream"
 )
 
 // TestTakeOverAChartRelease: the official chart's rendering of a
@@ -219,16 +218,14 @@ func checkTakenOver(t *testing.T, c *v1alpha1.NatsCluster, names []string, claim
 }
 
 // chartRendering is the official chart's rendering of a three-server
-// JetStream release named nats (../shared/fixtures), with its image moved
-// to a nats-server version the loopback kubelet has built (the fixture's
-// 2.14.2 differs from it only in patches).
+// JetStream release named nats (package upstream: the project's
+// chart-shaped stand-in, or the real rendering when
+// KUBENATS_UPSTREAM_FIXTURES names it), with its image moved to a
+// nats-server version the loopback kubelet has built (the chart's 2.14.2
+// differs from it only in patches).
 func chartRendering(t *testing.T) [][]byte {
 	t.Helper()
-	data, err := os.ReadFile("../../../shared/fixtures/nats-chart/nats-2.14.2-jetstream-3.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	data = []byte(strings.ReplaceAll(string(data), "nats:2.14.2-alpine", "nats:"+chartServerVersion+"-alpine"))
+	data := []byte(upstream.Edit(t, string(upstream.ChartRendering(t)), "nats:"+upstream.ChartVersion+"-alpine", "nats:"+chartServerVersion+"-alpine"))
 	docs, err := manifest.Documents(data)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package envtest_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/convert"
 	"github.com/kubenats/kubenats/internal/manifest"
+	"github.com/kubenats/kubenats/test/upstream"
 )
 
 // TestConvertedChartReleaseLeavesTheReleaseAlone: the official chart's
@@ -66,17 +66,16 @@ func TestTakeoverOfAReleaseKubenatsCannotCarryTouchesNothing(t *testing.T) {
 	chartUnchanged(t, chart, 3*time.Second)
 }
 
-// applyChartRendering creates the official chart's rendering in ns, with
-// extra inserted at the top of its nats.conf, and returns the documents
-// and the objects as created.
+// applyChartRendering creates the official chart's rendering in ns (the
+// project's chart-shaped stand-in, or the real rendering when
+// KUBENATS_UPSTREAM_FIXTURES names it: package upstream), with extra
+// inserted at the top of its nats.conf, and returns the documents and the
+// objects as created.
 func applyChartRendering(t *testing.T, ns, extra string) ([][]byte, []*unstructured.Unstructured) {
 	t.Helper()
-	data, err := os.ReadFile("../../../shared/fixtures/nats-chart/nats-2.14.2-jetstream-3.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := upstream.ChartRendering(t)
 	if extra != "" {
-		data = []byte(strings.Replace(string(data), "    {\n      \"cluster\"", "    {\n      "+extra+"\n      \"cluster\"", 1))
+		data = []byte(upstream.Edit(t, string(data), "    {\n      \"cluster\"", "    {\n      "+extra+"\n      \"cluster\""))
 	}
 	docs, err := manifest.Documents(data)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/kubenats/kubenats/internal/convert"
 	"github.com/kubenats/kubenats/internal/manifest"
 	"github.com/kubenats/kubenats/internal/metrics"
+	"github.com/kubenats/kubenats/test/upstream"
 )
 
 // nackManifests are what a NACK user applied for the stream and consumer
@@ -201,11 +202,13 @@ func documentsOf(t *testing.T, text string) [][]byte {
 }
 
 // TestConvertedNACKExamplesAreValidResources: what the conversion makes
-// of each of NACK's published examples is accepted by the API server as
-// it is (the CRDs' own validation, dry run).
+// of each of NACK's examples is accepted by the API server as it is (the
+// CRDs' own validation, dry run). The examples are the project's
+// NACK-shaped stand-ins, or NACK's published ones when
+// KUBENATS_UPSTREAM_FIXTURES names them (package upstream).
 func TestConvertedNACKExamplesAreValidResources(t *testing.T) {
 	ns := namespace(t)
-	dir := filepath.Join("..", "..", "..", "shared", "fixtures", "nack")
+	dir := upstream.NACKExamples(t)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

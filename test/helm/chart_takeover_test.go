@@ -3,8 +3,6 @@ package helm
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,13 +14,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/test/upstream"
 )
 
 // TestForgottenReleaseIsNotUninstalled holds docs/migration.md's word on
 // what a user does with the official chart's Helm release once kubenats
 // took it over: delete Helm's record of it, never `helm uninstall` it.
 // The release is installed with Helm's library from the chart's rendering
-// (../shared/fixtures); a takeover leaves objects of the same names (the
+// (package upstream: the project's chart-shaped stand-in, or the real
+// rendering when KUBENATS_UPSTREAM_FIXTURES names it); a takeover leaves objects of the same names (the
 // StatefulSet, Services, ConfigMap, budget) owned by the NatsCluster, and
 // Helm deletes by the names it stored. After the record is deleted as the
 // documentation says, `helm uninstall` finds no release and every object
@@ -80,16 +81,12 @@ func TestForgottenReleaseIsNotUninstalled(t *testing.T) {
 }
 
 // renderedChart is a chart whose one template is the official chart's
-// rendering: installed, it makes the release the fixture shows, with
+// rendering: installed, it makes the release the rendering shows, with
 // Helm's record of it.
 func renderedChart(t *testing.T) *chart.Chart {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, "..", "shared", "fixtures", "nats-chart", "nats-2.14.2-jetstream-3.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	return &chart.Chart{
-		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "nats", Version: "2.14.2"},
-		Templates: []*common.File{{Name: "templates/release.yaml", Data: data}},
+		Metadata:  &chart.Metadata{APIVersion: chart.APIVersionV2, Name: "nats", Version: upstream.ChartVersion},
+		Templates: []*common.File{{Name: "templates/release.yaml", Data: upstream.ChartRendering(t)}},
 	}
 }

@@ -37,6 +37,14 @@ type ScrapeConfig struct {
 	StaticConfigs        []StaticConfig  `json:"static_configs,omitempty"`
 	RelabelConfigs       []RelabelConfig `json:"relabel_configs,omitempty"`
 	MetricRelabelConfigs []RelabelConfig `json:"metric_relabel_configs,omitempty"`
+	// The scrape's bounds, as the Prometheus Operator carries a
+	// PodMonitor's: a scrape past one is refused whole.
+	SampleLimit           int64 `json:"sample_limit,omitempty"`
+	TargetLimit           int64 `json:"target_limit,omitempty"`
+	LabelLimit            int64 `json:"label_limit,omitempty"`
+	LabelNameLengthLimit  int64 `json:"label_name_length_limit,omitempty"`
+	LabelValueLengthLimit int64 `json:"label_value_length_limit,omitempty"`
+	KeepDroppedTargets    int64 `json:"keep_dropped_targets,omitempty"`
 }
 
 // Authorization sends the token in a file as a bearer token.
@@ -94,7 +102,7 @@ var notLabelChar = regexp.MustCompile(`[^a-zA-Z0-9_]`)
 // PodMonitorJob is the job a Prometheus Operator makes of pm: pods in pm's
 // namespaces whose labels match its selector, on its endpoint's named
 // container port, with the target's namespace, pod and container as
-// labels, and pm's metric relabelling. It covers what kubenats renders
+// labels, pm's metric relabelling and its scrape bounds. It covers what kubenats renders
 // (match labels, named namespaces, one endpoint with a port name) and
 // refuses the rest rather than scrape something else than pm selects.
 func PodMonitorJob(pm *monitoringv1.PodMonitor, d Discovery) (ScrapeConfig, error) {
@@ -114,6 +122,15 @@ func PodMonitorJob(pm *monitoringv1.PodMonitor, d Discovery) (ScrapeConfig, erro
 	if ep.Interval != "" {
 		job.ScrapeInterval = string(ep.Interval)
 	}
+	deref := func(v *int64) int64 {
+		if v == nil {
+			return 0
+		}
+		return *v
+	}
+	job.SampleLimit, job.TargetLimit = deref(pm.Spec.SampleLimit), deref(pm.Spec.TargetLimit)
+	job.LabelLimit, job.LabelNameLengthLimit = deref(pm.Spec.LabelLimit), deref(pm.Spec.LabelNameLengthLimit)
+	job.LabelValueLengthLimit, job.KeepDroppedTargets = deref(pm.Spec.LabelValueLengthLimit), deref(pm.Spec.KeepDroppedTargets)
 	if d.Interval > 0 {
 		job.ScrapeInterval = d.Interval.String()
 	}

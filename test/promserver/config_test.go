@@ -61,6 +61,13 @@ func TestPodMonitorJobKeepsWhatThePodMonitorSelects(t *testing.T) {
 	if len(job.MetricRelabelConfigs) != 1 || job.MetricRelabelConfigs[0].Action != "labeldrop" || job.MetricRelabelConfigs[0].Regex != "exported_namespace" {
 		t.Errorf("metric relabelling %+v", job.MetricRelabelConfigs)
 	}
+	// The PodMonitor's scrape bounds are the job's, so that the real
+	// Prometheus of the e2e tests scrapes under them.
+	if job.SampleLimit != *pm.Spec.SampleLimit || job.TargetLimit != *pm.Spec.TargetLimit || job.LabelLimit != *pm.Spec.LabelLimit ||
+		job.LabelNameLengthLimit != *pm.Spec.LabelNameLengthLimit || job.LabelValueLengthLimit != *pm.Spec.LabelValueLengthLimit ||
+		job.KeepDroppedTargets != *pm.Spec.KeepDroppedTargets {
+		t.Errorf("scrape bounds %+v, want the PodMonitor's", job)
+	}
 }
 
 // TestPodMonitorJobRefusesWhatItCannotTranslate: a selection it would
