@@ -128,8 +128,8 @@ UPSTREAM_RUN := ^($(subst $(eval) ,,$(UPSTREAM_TESTS)))$$
 test-upstream: test-bins ## Run the tests that read the official chart's rendering and NACK's examples against the real files in UPSTREAM_FIXTURES (CI: ../shared/fixtures).
 	@test -d "$(UPSTREAM_FIXTURES)/nats-chart" && test -d "$(UPSTREAM_FIXTURES)/nack" || { echo "UPSTREAM_FIXTURES=$(UPSTREAM_FIXTURES) holds no nats-chart/ and nack/"; exit 1; }
 	export KUBENATS_UPSTREAM_FIXTURES=$$(cd "$(UPSTREAM_FIXTURES)" && pwd); \
-	go test $(GO_TEST_FLAGS) -run '$(UPSTREAM_RUN)' ./test/upstream/ ./cmd/kubenats/ ./internal/convert/ ./test/envtest/ ./test/e2e/ && \
-	cd test/helm && go test $(GO_TEST_FLAGS) -run '$(UPSTREAM_RUN)' ./...
+	go test -tags upstream $(GO_TEST_FLAGS) -run '$(UPSTREAM_RUN)' ./test/upstream/ ./cmd/kubenats/ ./internal/convert/ ./test/envtest/ ./test/e2e/ && \
+	cd test/helm && go test -tags upstream $(GO_TEST_FLAGS) -run '$(UPSTREAM_RUN)' ./...
 
 # Fuzz targets, package:target:executions. Each runs its count of inputs past
 # its checked-in seed corpus (testdata/fuzz), which plain `go test` already

@@ -106,7 +106,7 @@ func TestDriftAroundOwnWritesIsUndone(t *testing.T) {
 		}},
 		{"right after the server holds it", func(i int) {
 			newSpec(i)
-			untilEvery(t, restoreBound, time.Millisecond, func() error {
+			poll.UntilEvery(t, restoreBound, time.Millisecond, func() error {
 				if cfg, err := serverStream(t, j, "race"); err != nil || cfg.Description != want {
 					return fmt.Errorf("the operator's write is not on the server yet")
 				}
@@ -136,7 +136,7 @@ func TestDriftAroundOwnWritesIsUndone(t *testing.T) {
 		m := moments[i%len(moments)]
 		m.round(i)
 		edited := time.Now()
-		untilEvery(t, restoreBound, 10*time.Millisecond, func() error {
+		poll.UntilEvery(t, restoreBound, 10*time.Millisecond, func() error {
 			if err := inSpec(); err != nil {
 				return fmt.Errorf("round %d (%s): %w", i, m.name, err)
 			}
@@ -243,21 +243,4 @@ func burnCPU(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() { stop(); wg.Wait() })
-}
-
-// untilEvery is poll.Until at its own pace: a moment is caught by looking
-// often, and a bound is measured to the look, not to poll.Interval.
-func untilEvery(t *testing.T, timeout, every time.Duration, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %v", timeout, err)
-		}
-		time.Sleep(every)
-	}
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/poll"
 )
 
 // reconnectBound is how soon after its connection is back the operator must
@@ -59,7 +60,7 @@ func TestDriftMadeWhileCutIsUndoneOnReconnect(t *testing.T) {
 
 	proxy.resume(t)
 	back := time.Now()
-	untilEvery(t, reconnectBound, 10*time.Millisecond, func() error {
+	poll.UntilEvery(t, reconnectBound, 10*time.Millisecond, func() error {
 		if cfg, err := serverStream(t, j, "cut"); err != nil || cfg.MaxMsgs != 100 {
 			return fmt.Errorf("maxMsgs %d (%v) after the connection came back, want 100", cfg.MaxMsgs, err)
 		}

@@ -14,6 +14,14 @@ const Interval = 50 * time.Millisecond
 // error once timeout has passed.
 func Until(tb testing.TB, timeout time.Duration, check func() error) {
 	tb.Helper()
+	UntilEvery(tb, timeout, Interval, check)
+}
+
+// UntilEvery is Until looking every interval: a test that measures how
+// soon something happened looks often, so that the bound is measured to
+// the moment, not to Interval.
+func UntilEvery(tb testing.TB, timeout, every time.Duration, check func() error) {
+	tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		err := check()
@@ -23,7 +31,7 @@ func Until(tb testing.TB, timeout time.Duration, check func() error) {
 		if time.Now().After(deadline) {
 			tb.Fatalf("not within %s: %v", timeout, err)
 		}
-		time.Sleep(Interval)
+		time.Sleep(every)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 const ChartVersion = "2.14.2"
 
 // Chart is a release of the official chart as its documentation lays it
-// out (docs: /work/shared/nats-facts.md, "The official chart"): what
+// out (its README and values, the objects it renders): what
 // ChartRelease renders.
 type Chart struct {
 	Release   string // the release's name: its StatefulSet's and client Service's

@@ -10,8 +10,9 @@
 // features as NACK's published ones. Neither is copied from upstream.
 //
 // With KUBENATS_UPSTREAM_FIXTURES set to a directory of the real files
-// (CI's ../shared/fixtures: nats-chart/ and nack/), the same tests read
-// those instead: `make test-upstream` and .ci/run's extra step. The
+// (nats-chart/ and nack/, which only CI has), the same tests read
+// those instead (`make test-upstream`, an extra step of .ci/run, builds
+// the comparisons with the tag upstream). The
 // stand-ins' own tests then also hold them against the real files, so
 // that a stand-in that drifts from what upstream writes is caught.
 package upstream
