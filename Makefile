@@ -30,6 +30,7 @@ generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the a
 	$(KUSTOMIZE) build config/default > dist/install.yaml
 	$(KUSTOMIZE) build config/namespaced > dist/install-namespaced.yaml
 	$(KUSTOMIZE) build config/istio > dist/install-istio.yaml
+	$(KUSTOMIZE) build config/metrics-certmanager > dist/install-metrics-certmanager.yaml
 	go run ./hack/genapidocs -out docs/api.md api/v1alpha1
 
 .PHONY: verify-generate

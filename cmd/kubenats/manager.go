@@ -24,6 +24,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var o manager.Options
 	fs.StringVar(&o.MetricsBindAddress, "metrics-bind-address", ":8443", `address of the metrics endpoint (HTTPS, for callers allowed GET /metrics); "0" disables it`)
+	fs.StringVar(&o.MetricsCertDir, "metrics-cert-dir", "", "directory holding the metrics endpoint's tls.crt and tls.key (a mounted Secret, cert-manager's), served and watched for renewals; empty: a self-signed certificate")
 	fs.BoolVar(&o.InsecureMetrics, "metrics-insecure", false, "serve metrics over plain HTTP without authentication (local runs only)")
 	fs.StringVar(&o.HealthProbeBindAddress, "health-probe-bind-address", ":8081", `address of /healthz and /readyz; "0" disables them`)
 	fs.IntVar(&o.JetStreamWorkers, "jetstream-workers", 16, "JetStream resources of each kind reconciled in parallel")

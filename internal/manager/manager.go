@@ -45,6 +45,10 @@ type Options struct {
 	// InsecureMetrics serves them over plain HTTP to anyone: for a local
 	// run, never in a cluster.
 	InsecureMetrics bool
+	// MetricsCertDir holds the metrics endpoint's certificate (tls.crt,
+	// tls.key: a mounted Secret, cert-manager's); empty: a self-signed one
+	// made in memory.
+	MetricsCertDir string
 	// HealthProbeBindAddress serves /healthz and /readyz; "0" disables.
 	HealthProbeBindAddress string
 	LeaderElection         bool
@@ -181,6 +185,9 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	if err := checkWebhook(o); err != nil {
+		return nil, err
+	}
+	if err := checkMetricsCert(o); err != nil {
 		return nil, err
 	}
 	if err := serverbudget.Configure(o.ServerLimits); err != nil {

@@ -17,8 +17,9 @@ import (
 // (SubjectAccessReview; the kubenats-metrics-reader ClusterRole grants it):
 // metrics_auth.go.
 // The operator's own RBAC for both reviews is config/rbac/metrics_auth_role.yaml.
-// Without a certificate in CertDir the server makes a self-signed one in
-// memory. InsecureMetrics turns it all off, for a local run only.
+// The certificate is MetricsCertDir's (checkMetricsCert), watched for
+// renewals; without one the server makes a self-signed one in memory.
+// InsecureMetrics turns it all off, for a local run only.
 func MetricsOptions(o Options) metricsserver.Options {
 	if o.InsecureMetrics {
 		return metricsserver.Options{BindAddress: o.MetricsBindAddress}
@@ -27,6 +28,9 @@ func MetricsOptions(o Options) metricsserver.Options {
 		BindAddress:    o.MetricsBindAddress,
 		SecureServing:  true,
 		FilterProvider: metricsAuth,
+		CertDir:        o.MetricsCertDir,
+		CertName:       metricsCertFile,
+		KeyName:        metricsKeyFile,
 	}
 }
 

@@ -32,6 +32,9 @@ func TestBadValuesFailAtInstall(t *testing.T) {
 		{"extraArgs: [-v]", "extraArgs"},
 		{"podLabels: {app.kubernetes.io/name: other}", "podLabels"},
 		{"crds: {install: 'yes'}", "install"},
+		{"metrics: {tls: {secretname: x}}", "secretname"},
+		{"metrics: {tls: {issuerRef: {name: x, kind: Cluster}}}", "kind"},
+		{"metrics: {tls: {secretName: My_Secret}}", "secretName"},
 	} {
 		t.Run(tc.values, func(t *testing.T) {
 			_, err := render(t, operatorNamespace, tc.values)

@@ -10,6 +10,9 @@
 - --leader-elect
 {{- end }}
 - --metrics-bind-address={{ if .Values.metrics.enabled }}:{{ .Values.metrics.port }}{{ else }}0{{ end }}
+{{- if include "kubenats.metricsTLSSecret" . }}
+- --metrics-cert-dir={{ include "kubenats.metricsCertDir" . }}
+{{- end }}
 - --health-probe-bind-address=:8081
 - --webhook-bind-address={{ if include "kubenats.webhook" . }}:{{ .Values.webhook.port }}{{ else }}0{{ end }}
 {{- with .Values.watchNamespaces }}
@@ -61,3 +64,23 @@ RBAC grants nothing cluster-wide (config/namespaced leaves it out too). */}}
 {{- define "kubenats.webhook" -}}
 {{- if and .Values.webhook.enabled (not .Values.watchNamespaces) }}true{{ end }}
 {{- end }}
+
+{{- /*
+The Secret holding the metrics endpoint's certificate, when it has one:
+metrics.tls.secretName, or kubenats-metrics-tls when cert-manager issues it.
+*/ -}}
+{{- define "kubenats.metricsTLSSecret" -}}
+{{- if .Values.metrics.enabled -}}
+{{- with .Values.metrics.tls -}}
+{{- if .secretName -}}
+{{ .secretName }}
+{{- else if (.issuerRef).name -}}
+kubenats-metrics-tls
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kubenats.metricsCertDir" -}}
+/etc/kubenats/metrics-tls
+{{- end -}}
