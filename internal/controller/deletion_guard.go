@@ -18,6 +18,7 @@ import (
 	"github.com/kubenats/kubenats/internal/accounts"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -91,11 +92,11 @@ func (r *NatsClusterReconciler) observeDeletion(ctx context.Context, c *v1alpha1
 	case err != nil:
 		return obs, err
 	}
-	pods, err := r.serverPods(ctx, c, &sts)
+	pods, err := servers.ServerPods(ctx, r.Client, c, &sts)
 	if err != nil {
 		return obs, err
 	}
-	running := readyPods(pods)
+	running := servers.ReadyPods(pods)
 	if obs.ServersRunning = len(running) > 0; !obs.ServersRunning {
 		return obs, nil
 	}

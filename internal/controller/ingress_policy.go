@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/status"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // ReasonIngressNotAllowed: spec.websocket.ingress names a host or an
@@ -153,7 +154,7 @@ func ingressSecretRefusal(ctx context.Context, userSecrets client.Reader, c *v1a
 	if !c.Spec.WebSocketIngressEnabled() {
 		return nil, nil
 	}
-	_, refusal, err := userSecret(ctx, userSecrets, c.Namespace, c.Spec.WebSocket.Ingress.TLSSecretName, "spec.websocket.ingress.tlsSecretName")
+	_, refusal, err := usersecrets.Get(ctx, userSecrets, c.Namespace, c.Spec.WebSocket.Ingress.TLSSecretName, "spec.websocket.ingress.tlsSecretName")
 	if refusal != "" {
 		return &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true, Message: refusal}, nil
 	}

@@ -3,8 +3,6 @@ package controller
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/namespaceshare"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // clusterRefIndex indexes JetStream resources by the NatsCluster they name,
@@ -40,7 +40,7 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, 
 	if err != nil {
 		return err
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, userSecretIndex, jetStreamSecrets); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, usersecrets.Index, jetStreamSecrets); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -48,9 +48,9 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, 
 		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
 		WatchesRawSource(wakes.source()).
-		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, r.Kind.NewList)).
+		WatchesRawSource(usersecrets.Source(r.UserSecrets, r.Client, r.Kind.NewList)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: jetStreamReconcileTimeout}).
-		Complete(ShareByNamespace(r, workers, perNamespace))
+		Complete(namespaceshare.Share(r, workers, perNamespace))
 }
 
 // referencing lists the resources that name a NatsCluster.
@@ -59,24 +59,5 @@ func (r *JetStreamReconciler[T, C]) referencing(ctx context.Context, c client.Ob
 	if err := r.List(ctx, list, client.MatchingFields{clusterRefIndex: c.GetNamespace() + "/" + c.GetName()}); err != nil {
 		return nil
 	}
-	return requestsFor(list)
+	return usersecrets.RequestsFor(list)
 }
-
-// requestsFor is a request for every object of list.
-func requestsFor(list client.ObjectList) []reconcile.Request {
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return nil
-	}
-	reqs := make([]reconcile.Request, 0, len(items))
-	for _, item := range items {
-		o := item.(client.Object)
-		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
-	}
-	return reqs
-}
-
-// +kubebuilder:rbac:groups=kubenats.io,resources=streams;consumers;keyvalues;objectstores,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=kubenats.io,resources=streams/status;consumers/status;keyvalues/status;objectstores/status,verbs=update
-// +kubebuilder:rbac:groups=kubenats.io,resources=streams/finalizers;consumers/finalizers;keyvalues/finalizers;objectstores/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get

@@ -13,6 +13,8 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // Reasons a JetStream resource waits or fails on its target.
@@ -114,7 +116,7 @@ func (r *JetStreamBase) clientTLS(ctx context.Context, c *v1alpha1.NatsCluster, 
 	if !ct.Verify && !withCA {
 		return nil
 	}
-	data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, "client")
+	data, _, err := servers.CertificateSecretData(ctx, r.Client, r.UserSecrets, c, "client")
 	if err != nil || data == nil {
 		return &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
 			"NatsCluster %s/%s: its client certificate cannot be read yet", c.Namespace, c.Name)}
@@ -193,7 +195,7 @@ func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alph
 // used counts as gone: without its owner's consent the target cannot be
 // reached, and a deleted resource is let go.
 func (r *JetStreamBase) secretData(ctx context.Context, ns, name, field string) (map[string][]byte, *targetProblem, error) {
-	s, refusal, err := userSecret(ctx, r.UserSecrets, ns, name, field)
+	s, refusal, err := usersecrets.Get(ctx, r.UserSecrets, ns, name, field)
 	if refusal != "" {
 		return nil, &targetProblem{reason: reasonSecretNotFound, gone: true, message: refusal}, nil
 	}

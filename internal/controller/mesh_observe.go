@@ -20,6 +20,7 @@ import (
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // PeerAuthenticationGroupKind is Istio's policy kind.
@@ -91,7 +92,7 @@ func (r *NatsClusterReconciler) observeMesh(ctx context.Context, c *v1alpha1.Nat
 	case err == nil && metav1.IsControlledBy(&sts, c):
 		o.StatefulSetExists = true
 		o.TemplateSidecars = sts.Spec.Template.Labels[render.LabelIstioInject] == "true"
-		if live.pods, err = r.serverPods(ctx, c, &sts); err != nil {
+		if live.pods, err = servers.ServerPods(ctx, r.Client, c, &sts); err != nil {
 			return live, err
 		}
 	case err != nil && !apierrors.IsNotFound(err):
@@ -122,7 +123,7 @@ func meshPod(p *corev1.Pod, updateRevision string) plan.MeshPod {
 	mp := plan.MeshPod{
 		Name:        p.Name,
 		Injected:    p.Annotations[render.AnnotationIstioStatus] != "",
-		Ready:       podReady(p),
+		Ready:       servers.PodReady(p),
 		Terminating: !p.DeletionTimestamp.IsZero(),
 		Outdated:    updateRevision != "" && p.Labels[appsv1.ControllerRevisionHashLabelKey] != updateRevision,
 	}
@@ -221,14 +222,14 @@ func (r *NatsClusterReconciler) nearStrict(o *plan.MeshObservation) bool {
 // observeHealth fills in the routes and JetStream, as the servers see them.
 func (r *NatsClusterReconciler) observeHealth(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, o *plan.MeshObservation) {
 	if render.HasRoutes(c) && len(pods) > 1 {
-		a, err := r.access(ctx, c)
+		a, err := r.Servers.Access(ctx, c)
 		peers := make(map[string][]string, len(pods))
 		for i := range pods {
 			peers[pods[i].Name] = nil
 			if err != nil {
 				continue
 			}
-			url, hc := a.monitorURL(r.Versions.HTTP, &pods[i], "/routez")
+			url, hc := a.MonitorURL(r.Versions.HTTP, &pods[i], "/routez")
 			if got, err := natsmon.FetchRoutePeers(ctx, hc, url); err == nil {
 				peers[pods[i].Name] = append([]string{}, got...)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // TestMonitorClientsFollowNoRedirect: every client the controller reaches
@@ -39,14 +40,14 @@ func TestMonitorClientsFollowNoRedirect(t *testing.T) {
 	probe := NewVersionProbe(DefaultAnswerBound, dial)
 	pod := &corev1.Pod{}
 	pod.Name, pod.Status.PodIP = "nats-0", host
-	a := serverAccess{cluster: &v1alpha1.NatsCluster{}}
+	a := servers.Access{Cluster: &v1alpha1.NatsCluster{}}
 
-	url, hc := a.monitorURL(probe.HTTP, pod, "/varz")
+	url, hc := a.MonitorURL(probe.HTTP, pod, "/varz")
 	if v, err := natsmon.FetchVersion(context.Background(), hc, url); err == nil || v != "" {
 		t.Errorf("version probe: %q, %v", v, err)
 	}
 	hang := natsmon.NewClient(DefaultAnswerBound, probe.HTTP.Transport)
-	url, hc = a.monitorURL(hang, pod, "/healthz")
+	url, hc = a.MonitorURL(hang, pod, "/healthz")
 	if silent(context.Background(), hc, url, DefaultAnswerBound) {
 		t.Error("the redirect counted as a hang")
 	}

@@ -24,13 +24,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
-	"github.com/nats-io/nats.go"
 	securityv1 "istio.io/client-go/pkg/apis/security/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/namespaceshare"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // NatsClusterReconciler runs the servers of every NatsCluster.
@@ -50,11 +52,8 @@ type NatsClusterReconciler struct {
 	// ClusterDomain is the DNS suffix of Services, for certificate names;
 	// cluster.local when empty.
 	ClusterDomain string
-	// Dialer dials the servers for the operator's own connections (system
-	// account, monitor port); nil: a plain TCP dial. An operator inside
-	// Istio's mesh needs nothing else: its sidecar captures the dial. The
-	// e2e suite sets the mesh model's client here.
-	Dialer nats.CustomDialer
+	// Servers reaches the cluster's servers (servers.Reach).
+	Servers Servers
 	// Istio tells whether Istio's CRDs are installed.
 	Istio *CRDProbe
 	// PrometheusOperator tells whether the Prometheus Operator's CRDs are
@@ -106,6 +105,12 @@ type NatsClusterReconciler struct {
 	meshModes meshModes
 
 	reloads reloads
+}
+
+// Servers is how the NatsCluster controller reaches a cluster's servers:
+// the system user's credentials, the client TLS and the pinned dial.
+type Servers interface {
+	Access(ctx context.Context, c *v1alpha1.NatsCluster) (servers.Access, error)
 }
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=natsclusters,verbs=get;list;watch;patch
@@ -247,7 +252,7 @@ func podOwner(_ context.Context, pod client.Object) []reconcile.Request {
 // NatsCluster itself wake it (its own status writes do not); any change of a
 // child does.
 func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NatsCluster{}, userSecretIndex, clusterSecrets); err != nil {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.NatsCluster{}, usersecrets.Index, clusterSecrets); err != nil {
 		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr)
@@ -282,9 +287,9 @@ func (r *NatsClusterReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(podOwner)).
 		// A user Secret that changes (rotated, opted in, removed) reaches
 		// the servers at once, not at the next retry.
-		WatchesRawSource(userSecretSource(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.NatsClusterList{} })).
+		WatchesRawSource(usersecrets.Source(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.NatsClusterList{} })).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers(), ReconciliationTimeout: natsClusterReconcileTimeout}).
-		Complete(ShareByNamespace(r, r.workers(), r.WorkersPerNamespace))
+		Complete(namespaceshare.Share(r, r.workers(), r.WorkersPerNamespace))
 }
 
 func (r *NatsClusterReconciler) workers() int {

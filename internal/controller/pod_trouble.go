@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // notReadyBound is how long a started server may stay not ready before the
@@ -30,7 +32,7 @@ var troubleReasons = map[string]bool{
 // ready, or it has been not ready for longer than notReadyBound.
 // "" when nothing is known to be wrong (it may just be starting).
 func podTrouble(pod *corev1.Pod, now time.Time) string {
-	if podReady(pod) {
+	if servers.PodReady(pod) {
 		return ""
 	}
 	notReadySince := pod.CreationTimestamp.Time

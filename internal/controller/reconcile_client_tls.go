@@ -15,6 +15,7 @@ import (
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -35,23 +36,11 @@ func (r *NatsClusterReconciler) settleClientPlaintext(ctx context.Context, c *v1
 	}
 	served := plan.ClientTLSServed{}
 	if err == nil && metav1.IsControlledBy(&sts, c) {
-		served = clientTLSServed(sts.Spec.Template.Annotations, sts.Spec.Template.Spec.Volumes)
+		served = servers.ClientTLSServed(sts.Spec.Template.Annotations, sts.Spec.Template.Spec.Volumes)
 	}
 	ct.AllowPlaintext = ptr.To(plan.ClientPlaintext(nil, served))
 	c.Spec.TLS.Client = &ct
 	return nil
-}
-
-// clientTLSServed reads what the servers of a pod template, or of a pod,
-// serve on the client port.
-func clientTLSServed(annotations map[string]string, volumes []corev1.Volume) plan.ClientTLSServed {
-	served := plan.ClientTLSServed{Found: true, Mark: annotations[render.AnnotationClientTLS]}
-	for _, v := range volumes {
-		if v.Secret != nil && v.Name == render.ClientTLSVolume {
-			served.MountsClientTLS = true
-		}
-	}
-	return served
 }
 
 // clientPKI returns the client CA the operator keeps for c and the
@@ -94,11 +83,4 @@ func (r *NatsClusterReconciler) clientPKI(ctx context.Context, c *v1alpha1.NatsC
 		next = max(time.Until(at), time.Second)
 	}
 	return &render.ClientPKI{CA: ca, Cert: cert}, next, nil, nil
-}
-
-// servesNoClientTLS reports whether pod's server serves no client TLS: an
-// earlier release started it so. The operator's own connections take TLS
-// from every other server, and from this one as soon as it offers it.
-func servesNoClientTLS(pod *corev1.Pod) bool {
-	return clientTLSServed(pod.Annotations, pod.Spec.Volumes).ServesNoTLS()
 }

@@ -9,14 +9,13 @@ import (
 	"math/big"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsconf"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // credentials reads the values the generated Secrets hold, or makes them
@@ -125,32 +124,15 @@ func (r *NatsClusterReconciler) ownedSecret(ctx context.Context, c *v1alpha1.Nat
 	return s, err
 }
 
-// lookupSecret is the Secret of that name the operator made for c, or nil;
-// foreign reports a Secret of that name that c does not control. It is read
-// from the API server, not from the cache, one read per generated Secret
-// and pass: the cache may not hold a Secret created a moment ago (a value
-// made twice would give the servers started in between other credentials,
-// or another CA, than the rest), and may still hold one deleted a moment
-// ago (applying its value would re-create it unseen, where a deletion must
-// be reported: missingGenerated).
+// lookupSecret is servers.LookupSecret, read past the cache.
 func (r *NatsClusterReconciler) lookupSecret(ctx context.Context, c *v1alpha1.NatsCluster, name string) (_ *corev1.Secret, foreign bool, _ error) {
-	var s corev1.Secret
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, &s)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, false, nil
-	case err != nil:
-		return nil, false, err
-	case !metav1.IsControlledBy(&s, c):
-		return nil, true, nil
-	}
-	return &s, false, nil
+	return servers.LookupSecret(ctx, r.APIReader, c, name)
 }
 
 // userSecretValue reads the user's Secret from the cache of opted-in
 // Secrets: a Secret its owner did not label for kubenats is never used.
 func (r *NatsClusterReconciler) userSecretValue(ctx context.Context, c *v1alpha1.NatsCluster, ref v1alpha1.SecretKeyRef) (value, version string, _ *status.Blocker, _ error) {
-	s, refusal, err := userSecret(ctx, r.UserSecrets, c.Namespace, ref.Name, "spec.auth.secretRef")
+	s, refusal, err := usersecrets.Get(ctx, r.UserSecrets, c.Namespace, ref.Name, "spec.auth.secretRef")
 	if refusal != "" {
 		return "", "", &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true, Message: refusal}, nil
 	}

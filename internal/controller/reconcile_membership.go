@@ -1,13 +1,10 @@
 package controller
 
 import (
-	"context"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
@@ -17,21 +14,6 @@ import (
 // namespace can give it a cluster's labels. The operator deletes pods, sends
 // them its system password and patches claims, so it takes as a cluster's
 // only what the cluster's own StatefulSet controls.
-
-// memberPods keeps the pods that sts (the cluster's live StatefulSet)
-// controls, by the UID of its controller reference; none without one.
-func memberPods(pods []corev1.Pod, sts *appsv1.StatefulSet) []corev1.Pod {
-	if sts == nil {
-		return nil
-	}
-	out := make([]corev1.Pod, 0, len(pods))
-	for i := range pods {
-		if ref := metav1.GetControllerOf(&pods[i]); ref != nil && ref.UID == sts.UID && ref.Kind == "StatefulSet" {
-			out = append(out, pods[i])
-		}
-	}
-	return out
-}
 
 // memberClaim reports whether claim is a data claim of c's servers: named
 // after the StatefulSet's claim template and one of its pods, and owned, if
@@ -54,16 +36,4 @@ func memberClaim(c *v1alpha1.NatsCluster, claim *corev1.PersistentVolumeClaim, s
 		}
 	}
 	return true
-}
-
-// serverPods lists, from the cache, the pods sts controls.
-func (r *NatsClusterReconciler) serverPods(ctx context.Context, c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet) ([]corev1.Pod, error) {
-	if sts == nil {
-		return nil, nil
-	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c))); err != nil {
-		return nil, err
-	}
-	return memberPods(pods.Items, sts), nil
 }

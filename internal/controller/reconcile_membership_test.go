@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 func controlledBy(kind, name string, uid types.UID) []metav1.OwnerReference {
@@ -31,7 +32,7 @@ func TestMemberPods(t *testing.T) {
 		pod("nats-4", notController),                                    // owned, not controlled
 		pod("impostor", controlledBy("StatefulSet", "nats", "sts-uid")), // controlled: the StatefulSet's own word
 	}
-	got := memberPods(pods, sts)
+	got := servers.MemberPods(pods, sts)
 	var names []string
 	for _, p := range got {
 		names = append(names, p.Name)
@@ -39,7 +40,7 @@ func TestMemberPods(t *testing.T) {
 	if len(names) != 2 || names[0] != "nats-0" || names[1] != "impostor" {
 		t.Fatalf("members %v, want nats-0 and impostor", names)
 	}
-	if memberPods(pods, nil) != nil {
+	if servers.MemberPods(pods, nil) != nil {
 		t.Fatal("pods are members of a StatefulSet that does not exist")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -32,13 +33,13 @@ func (r *NatsClusterReconciler) observe(ctx context.Context, c *v1alpha1.NatsClu
 	case err != nil && !apierrors.IsNotFound(err):
 		return nil, nil, err
 	}
-	pods, err := r.serverPods(ctx, c, obs.StatefulSet)
+	pods, err := servers.ServerPods(ctx, r.Client, c, obs.StatefulSet)
 	if err != nil {
 		return nil, nil, err
 	}
 	// Without the access (a Secret not there yet) no server is asked: the
 	// version is then the configured one.
-	if a, err := r.access(ctx, c); err == nil {
+	if a, err := r.Servers.Access(ctx, c); err == nil {
 		hung = r.hungServers(ctx, pods, a)
 		obs.Hung = hungMessage(hung, r.answerBound())
 		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)

@@ -19,6 +19,7 @@ import (
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -90,7 +91,7 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 	if mem.confirmed != "" && mem.confirmed == podSet {
 		return configLoaded(), 0
 	}
-	a, err := r.access(ctx, c)
+	a, err := r.Servers.Access(ctx, c)
 	if err != nil {
 		return configNotLoaded(v1alpha1.ReasonReloadPending, "waiting for the servers' access: "+err.Error()), settleRetry
 	}
@@ -107,7 +108,7 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 		// A server this pass found hung is not asked again: it counts as
 		// not answering.
 		if p.Status.PodIP != "" && !slices.Contains(hung, p.Name) {
-			url, hc := a.monitorURL(r.Versions.HTTP, p, "/varz")
+			url, hc := a.MonitorURL(r.Versions.HTTP, p, "/varz")
 			if loaded, err := natsmon.FetchLoaded(ctx, hc, url); err == nil && validServerID(loaded.ServerID) {
 				s.Answered, s.Marks, s.SinceLoad = true, loadedMarks(loaded), loaded.SinceLoad
 				ids[p.Name] = loaded.ServerID
@@ -150,10 +151,10 @@ func (r *NatsClusterReconciler) reloadConfig(ctx context.Context, c *v1alpha1.Na
 // sendReloads asks each named server to reload, as the system user, and
 // returns the metadata each reply carries: the server's as it stands after
 // the reload.
-func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, a serverAccess, names []string, ids map[string]string) map[string]map[string]string {
+func (r *NatsClusterReconciler) sendReloads(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, a servers.Access, names []string, ids map[string]string) map[string]map[string]string {
 	log := logf.FromContext(ctx)
 	confirmed := map[string]map[string]string{}
-	nc, err := a.connect(pods, jetstream.MaxSystemAnswer)
+	nc, err := a.Connect(pods, jetstream.MaxSystemAnswer)
 	if err != nil {
 		log.Info("cannot reload the servers", "error", err.Error())
 		return confirmed

@@ -16,6 +16,7 @@ import (
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -41,7 +42,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 		s := plan.Server{
 			Name:        p.Name,
 			Outdated:    p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision,
-			Ready:       podReady(p),
+			Ready:       servers.PodReady(p),
 			Terminating: !p.DeletionTimestamp.IsZero(),
 			Routes:      render.PodRouteMode(c, p.Annotations),
 			Trouble:     podTrouble(p, now),
@@ -99,7 +100,7 @@ func (r *NatsClusterReconciler) rollout(ctx context.Context, c *v1alpha1.NatsClu
 // to the servers none can say it is current.
 func (r *NatsClusterReconciler) askOwnViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, servers []plan.Server) {
 	behind := map[string]string{}
-	if a, err := r.access(ctx, c); err == nil {
+	if a, err := r.Servers.Access(ctx, c); err == nil {
 		behind = r.ownViews(ctx, pods, a)
 	} else {
 		for i := range pods {
@@ -121,20 +122,20 @@ func (r *NatsClusterReconciler) jetStreamViews(ctx context.Context, c *v1alpha1.
 	for i := range pods {
 		views[pods[i].Name] = nil
 	}
-	a, err := r.access(ctx, c)
+	a, err := r.Servers.Access(ctx, c)
 	if err != nil {
 		return views
 	}
 	if !render.HasSystemUser(c) {
 		for i := range pods {
-			url, hc := a.monitorURL(r.Versions.HTTP, &pods[i], natsmon.JSZQuery)
+			url, hc := a.MonitorURL(r.Versions.HTTP, &pods[i], natsmon.JSZQuery)
 			if info, err := natsmon.FetchJSZ(ctx, hc, url); err == nil {
 				views[pods[i].Name] = info
 			}
 		}
 		return views
 	}
-	nc, err := a.connect(pods, jetstream.MaxSystemReply)
+	nc, err := a.Connect(pods, jetstream.MaxSystemReply)
 	if err != nil {
 		return views
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -62,10 +63,10 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 		return allowed, &status.Blocker{Reason: reason, Message: what + msg}, nil
 	}
 	obs := plan.ScaleDownObservation{Live: int(live), Want: int(want), SystemAccount: render.HasSystemUser(c), AuthMode: string(c.Spec.Auth.Mode)}
-	var cred serverAccess
+	var cred servers.Access
 	if obs.SystemAccount {
 		var err error
-		if cred, err = r.access(ctx, c); err != nil {
+		if cred, err = r.Servers.Access(ctx, c); err != nil {
 			return waiting("reading the operator's access to the servers: " + err.Error())
 		}
 		if shrinking {
@@ -96,7 +97,7 @@ func (r *NatsClusterReconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsC
 
 // carryOut sends the system account request of a scale-down step and
 // records it as an event.
-func (r *NatsClusterReconciler) carryOut(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred serverAccess, step plan.Step) error {
+func (r *NatsClusterReconciler) carryOut(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, cred servers.Access, step plan.Step) error {
 	server := step.Servers[0]
 	switch step.Action {
 	case plan.Evacuate:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -62,7 +63,7 @@ func (r *NatsClusterReconciler) guardStatefulSet(ctx context.Context, c *v1alpha
 		return true, &status.Blocker{Reason: v1alpha1.ReasonProgressing,
 			Message: fmt.Sprintf("replacing the StatefulSet to change its %s; pods and claims are kept", field)}, nil
 	}
-	pods, err := r.serverPods(ctx, c, &live)
+	pods, err := servers.ServerPods(ctx, r.Client, c, &live)
 	if err != nil {
 		return false, nil, err
 	}

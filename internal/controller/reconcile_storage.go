@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // observeStores asks every running server for its file store's use, all
@@ -19,7 +20,7 @@ import (
 // JetStream turned itself off after a full disk fails its readiness
 // probe, and is the one to name. A server that does not answer is left
 // out.
-func (r *NatsClusterReconciler) observeStores(ctx context.Context, pods []corev1.Pod, a serverAccess) map[string]natsmon.StoreUse {
+func (r *NatsClusterReconciler) observeStores(ctx context.Context, pods []corev1.Pod, a servers.Access) map[string]natsmon.StoreUse {
 	stores := map[string]natsmon.StoreUse{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -29,7 +30,7 @@ func (r *NatsClusterReconciler) observeStores(ctx context.Context, pods []corev1
 			continue
 		}
 		wg.Go(func() {
-			url, hc := a.monitorURL(r.Versions.HTTP, p, natsmon.StoreQuery)
+			url, hc := a.MonitorURL(r.Versions.HTTP, p, natsmon.StoreQuery)
 			use, err := natsmon.FetchStoreUse(ctx, hc, url)
 			closeIdle(hc, r.Versions.HTTP)
 			if err == nil {

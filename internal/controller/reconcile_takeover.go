@@ -18,6 +18,7 @@ import (
 	"github.com/kubenats/kubenats/internal/convert"
 	"github.com/kubenats/kubenats/internal/plan"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -170,7 +171,7 @@ func (r *NatsClusterReconciler) chartSettingsLost(ctx context.Context, c *v1alph
 // labelChartPods labels the release's pods as kubenats': the operator's
 // caches hold only what it labelled, and the rollout must see them to
 // replace them. Their controller is checked by the rollout, as for any pod
-// (memberPods): the cluster's StatefulSet adopts them.
+// (servers.MemberPods): the cluster's StatefulSet adopts them.
 func (r *NatsClusterReconciler) labelChartPods(ctx context.Context, c *v1alpha1.NatsCluster) error {
 	var pods corev1.PodList
 	if err := r.APIReader.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c))); err != nil {
@@ -250,7 +251,7 @@ func takeoverProgress(c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet, pods []c
 		o.Servers = append(o.Servers, plan.Server{
 			Name:        p.Name,
 			Outdated:    sts == nil || p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision,
-			Ready:       podReady(p),
+			Ready:       servers.PodReady(p),
 			Terminating: !p.DeletionTimestamp.IsZero(),
 			Routes:      render.PodRouteMode(c, p.Annotations),
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -162,7 +163,7 @@ func (r *NatsClusterReconciler) observeCertificates(ctx context.Context, c *v1al
 // Secret of that name that exists and is not cert-manager's for c is
 // someone else's, and refused like a user's: the pods would mount it.
 func (r *NatsClusterReconciler) readCertificate(ctx context.Context, c *v1alpha1.NatsCluster, cert *status.Certificate) (map[string][]byte, error) {
-	data, refusal, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, cert.Listener)
+	data, refusal, err := servers.CertificateSecretData(ctx, r.Client, r.UserSecrets, c, cert.Listener)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // topologyCredentials reads what spec.leafnodes and spec.gateway name: the
@@ -126,7 +127,7 @@ func (r *NatsClusterReconciler) remoteSecrets(ctx context.Context, c *v1alpha1.N
 // Secret's version. An empty key, or a value nats-server would misread,
 // is refused.
 func (r *NatsClusterReconciler) userSecretField(ctx context.Context, c *v1alpha1.NatsCluster, name, key, field string) (value, version string, _ *status.Blocker, _ error) {
-	s, refusal, err := userSecret(ctx, r.UserSecrets, c.Namespace, name, field)
+	s, refusal, err := usersecrets.Get(ctx, r.UserSecrets, c.Namespace, name, field)
 	if refusal != "" {
 		return "", "", &status.Blocker{Reason: v1alpha1.ReasonSecretNotFound, Fatal: true, Message: refusal}, nil
 	}

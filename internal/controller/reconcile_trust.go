@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"errors"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"context"
@@ -40,17 +38,3 @@ func (r *NatsClusterReconciler) trust(ctx context.Context, c *v1alpha1.NatsClust
 	values, err := accounts.NewTrust(c.Namespace + "/" + c.Name)
 	return values, nil, err
 }
-
-// systemUserJWT is the operator's system user in mode jwt.
-func (r *NatsClusterReconciler) systemUserJWT(ctx context.Context, c *v1alpha1.NatsCluster) (jwt, seed string, _ error) {
-	s, err := r.ownedSecret(ctx, c, render.TrustSecretName(c))
-	if err != nil {
-		return "", "", err
-	}
-	if s == nil {
-		return "", "", errTrustMissing
-	}
-	return string(s.Data[accounts.SystemUserJWTKey]), string(s.Data[accounts.SystemUserSeedKey]), nil
-}
-
-var errTrustMissing = errors.New("the trust Secret is missing")

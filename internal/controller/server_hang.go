@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // A server hangs when its pod passes its probes but the server does not
@@ -49,7 +50,7 @@ const idleRecheck = 30 * time.Second
 // r.answerBound(). An answer of any kind counts, an error status too; so does
 // a refused connection (nothing listens: the server is down, which its
 // pod's status will show), since only a silent server is a hang.
-func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.Pod, a serverAccess) []string {
+func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.Pod, a servers.Access) []string {
 	bound := r.answerBound()
 	plain := natsmon.NewClient(bound, r.Versions.HTTP.Transport)
 	var (
@@ -59,10 +60,10 @@ func (r *NatsClusterReconciler) hungServers(ctx context.Context, pods []corev1.P
 	)
 	for i := range pods {
 		pod := &pods[i]
-		if pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() || !podReady(pod) {
+		if pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() || !servers.PodReady(pod) {
 			continue
 		}
-		url, hc := a.monitorURL(plain, pod, "/healthz")
+		url, hc := a.MonitorURL(plain, pod, "/healthz")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // ownViews asks every ready, running server at once whether it is current
@@ -16,7 +17,7 @@ import (
 // (natsmon.Unsettled) counts what a follower stored; this is what the
 // follower applied. A server that is not ready or is going is left out:
 // the rollout waits for it, or replaces it, on its pod's word.
-func (r *NatsClusterReconciler) ownViews(ctx context.Context, pods []corev1.Pod, a serverAccess) map[string]string {
+func (r *NatsClusterReconciler) ownViews(ctx context.Context, pods []corev1.Pod, a servers.Access) map[string]string {
 	plain := natsmon.NewClient(r.answerBound(), r.Versions.HTTP.Transport)
 	var (
 		mu     sync.Mutex
@@ -25,10 +26,10 @@ func (r *NatsClusterReconciler) ownViews(ctx context.Context, pods []corev1.Pod,
 	)
 	for i := range pods {
 		pod := &pods[i]
-		if pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() || !podReady(pod) {
+		if pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() || !servers.PodReady(pod) {
 			continue
 		}
-		url, hc := a.monitorURL(plain, pod, natsmon.HealthQuery)
+		url, hc := a.MonitorURL(plain, pod, natsmon.HealthQuery)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

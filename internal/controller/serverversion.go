@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // VersionProbe asks running servers their version on the monitor port's
@@ -45,7 +46,7 @@ func NewVersionProbe(timeout time.Duration, dial nats.CustomDialer) *VersionProb
 
 // Oldest is the lowest version among the ready pods, "" when none answers.
 // During a rolling upgrade it says what every server runs at least.
-func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod, a serverAccess) string {
+func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod, a servers.Access) string {
 	var oldest *version.Version
 	for i := range pods {
 		v, err := version.ParseSemantic(p.version(ctx, &pods[i], a))
@@ -62,8 +63,8 @@ func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod, a serverAc
 	return oldest.String()
 }
 
-func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a serverAccess) string {
-	if pod.Status.PodIP == "" || !podReady(pod) {
+func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a servers.Access) string {
+	if pod.Status.PodIP == "" || !servers.PodReady(pod) {
 		return ""
 	}
 	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
@@ -73,7 +74,7 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a serverAcc
 	if ok && known.uid == pod.UID {
 		return known.version
 	}
-	url, hc := a.monitorURL(p.HTTP, pod, "/varz")
+	url, hc := a.MonitorURL(p.HTTP, pod, "/varz")
 	v, err := natsmon.FetchVersion(ctx, hc, url)
 	if err != nil {
 		return ""
@@ -82,13 +83,4 @@ func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a serverAcc
 	p.byPod[key] = podVersion{uid: pod.UID, version: v}
 	p.mu.Unlock()
 	return v
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

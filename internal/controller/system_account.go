@@ -7,20 +7,18 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/natsmon"
-	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // systemRequest sends a JetStream API request as the operator's system
 // account user, to the servers at the pods' addresses. Only the system
 // account may move replicas and remove peers; from another account such a
 // request gets no answer at all.
-func systemRequest(ctx context.Context, pods []corev1.Pod, a serverAccess, subject string, body any) error {
-	nc, err := a.connect(pods, jetstream.MaxSystemAnswer)
+func systemRequest(ctx context.Context, pods []corev1.Pod, a servers.Access, subject string, body any) error {
+	nc, err := a.Connect(pods, jetstream.MaxSystemAnswer)
 	if err != nil {
 		return err
 	}
@@ -50,14 +48,4 @@ func systemRequest(ctx context.Context, pods []corev1.Pod, a serverAccess, subje
 		return fmt.Errorf("%s: %s (error code %d)", subject, natsmon.Shown(resp.Error.Description), resp.Error.Code)
 	}
 	return nil
-}
-
-// systemPassword is the operator's own system user password, from the
-// Secret it generated (cached: it carries kubenats' label).
-func (r *NatsClusterReconciler) systemPassword(ctx context.Context, c *v1alpha1.NatsCluster) (string, error) {
-	var s corev1.Secret
-	if err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.SystemSecretName(c)}, &s); err != nil {
-		return "", err
-	}
-	return string(s.Data[render.PasswordKey]), nil
 }

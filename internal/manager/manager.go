@@ -35,6 +35,7 @@ import (
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/serverbudget"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // Options are the manager's settings, from the command line.
@@ -235,6 +236,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
+	reach := &servers.Reach{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), UserSecrets: userSecrets, Dialer: o.Dialer}
 	clusters := &controller.NatsClusterReconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
@@ -242,7 +244,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Applier:            applier,
 		Recorder:           mgr.GetEventRecorder("kubenats"),
 		Versions:           controller.NewVersionProbe(2*time.Second, o.Dialer),
-		Dialer:             o.Dialer,
+		Servers:            reach,
 		Istio:              controller.IstioProbe(mgr.GetRESTMapper()),
 		PrometheusOperator: controller.PrometheusOperatorProbe(mgr.GetRESTMapper()),
 		ExporterImage:      o.ExporterImage,
@@ -270,7 +272,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Applier:   applier,
 		Scheme:    scheme,
 		Recorder:  mgr.GetEventRecorder("kubenats"),
-		Servers:   clusters,
+		Servers:   reach,
 
 		Workers:             o.NatsAccountWorkers,
 		WorkersPerNamespace: o.NatsAccountWorkersPerNamespace,
@@ -287,7 +289,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs,
 			Holders:         (&addressHolders{reader: mgr.GetAPIReader(), namespaces: o.WatchNamespaces}).Of,
 			OtherNamespaces: o.ConnectionAllowOtherNamespaces},
-		ServerPods: controller.ServerPodAddrs(mgr.GetClient())}
+		ServerPods: servers.ServerPodAddrs(mgr.GetClient())}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,11 @@
-package controller
+// Package servers reaches a NatsCluster's servers for every controller:
+// the system user's credentials, the client TLS the servers expect, the
+// dial pinned to the pods the cluster's own StatefulSet controls, system
+// and account connections, monitor URLs, and the pooled JetStream
+// connections' targets. It sits below the controllers and imports none.
+package servers
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -22,49 +26,23 @@ import (
 	"github.com/kubenats/kubenats/internal/render"
 )
 
-// serverAccess is how the operator reaches one cluster's servers: as its
+// Access is how the operator reaches one cluster's servers: as its
 // system user on the client port, and on the monitor port, each with the
 // TLS the servers expect. Servers are dialed at their pod addresses and
 // verified under their DNS names (the certificates carry no addresses).
-type serverAccess struct {
-	cluster  *v1alpha1.NatsCluster
-	password string
-	// userJWT and seed are the system user's in mode jwt.
-	userJWT, seed string
-	// tls trusts the client CA and, when clients must present a
+type Access struct {
+	Cluster *v1alpha1.NatsCluster
+	// Password is the system user's in mode users.
+	Password string
+	// UserJWT and Seed are the system user's in mode jwt.
+	UserJWT, Seed string
+	// TLS trusts the client CA and, when clients must present a
 	// certificate, presents the servers' own.
-	tls *tls.Config
-	// monitorTLS: the monitor port speaks https.
-	monitorTLS bool
-	// dial is the reconciler's Dialer; nil: plain TCP.
-	dial nats.CustomDialer
-}
-
-// access reads what the operator needs to reach c's servers.
-func (r *NatsClusterReconciler) access(ctx context.Context, c *v1alpha1.NatsCluster) (serverAccess, error) {
-	a := serverAccess{cluster: c, monitorTLS: c.Spec.MonitorTLSEnabled(), dial: r.Dialer}
-	switch {
-	case render.HasTrust(c):
-		jwt, seed, err := r.systemUserJWT(ctx, c)
-		if err != nil {
-			return a, err
-		}
-		a.userJWT, a.seed = jwt, seed
-	case render.HasSystemUser(c):
-		password, err := r.systemPassword(ctx, c)
-		if err != nil {
-			return a, err
-		}
-		a.password = password
-	}
-	data, err := r.tlsSecretData(ctx, c, "client")
-	if err != nil {
-		return a, err
-	}
-	if a.tls, err = clientTLSConfig(data, c.Spec.ClientTLS().Verify); err != nil {
-		return a, err
-	}
-	return a, nil
+	TLS *tls.Config
+	// MonitorTLS: the monitor port speaks https.
+	MonitorTLS bool
+	// Dial is the Reach's Dialer; nil: plain TCP.
+	Dial nats.CustomDialer
 }
 
 // clientTLSConfig trusts ca.crt and, with verify, presents tls.crt: the
@@ -94,8 +72,8 @@ func clientTLSConfig(data map[string][]byte, verify bool) (*tls.Config, error) {
 // keeping. The URLs name the servers by DNS name, so that nats.go verifies
 // each against its certificate; the dialer maps each name to its pod's
 // address.
-func (a serverAccess) connect(pods []corev1.Pod, largest int) (*nats.Conn, error) {
-	return a.connectAs(pods, a.credentials(), "kubenats-system", largest)
+func (a Access) Connect(pods []corev1.Pod, largest int) (*nats.Conn, error) {
+	return a.ConnectAs(pods, a.Credentials(), "kubenats-system", largest)
 }
 
 // connectAs is connect with other credentials, under the client name name,
@@ -103,15 +81,15 @@ func (a serverAccess) connect(pods []corev1.Pod, largest int) (*nats.Conn, error
 // cluster's namespace in the operator's connections and memory budget
 // (jetstream.Connect): one refused for the allowance returns
 // serverbudget.ErrConnectionLimit, which the caller reports.
-func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name string, largest int) (*nats.Conn, error) {
+func (a Access) ConnectAs(pods []corev1.Pod, creds nats.Option, name string, largest int) (*nats.Conn, error) {
 	addrs := map[string]string{}
 	plaintext := map[string]bool{}
 	var urls []string
 	for i := range pods {
 		if ip := pods[i].Status.PodIP; ip != "" && pods[i].DeletionTimestamp.IsZero() {
-			host := render.PodDNSName(a.cluster, pods[i].Name)
+			host := render.PodDNSName(a.Cluster, pods[i].Name)
 			addrs[host] = ip
-			plaintext[host] = servesNoClientTLS(&pods[i])
+			plaintext[host] = ServesNoClientTLS(&pods[i])
 			// nats://: the guard, not nats.go, insists on TLS (nats.go
 			// would insist for the whole pool, also on a server an
 			// earlier release started without it).
@@ -125,16 +103,16 @@ func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name strin
 	// may send, and speaks the TLS itself, verifying each server under its
 	// DNS name.
 	var cfg *tls.Config
-	if a.tls != nil {
-		cfg = a.tls.Clone()
+	if a.TLS != nil {
+		cfg = a.TLS.Clone()
 	}
-	guard := jetstream.Guard{TLS: cfg, TLSFirst: a.cluster.Spec.ClientTLS().HandshakeFirst, PlaintextHosts: plaintext,
-		Transport: podDialer{addrs: addrs, transport: a.dial}, Largest: largest, Namespace: a.cluster.Namespace}
+	guard := jetstream.Guard{TLS: cfg, TLSFirst: a.Cluster.Spec.ClientTLS().HandshakeFirst, PlaintextHosts: plaintext,
+		Transport: podDialer{addrs: addrs, transport: a.Dial}, Largest: largest, Namespace: a.Cluster.Namespace}
 	nc, err := jetstream.Connect(strings.Join(urls, ","), guard, creds,
 		nats.Name(name), nats.NoReconnect(), nats.Timeout(3*time.Second),
 		// Without a handler nats.go writes every asynchronous error (each
 		// -ERR the server sends) to standard error, unbounded.
-		nats.ErrorHandler(jetstream.ErrorHandler(systemLog, "natscluster/"+a.cluster.Namespace+"/"+a.cluster.Name)))
+		nats.ErrorHandler(jetstream.ErrorHandler(systemLog, "natscluster/"+a.Cluster.Namespace+"/"+a.Cluster.Name)))
 	if err != nil {
 		return nil, fmt.Errorf("connecting as %s: %w", name, err)
 	}
@@ -143,11 +121,11 @@ func (a serverAccess) connectAs(pods []corev1.Pod, creds nats.Option, name strin
 
 // credentials are the system user's: its JWT and seed in mode jwt, its
 // password otherwise.
-func (a serverAccess) credentials() nats.Option {
-	if a.userJWT != "" {
-		return nats.UserJWTAndSeed(a.userJWT, a.seed)
+func (a Access) Credentials() nats.Option {
+	if a.UserJWT != "" {
+		return nats.UserJWTAndSeed(a.UserJWT, a.Seed)
 	}
-	return nats.UserInfo(render.SystemUser, a.password)
+	return nats.UserInfo(render.SystemUser, a.Password)
 }
 
 // systemLog is where the system account connections' errors go.
@@ -180,13 +158,13 @@ func (d podDialer) Dial(network, address string) (net.Conn, error) {
 // may fetch it: https verified under the pod's DNS name, or plain http.
 // Either follows no redirect and dials only the pod's address (the
 // transport of natsmon.NewTransport, whose dial the https one keeps).
-func (a serverAccess) monitorURL(plain *http.Client, pod *corev1.Pod, path string) (string, *http.Client) {
+func (a Access) MonitorURL(plain *http.Client, pod *corev1.Pod, path string) (string, *http.Client) {
 	hostPort := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(render.MonitorPort))
-	if !a.monitorTLS || a.tls == nil {
+	if !a.MonitorTLS || a.TLS == nil {
 		return "http://" + hostPort + path, plain
 	}
-	cfg := a.tls.Clone()
-	cfg.ServerName = render.PodDNSName(a.cluster, pod.Name)
+	cfg := a.TLS.Clone()
+	cfg.ServerName = render.PodDNSName(a.Cluster, pod.Name)
 	var transport *http.Transport
 	if t, ok := plain.Transport.(*http.Transport); ok {
 		transport = t.Clone() // the pinned dial, through the operator's own dialer

@@ -1,4 +1,4 @@
-package controller
+package usersecrets
 
 import (
 	"strings"
@@ -50,8 +50,8 @@ func TestUsableSecret(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := usableSecret(tt.secret); got != tt.want {
-				t.Fatalf("usableSecret = %v, want %v", got, tt.want)
+			if got := Usable(tt.secret); got != tt.want {
+				t.Fatalf("Usable = %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -60,7 +60,7 @@ func TestUsableSecret(t *testing.T) {
 // The refusal names the field and the Secret the user wrote, and nothing
 // the Secret holds.
 func TestSecretRefusalNamesOnlyWhatTheUserWrote(t *testing.T) {
-	msg := secretRefusal("spec.auth.secretRef", "db-password")
+	msg := Refusal("spec.auth.secretRef", "db-password")
 	for _, want := range []string{"spec.auth.secretRef", `"db-password"`, v1alpha1.SecretAllowLabel} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("refusal %q does not mention %s", msg, want)

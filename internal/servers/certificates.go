@@ -1,4 +1,4 @@
-package controller
+package servers
 
 import (
 	"context"
@@ -10,29 +10,24 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
-// tlsSecretData is the data of the certificate Secret of c's listener.
-func (r *NatsClusterReconciler) tlsSecretData(ctx context.Context, c *v1alpha1.NatsCluster, listener string) (map[string][]byte, error) {
-	data, _, err := certificateSecretData(ctx, r.Client, r.UserSecrets, c, listener)
-	return data, err
-}
-
-// certificateSecretData is the data of the Secret holding the certificate
+// CertificateSecretData is the data of the Secret holding the certificate
 // of c's listener (routes, client, leafnodes, gateway). Where the spec
 // names no Secret for it, only the Secret the operator writes or asked
 // cert-manager for, under exactly that name and carrying c's labels, is
 // read (from the cache, which holds the operator's own); where the spec
 // names one, it is the user's, read only if its owner opted it in, and
-// never one the operator or cert-manager wrote (usableSecret). A name the
+// never one the operator or cert-manager wrote (usersecrets.Usable). A name the
 // spec chose is never looked up among the operator's Secrets: a tenant
 // naming <name>-ca, <name>-client-ca or a cert-manager CA Secret as its
 // client certificate would have the CA's key mounted into its own image.
 // refusal says why the Secret cannot be used (missing included).
-func certificateSecretData(ctx context.Context, cached, userSecrets client.Reader, c *v1alpha1.NatsCluster, listener string) (_ map[string][]byte, refusal string, _ error) {
+func CertificateSecretData(ctx context.Context, cached, userSecrets client.Reader, c *v1alpha1.NatsCluster, listener string) (_ map[string][]byte, refusal string, _ error) {
 	name, ours := certificateSource(c, listener)
 	if !ours {
-		user, refusal, err := userSecret(ctx, userSecrets, c.Namespace, name, "spec.tls")
+		user, refusal, err := usersecrets.Get(ctx, userSecrets, c.Namespace, name, "spec.tls")
 		if err != nil || refusal != "" {
 			return nil, refusal, err
 		}

@@ -1,4 +1,4 @@
-package controller
+package namespaceshare
 
 import (
 	"context"
@@ -103,7 +103,7 @@ func (b *blockingReconciler) underWay() int {
 // That pass completes while the silent namespace's passes still block,
 // and by then the silent namespace holds its whole share (one worker) and
 // no more. Careless variant (the controller built with the reconciler
-// itself, not ShareByNamespace, as the account and JetStream controllers
+// itself, not Share, as the account and JetStream controllers
 // were): the first four silent passes take every worker and the other
 // namespace's pass never runs (the test fails after its bound).
 func TestShareByNamespaceLetsAnotherNamespaceThrough(t *testing.T) {
@@ -112,7 +112,7 @@ func TestShareByNamespaceLetsAnotherNamespaceThrough(t *testing.T) {
 	const workers = 4
 	c, err := controller.NewTypedUnmanaged("share-test", controller.TypedOptions[reconcile.Request]{
 		MaxConcurrentReconciles: workers,
-		Reconciler:              ShareByNamespace(b, workers, 0),
+		Reconciler:              Share(b, workers, 0),
 		SkipNameValidation:      ptr.To(true),
 	})
 	if err != nil {

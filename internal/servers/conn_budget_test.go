@@ -1,4 +1,4 @@
-package controller
+package servers
 
 import (
 	"context"
@@ -27,15 +27,15 @@ func (d toListener) Dial(network, _ string) (net.Conn, error) { return net.Dial(
 
 // hostileSystemAccess is how the operator reaches a cluster of namespace
 // ns whose one ready pod runs the fake server h.
-func hostileSystemAccess(h *testnats.Hostile, ns string) (serverAccess, []corev1.Pod) {
+func hostileSystemAccess(h *testnats.Hostile, ns string) (Access, []corev1.Pod) {
 	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c"}}
 	pods := []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c-0"}, Status: corev1.PodStatus{PodIP: "10.0.0.1"}}}
-	return serverAccess{cluster: c, password: "x", dial: toListener{addr: h.URL()[len("nats://"):]}}, pods
+	return Access{Cluster: c, Password: "x", Dial: toListener{addr: h.URL()[len("nats://"):]}}, pods
 }
 
 // TestSystemConnectionRefusesAMessageTheBudgetHasNoRoomFor: a pod of a
 // tenant's cluster (a fake image) answers the rollout's JetStream ping on
-// the system account connection (serverAccess.connect, the connection of
+// the system account connection (Access.Connect, the connection of
 // reloads, rollouts and scale-downs) with a message of 16 MiB, the most
 // such a connection takes, and holds the connection. In a child process
 // under GOMEMLIMIT (testmem), with a budget of 40 MiB whose ping takes 32
@@ -61,7 +61,7 @@ func TestSystemConnectionRefusesAMessageTheBudgetHasNoRoomFor(t *testing.T) {
 			w.Hold()
 		})
 		a, pods := hostileSystemAccess(h, "tenant")
-		nc, err := a.connect(pods, jetstream.MaxSystemReply)
+		nc, err := a.Connect(pods, jetstream.MaxSystemReply)
 		if err != nil {
 			return err
 		}
@@ -107,17 +107,17 @@ func TestSystemConnectionsCountToTheClusterNamespace(t *testing.T) {
 	})
 	a, pods := hostileSystemAccess(h, "crowded")
 	for range 2 {
-		nc, err := a.connect(pods, jetstream.MaxSystemAnswer)
+		nc, err := a.Connect(pods, jetstream.MaxSystemAnswer)
 		if err != nil {
 			t.Fatal(err)
 		}
 		open = append(open, nc)
 	}
-	if _, err := a.connect(pods, jetstream.MaxSystemAnswer); !errors.Is(err, serverbudget.ErrConnectionLimit) {
+	if _, err := a.Connect(pods, jetstream.MaxSystemAnswer); !errors.Is(err, serverbudget.ErrConnectionLimit) {
 		t.Fatalf("a third connection to the namespace's servers: %v, want ErrConnectionLimit", err)
 	}
 	other, otherPods := hostileSystemAccess(h, "other")
-	nc, err := other.connect(otherPods, jetstream.MaxSystemAnswer)
+	nc, err := other.Connect(otherPods, jetstream.MaxSystemAnswer)
 	if err != nil {
 		t.Fatalf("another namespace's cluster was refused: %v", err)
 	}

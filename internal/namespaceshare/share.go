@@ -1,4 +1,6 @@
-package controller
+// Package namespaceshare keeps one namespace's objects to a share of a
+// controller's workers.
+package namespaceshare
 
 import (
 	"context"
@@ -66,11 +68,11 @@ func (p *namespacePasses) take(ns string, limit int) (done func(), ok bool) {
 	}, true
 }
 
-// ShareByNamespace runs inner with at most namespaceShare(workers,
+// Share runs inner with at most namespaceShare(workers,
 // perNamespace) passes of one namespace at once: the one implementation
 // every controller is built with (SetupWithManager), around its
 // reconciler. workers must be the controller's MaxConcurrentReconciles.
-func ShareByNamespace(inner reconcile.Reconciler, workers, perNamespace int) reconcile.Reconciler {
+func Share(inner reconcile.Reconciler, workers, perNamespace int) reconcile.Reconciler {
 	return &namespaceShared{inner: inner, limit: namespaceShare(workers, perNamespace)}
 }
 
