@@ -178,7 +178,7 @@ func (r *NatsClusterReconciler) usersOf(ctx context.Context, c *v1alpha1.NatsClu
 // servesJetStreamOf reports whether c takes JetStream resources of
 // namespace ns (not its own): spec.jetstream.allowedNamespaces lists it.
 func servesJetStreamOf(c *v1alpha1.NatsCluster, ns string) bool {
-	return namespaceAllowed(c.Spec.JetStream.AllowedNamespaces, ns)
+	return c.Spec.JetStream.AdmitsNamespace(ns)
 }
 
 // admittedAccountsOf reports whether c admits NatsAccounts of namespace

@@ -59,13 +59,3 @@ func clusterMetrics(c *v1alpha1.NatsCluster, obs *status.ClusterObservation, nex
 	}
 	return m
 }
-
-// resourceState is a JetStream resource's state for the gauges: the
-// reason of its Ready condition ("Unknown" before it has one), a short,
-// bounded set of words.
-func resourceState(st v1alpha1.JetStreamStatus) string {
-	if ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); ready != nil && ready.Reason != "" {
-		return ready.Reason
-	}
-	return "Unknown"
-}

@@ -26,19 +26,3 @@ func clusterSecrets(o client.Object) []string {
 	}
 	return out
 }
-
-// jetStreamSecrets are the user Secrets a JetStream resource names.
-func jetStreamSecrets(o client.Object) []string {
-	conn := o.(v1alpha1.JetStreamObject).GetTarget().Connection
-	if conn == nil {
-		return nil
-	}
-	var out []string
-	if conn.CredentialsSecretRef != nil {
-		out = append(out, conn.CredentialsSecretRef.Name)
-	}
-	if conn.TLSSecretRef != nil && (conn.CredentialsSecretRef == nil || conn.TLSSecretRef.Name != conn.CredentialsSecretRef.Name) {
-		out = append(out, conn.TLSSecretRef.Name)
-	}
-	return out
-}

@@ -31,6 +31,7 @@ import (
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/jetstreamcontroller"
 	"github.com/kubenats/kubenats/internal/metrics"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
@@ -295,10 +296,11 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	}
 	servePoolMetrics(pool)
 	metrics.Register()
-	base := &controller.JetStreamBase{
+	base := &jetstreamcontroller.Base{
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),
 		UserSecrets: userSecrets,
+		Servers:     reach,
 		Pool:        pool,
 		Recorder:    mgr.GetEventRecorder("kubenats"),
 		Namespaces:  o.WatchNamespaces,

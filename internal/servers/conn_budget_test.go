@@ -46,7 +46,7 @@ func hostileSystemAccess(h *testnats.Hostile, ns string) (Access, []corev1.Pod) 
 //
 // Careless variant (KUBENATS_TESTMEM_CARELESS=1 go test -run
 // TestSystemConnectionRefusesAMessageTheBudgetHasNoRoomFor
-// ./internal/controller/): no reservation, as before the budget (a budget
+// ./internal/servers/): no reservation, as before the budget (a budget
 // without limit): the message is read, encoded for nats.go and queued for
 // the ping (measured: +64.2 MiB, and the connection left open), which is
 // what made one fake server take the operator to 116 MB.

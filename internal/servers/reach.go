@@ -150,6 +150,13 @@ func (r *Reach) Access(ctx context.Context, c *v1alpha1.NatsCluster) (Access, er
 	return a, nil
 }
 
+// ClientCertificate is the data of c's client certificate Secret, read as
+// the cluster's own pass reads it; nil while it cannot be read (missing,
+// or not one kubenats may use).
+func (r *Reach) ClientCertificate(ctx context.Context, c *v1alpha1.NatsCluster) (map[string][]byte, error) {
+	return r.tlsSecretData(ctx, c, "client")
+}
+
 // tlsSecretData is the data of the certificate Secret of c's listener.
 func (r *Reach) tlsSecretData(ctx context.Context, c *v1alpha1.NatsCluster, listener string) (map[string][]byte, error) {
 	data, _, err := CertificateSecretData(ctx, r.Client, r.UserSecrets, c, listener)

@@ -1,4 +1,4 @@
-package controller
+package jetstreamcontroller
 
 import (
 	"context"
@@ -24,7 +24,7 @@ const clusterRefIndex = "kubenats.io/cluster"
 // parallel reconciles, of which one namespace's resources hold at most
 // perNamespace (a quarter when zero: ShareByNamespace). wakes queues the
 // resources an advisory says changed on the server.
-func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamespace int, wakes *Wakes) error {
+func (r *Reconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamespace int, wakes *Wakes) error {
 	obj := r.Kind.New()
 	err := mgr.GetFieldIndexer().IndexField(context.Background(), obj, clusterRefIndex, func(o client.Object) []string {
 		t := o.(v1alpha1.JetStreamObject).GetTarget()
@@ -54,10 +54,26 @@ func (r *JetStreamReconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, 
 }
 
 // referencing lists the resources that name a NatsCluster.
-func (r *JetStreamReconciler[T, C]) referencing(ctx context.Context, c client.Object) []reconcile.Request {
+func (r *Reconciler[T, C]) referencing(ctx context.Context, c client.Object) []reconcile.Request {
 	list := r.Kind.NewList()
 	if err := r.List(ctx, list, client.MatchingFields{clusterRefIndex: c.GetNamespace() + "/" + c.GetName()}); err != nil {
 		return nil
 	}
 	return usersecrets.RequestsFor(list)
+}
+
+// jetStreamSecrets are the user Secrets a JetStream resource names.
+func jetStreamSecrets(o client.Object) []string {
+	conn := o.(v1alpha1.JetStreamObject).GetTarget().Connection
+	if conn == nil {
+		return nil
+	}
+	var out []string
+	if conn.CredentialsSecretRef != nil {
+		out = append(out, conn.CredentialsSecretRef.Name)
+	}
+	if conn.TLSSecretRef != nil && (conn.CredentialsSecretRef == nil || conn.TLSSecretRef.Name != conn.CredentialsSecretRef.Name) {
+		out = append(out, conn.TLSSecretRef.Name)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package controller
+package jetstreamcontroller
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 // ref names means the cluster admits ns (spec.auth.accounts), and it is
 // looked up first, in the tenant's own namespace, so that nothing here
 // tells a tenant whether a cluster it may not use exists.
-func (r *JetStreamBase) accountConn(ctx context.Context, ns string, ref v1alpha1.ClusterRef, account string) (jetstream.ConnSpec, *targetProblem, error) {
+func (r *Base) accountConn(ctx context.Context, ns string, ref v1alpha1.ClusterRef, account string) (jetstream.ConnSpec, *targetProblem, error) {
 	if ref.Namespace == "" {
 		ref.Namespace = ns
 	}

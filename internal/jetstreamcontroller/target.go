@@ -1,4 +1,4 @@
-package controller
+package jetstreamcontroller
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/render"
-	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
@@ -34,7 +33,7 @@ type targetProblem struct {
 }
 
 // resolveTarget turns a resource's target into what dialing needs.
-func (r *JetStreamBase) resolveTarget(ctx context.Context, obj v1alpha1.JetStreamObject) (jetstream.ConnSpec, *targetProblem, error) {
+func (r *Base) resolveTarget(ctx context.Context, obj v1alpha1.JetStreamObject) (jetstream.ConnSpec, *targetProblem, error) {
 	t := obj.GetTarget()
 	if t.Cluster != nil && t.Account != "" {
 		return r.accountConn(ctx, obj.GetNamespace(), *t.Cluster, t.Account)
@@ -50,7 +49,7 @@ func (r *JetStreamBase) resolveTarget(ctx context.Context, obj v1alpha1.JetStrea
 
 // clusterConn dials a NatsCluster kubenats runs, with the credentials in its
 // client Secret.
-func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1.ClusterRef) (jetstream.ConnSpec, *targetProblem, error) {
+func (r *Base) clusterConn(ctx context.Context, ns string, ref v1alpha1.ClusterRef) (jetstream.ConnSpec, *targetProblem, error) {
 	if ref.Namespace == "" {
 		ref.Namespace = ns
 	}
@@ -110,13 +109,13 @@ func (r *JetStreamBase) clusterConn(ctx context.Context, ns string, ref v1alpha1
 // operator presents it, needing no certificate of its own); withCA also
 // the CA, which a mode users connection reads from the credentials Secret
 // instead.
-func (r *JetStreamBase) clientTLS(ctx context.Context, c *v1alpha1.NatsCluster, spec *jetstream.ConnSpec, withCA bool) *targetProblem {
+func (r *Base) clientTLS(ctx context.Context, c *v1alpha1.NatsCluster, spec *jetstream.ConnSpec, withCA bool) *targetProblem {
 	ct := c.Spec.ClientTLS()
 	spec.TLSHandshakeFirst = ct.HandshakeFirst
 	if !ct.Verify && !withCA {
 		return nil
 	}
-	data, _, err := servers.CertificateSecretData(ctx, r.Client, r.UserSecrets, c, "client")
+	data, err := r.Servers.ClientCertificate(ctx, c)
 	if err != nil || data == nil {
 		return &targetProblem{reason: reasonClusterNotReady, message: fmt.Sprintf(
 			"NatsCluster %s/%s: its client certificate cannot be read yet", c.Namespace, c.Name)}
@@ -142,7 +141,7 @@ func (r *JetStreamBase) clientTLS(ctx context.Context, c *v1alpha1.NatsCluster, 
 // Both are gone for a deletion: only the cluster's owner can make it, or
 // list the namespace, again, and a finalizer must not wait for that.
 func clusterRefProblem(ns string, ref v1alpha1.ClusterRef, c *v1alpha1.NatsCluster) *targetProblem {
-	if ref.Namespace != ns && (c == nil || !namespaceAllowed(c.Spec.JetStream.AllowedNamespaces, ns)) {
+	if ref.Namespace != ns && (c == nil || !c.Spec.JetStream.AdmitsNamespace(ns)) {
 		return &targetProblem{reason: reasonNotAllowed, gone: true, message: fmt.Sprintf(
 			"NatsCluster %s/%s does not exist or does not list namespace %q in spec.jetstream.allowedNamespaces", ref.Namespace, ref.Name, ns)}
 	}
@@ -153,10 +152,6 @@ func clusterRefProblem(ns string, ref v1alpha1.ClusterRef, c *v1alpha1.NatsClust
 	return nil
 }
 
-func namespaceAllowed(allowed []string, ns string) bool {
-	return slices.Contains(allowed, ns) || slices.Contains(allowed, "*")
-}
-
 // connectionAllowed reports whether resources of namespace ns may use
 // spec.connection: any namespace when the operator lists none.
 func connectionAllowed(allowed []string, ns string) bool {
@@ -165,7 +160,7 @@ func connectionAllowed(allowed []string, ns string) bool {
 
 // externalConn dials a NATS system by address, with credentials from the
 // user's Secrets: only those their owners opted in.
-func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
+func (r *Base) externalConn(ctx context.Context, ns string, conn v1alpha1.Connection) (jetstream.ConnSpec, *targetProblem, error) {
 	spec := jetstream.ConnSpec{System: "connection/" + ns, Servers: conn.Servers, Domain: conn.JSDomain, External: true, Namespace: ns}
 	if !connectionAllowed(r.ConnectionNamespaces, ns) {
 		// Gone for a deletion: nothing was ever dialled from here.
@@ -194,7 +189,7 @@ func (r *JetStreamBase) externalConn(ctx context.Context, ns string, conn v1alph
 // secretData is what an opted-in user Secret holds. A Secret that cannot be
 // used counts as gone: without its owner's consent the target cannot be
 // reached, and a deleted resource is let go.
-func (r *JetStreamBase) secretData(ctx context.Context, ns, name, field string) (map[string][]byte, *targetProblem, error) {
+func (r *Base) secretData(ctx context.Context, ns, name, field string) (map[string][]byte, *targetProblem, error) {
 	s, refusal, err := usersecrets.Get(ctx, r.UserSecrets, ns, name, field)
 	if refusal != "" {
 		return nil, &targetProblem{reason: reasonSecretNotFound, gone: true, message: refusal}, nil

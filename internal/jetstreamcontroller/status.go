@@ -1,6 +1,7 @@
-package controller
+package jetstreamcontroller
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -20,4 +21,14 @@ func jetStreamStatus(obj v1alpha1.JetStreamObject, prev *v1alpha1.JetStreamStatu
 		next.ObservedGeneration = obj.GetGeneration()
 	}
 	return next
+}
+
+// resourceState is a JetStream resource's state for the gauges: the
+// reason of its Ready condition ("Unknown" before it has one), a short,
+// bounded set of words.
+func resourceState(st v1alpha1.JetStreamStatus) string {
+	if ready := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady); ready != nil && ready.Reason != "" {
+		return ready.Reason
+	}
+	return "Unknown"
 }

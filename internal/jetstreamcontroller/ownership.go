@@ -1,4 +1,4 @@
-package controller
+package jetstreamcontroller
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func ownerGone(ctx context.Context, api client.Reader, m ownerMark) (bool, error
 // mark is mark: its own, or one it may adopt (event Adopted). refused says
 // why not. Another resource's object is taken only when adoptExisting asks
 // for it and the API server confirms that resource gone.
-func (r *JetStreamReconciler[T, C]) adoption(ctx context.Context, obj T, mark string) (event string, refused *outcome) {
+func (r *Reconciler[T, C]) adoption(ctx context.Context, obj T, mark string) (event string, refused *outcome) {
 	lc := obj.GetLifecycle()
 	what := fmt.Sprintf("%s %q", r.Kind.Name(), r.Kind.ServerName(obj))
 	refuse := func(retry bool, format string, args ...any) (string, *outcome) {

@@ -1,4 +1,4 @@
-package controller
+package jetstreamcontroller
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // NatsCluster deleted, a namespace no longer allowed, a Secret no longer
 // usable) or in a namespace being deleted: then it leaves the server object
 // in place, with a Warning event.
-func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T) (ctrl.Result, error) {
+func (r *Reconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(obj, v1alpha1.JetStreamFinalizer) {
 		return ctrl.Result{}, nil
 	}
@@ -51,7 +51,7 @@ func (r *JetStreamReconciler[T, C]) finalize(ctx context.Context, req ctrl.Reque
 
 // reportBlockedDeletion says in the Ready condition why a deleted resource
 // is still there, so that a Terminating resource does not look Synced.
-func (r *JetStreamReconciler[T, C]) reportBlockedDeletion(ctx context.Context, obj T, why string) error {
+func (r *Reconciler[T, C]) reportBlockedDeletion(ctx context.Context, obj T, why string) error {
 	prev := obj.GetJetStreamStatus().DeepCopy()
 	next := jetStreamStatus(obj, prev, outcome{reason: reasonDeletionBlocked, message: why})
 	if equality.Semantic.DeepEqual(*prev, next) {
@@ -67,7 +67,7 @@ func (r *JetStreamReconciler[T, C]) reportBlockedDeletion(ctx context.Context, o
 
 // deleteOnServer deletes the server object if it is kubenats'. blocked says
 // why it cannot now, while the server cannot be reached but may come back.
-func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (blocked string, _ error) {
+func (r *Reconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (blocked string, _ error) {
 	spec, problem, err := r.resolveTarget(ctx, obj)
 	if err != nil {
 		return "", err
@@ -111,7 +111,7 @@ func (r *JetStreamReconciler[T, C]) deleteOnServer(ctx context.Context, obj T) (
 // namespaceTerminating reports whether ns is being deleted. Read past the
 // cache, and only when a deletion is blocked: the operator watches no
 // namespaces. A namespace it may not read counts as not terminating.
-func (r *JetStreamReconciler[T, C]) namespaceTerminating(ctx context.Context, ns string) (bool, error) {
+func (r *Reconciler[T, C]) namespaceTerminating(ctx context.Context, ns string) (bool, error) {
 	var n corev1.Namespace
 	err := r.APIReader.Get(ctx, client.ObjectKey{Name: ns}, &n)
 	switch {
@@ -130,7 +130,7 @@ func (r *JetStreamReconciler[T, C]) namespaceTerminating(ctx context.Context, ns
 // hold the namespace in Terminating for as long as the server is away. The
 // API server takes no new events in a terminating namespace, so the
 // operator's log says it too.
-func (r *JetStreamReconciler[T, C]) releaseInTerminatingNamespace(ctx context.Context, obj T, blocked string) {
+func (r *Reconciler[T, C]) releaseInTerminatingNamespace(ctx context.Context, obj T, blocked string) {
 	r.Recorder.Eventf(obj, nil, corev1.EventTypeWarning, "FinalizerReleased", "Delete",
 		"the namespace is being deleted and the server object could not be deleted (%s); it was left in place", blocked)
 	log.FromContext(ctx).Info("finalizer released in a terminating namespace; the server object, if any, was left in place",

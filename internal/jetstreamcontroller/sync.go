@@ -1,4 +1,4 @@
-package controller
+package jetstreamcontroller
 
 import (
 	"context"
@@ -46,7 +46,7 @@ type outcome struct {
 }
 
 // sync brings the server object to the spec, or says why it cannot.
-func (r *JetStreamReconciler[T, C]) sync(ctx context.Context, obj T) outcome {
+func (r *Reconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	spec, problem, err := r.resolveTarget(ctx, obj)
 	if err != nil {
 		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
@@ -163,7 +163,7 @@ func serverFailure(err error) outcome {
 // ordinary: drift corrected, an object recreated or adopted. Creating and
 // updating what the spec says is the normal course, told by the Ready
 // condition; an event for each would be one more API write per object.
-func (r *JetStreamReconciler[T, C]) announceJetStream(obj T, out outcome) {
+func (r *Reconciler[T, C]) announceJetStream(obj T, out outcome) {
 	if action, ok := writeActions[out.event]; ok {
 		metrics.Writes.WithLabelValues(r.Kind.Name(), action).Inc()
 	}

@@ -1,4 +1,9 @@
-package controller
+// Package jetstreamcontroller holds one generic reconciler for the four
+// JetStream kinds (Stream, Consumer, KeyValue, ObjectStore): it does the
+// Kubernetes part (target, ownership, finalizer, status, wake-ups) and
+// each kind only declares how its server object is read, written and
+// deleted (jetstream.Kind).
+package jetstreamcontroller
 
 import (
 	"context"
@@ -23,6 +28,9 @@ import (
 // without an advisory: the safety net under advisory-driven drift detection.
 const resync = 10 * time.Minute
 
+// conflictRetry is how soon a pass whose status write lost a race runs again.
+const conflictRetry = 100 * time.Millisecond
+
 // quietRetries is how many retries a brand-new waiting resource gets before
 // its status says why it waits.
 const quietRetries = 2
@@ -33,8 +41,17 @@ const quietRetries = 2
 // consumers ten seconds to appear before either writes a status.
 const streamRetry = 5 * time.Second
 
-// JetStreamBase is what the four JetStream reconcilers share.
-type JetStreamBase struct {
+// Servers is what the JetStream reconcilers need to reach a NatsCluster's
+// servers beyond its pods' addresses (the pool's): its client
+// certificate.
+type Servers interface {
+	// ClientCertificate is the data of c's client certificate Secret, nil
+	// while it cannot be read (missing, or not one kubenats may use).
+	ClientCertificate(ctx context.Context, c *v1alpha1.NatsCluster) (map[string][]byte, error)
+}
+
+// Base is what the four JetStream reconcilers share.
+type Base struct {
 	client.Client
 	// APIReader reads past the cache, to confirm that the resource a
 	// server object's owner mark names is gone.
@@ -43,8 +60,10 @@ type JetStreamBase struct {
 	// (SecretAllowLabel), the only user Secrets the operator reads; a change
 	// of one wakes the resources that name it.
 	UserSecrets cache.Cache
-	Pool        *jetstream.Pool
-	Recorder    recorder.EventRecorder
+	// Servers reads a NatsCluster's client certificate (servers.Reach).
+	Servers  Servers
+	Pool     *jetstream.Pool
+	Recorder recorder.EventRecorder
 	// Namespaces are those the operator watches; empty: all.
 	Namespaces []string
 	// ConnectionNamespaces, when not empty, are the only namespaces whose
@@ -57,10 +76,10 @@ func NewBackoff() workqueue.TypedRateLimiter[reconcile.Request] {
 	return workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](250*time.Millisecond, time.Minute)
 }
 
-// JetStreamReconciler keeps one JetStream kind's server objects equal to
+// Reconciler keeps one JetStream kind's server objects equal to
 // their resources.
-type JetStreamReconciler[T v1alpha1.JetStreamObject, C any] struct {
-	*JetStreamBase
+type Reconciler[T v1alpha1.JetStreamObject, C any] struct {
+	*Base
 	Kind jetstream.Kind[T, C]
 	// Backoff spaces retries of a waiting resource, up to about a minute,
 	// forever: NATS that is not up yet is no reason to give up.
@@ -70,7 +89,7 @@ type JetStreamReconciler[T v1alpha1.JetStreamObject, C any] struct {
 }
 
 // Reconcile runs one pass for one resource and writes its status once.
-func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *Reconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	obj := r.Kind.New()
 	if err := r.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -115,7 +134,7 @@ func (r *JetStreamReconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Requ
 
 // schedule is when the resource is looked at again: soon with backoff
 // while it waits, at the resync period once settled.
-func (r *JetStreamReconciler[T, C]) schedule(req ctrl.Request, out outcome) ctrl.Result {
+func (r *Reconciler[T, C]) schedule(req ctrl.Request, out outcome) ctrl.Result {
 	switch {
 	case out.retry && out.reason == reasonStreamNotFound:
 		return ctrl.Result{RequeueAfter: max(r.Backoff.When(req), streamRetry)}
@@ -130,11 +149,11 @@ func (r *JetStreamReconciler[T, C]) schedule(req ctrl.Request, out outcome) ctrl
 }
 
 // user is the resource's name in the pool.
-func (r *JetStreamReconciler[T, C]) user(ns, name string) jetstream.User {
+func (r *Reconciler[T, C]) user(ns, name string) jetstream.User {
 	return jetstream.User(r.Kind.Name() + "/" + ns + "/" + name)
 }
 
 // owner is the mark kubenats leaves in the server object's metadata.
-func (r *JetStreamReconciler[T, C]) owner(obj T) ownerMark {
+func (r *Reconciler[T, C]) owner(obj T) ownerMark {
 	return ownerMark{kind: r.Kind.Name(), namespace: obj.GetNamespace(), name: obj.GetName(), uid: obj.GetUID()}
 }
