@@ -22,7 +22,7 @@ const clusterRefIndex = "kubenats.io/cluster"
 
 // SetupWithManager registers the reconciler for its kind with workers
 // parallel reconciles, of which one namespace's resources hold at most
-// perNamespace (a quarter when zero: ShareByNamespace). wakes queues the
+// perNamespace (a quarter when zero: namespaceshare.Share). wakes queues the
 // resources an advisory says changed on the server.
 func (r *Reconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamespace int, wakes *Wakes) error {
 	obj := r.Kind.New()

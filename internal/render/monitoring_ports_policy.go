@@ -29,7 +29,7 @@ import (
 
 // MonitoringPortsPolicyName is the monitoring ports' policy of c. It is
 // not the full policy's name: turning the full one on or off applies the
-// new policy first and then removes the old (reconcile_prune.go), and
+// new policy first and then removes the old (internal/natscluster/children_prune.go), and
 // while both are there the ports are open as under the looser one.
 func MonitoringPortsPolicyName(c *v1alpha1.NatsCluster) string { return c.Name + "-monitoring-ports" }
 

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/poll"
 )
@@ -118,12 +118,12 @@ func TestWebSocketIngressHeldToThePlatformsAllowLists(t *testing.T) {
 		reason      string
 		field       string
 	}{
-		{"host", "nats.example.org", nil, true, controller.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
-		{"deeper-host", "a.nats.example.com", nil, true, controller.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
+		{"host", "nats.example.org", nil, true, natscluster.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
+		{"deeper-host", "a.nats.example.com", nil, true, natscluster.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
 		{"snippet", "nats.example.com", map[string]string{
 			"nginx.ingress.kubernetes.io/proxy-read-timeout":    "3600",
 			"nginx.ingress.kubernetes.io/configuration-snippet": "more_set_headers x;",
-		}, true, controller.ReasonIngressNotAllowed, "nginx.ingress.kubernetes.io/configuration-snippet"},
+		}, true, natscluster.ReasonIngressNotAllowed, "nginx.ingress.kubernetes.io/configuration-snippet"},
 		{"secret", "nats.example.com", map[string]string{"nginx.ingress.kubernetes.io/proxy-read-timeout": "3600"}, false,
 			v1alpha1.ReasonSecretNotFound, "spec.websocket.ingress.tlsSecretName"},
 	} {
