@@ -53,6 +53,11 @@ func (r *Reconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamesp
 		Complete(namespaceshare.Share(r, workers, perNamespace))
 }
 
+// +kubebuilder:rbac:groups=kubenats.io,resources=streams;consumers;keyvalues;objectstores,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=kubenats.io,resources=streams/status;consumers/status;keyvalues/status;objectstores/status,verbs=update
+// +kubebuilder:rbac:groups=kubenats.io,resources=streams/finalizers;consumers/finalizers;keyvalues/finalizers;objectstores/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+
 // referencing lists the resources that name a NatsCluster.
 func (r *Reconciler[T, C]) referencing(ctx context.Context, c client.Object) []reconcile.Request {
 	list := r.Kind.NewList()

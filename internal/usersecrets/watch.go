@@ -43,8 +43,3 @@ func RequestsFor(list client.ObjectList) []reconcile.Request {
 	}
 	return reqs
 }
-
-// +kubebuilder:rbac:groups=kubenats.io,resources=streams;consumers;keyvalues;objectstores,verbs=get;list;watch;patch
-// +kubebuilder:rbac:groups=kubenats.io,resources=streams/status;consumers/status;keyvalues/status;objectstores/status,verbs=update
-// +kubebuilder:rbac:groups=kubenats.io,resources=streams/finalizers;consumers/finalizers;keyvalues/finalizers;objectstores/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
