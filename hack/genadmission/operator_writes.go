@@ -107,7 +107,7 @@ var chartClaimed = "(request.operation == 'UPDATE'" +
 // the client Service it routes to.
 func ingressSuffix() string {
 	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
-	suffix, ok := strings.CutPrefix(render.WebSocketIngressName(c), render.ClientServiceName(c))
+	suffix, ok := strings.CutPrefix(c.WebSocketIngressName(), c.ClientServiceName())
 	if !ok {
 		panic("the WebSocket Ingress is no longer named after the client Service")
 	}

@@ -55,7 +55,7 @@ func (r *Base) accountConn(ctx context.Context, ns string, ref v1alpha1.ClusterR
 	case err != nil:
 		return jetstream.ConnSpec{}, nil, err
 	}
-	if !render.HasTrust(&c) {
+	if !c.HasTrust() {
 		return jetstream.ConnSpec{}, &targetProblem{reason: reasonNotAllowed, message: fmt.Sprintf(
 			"account applies to a NatsCluster in auth mode jwt; %s/%s is not", ref.Namespace, ref.Name)}, nil
 	}

@@ -71,7 +71,7 @@ func (r *Base) clusterConn(ctx context.Context, ns string, ref v1alpha1.ClusterR
 	if problem := clusterRefProblem(ns, ref, found); problem != nil {
 		return jetstream.ConnSpec{}, problem, nil
 	}
-	if render.HasTrust(&c) {
+	if c.HasTrust() {
 		// There is no cluster-wide user in mode jwt: a JetStream resource
 		// names the account it lives in (accountConn). Refused rather than
 		// run with the system account's rights.

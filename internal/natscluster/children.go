@@ -80,8 +80,8 @@ func (r *Reconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster,
 	r.reportIgnoredRouteIssuer(c)
 	var renewIn time.Duration
 	switch {
-	case !render.HasRoutes(c):
-	case render.GeneratesRoutePKI(c):
+	case !c.HasRoutes():
+	case c.GeneratesRoutePKI():
 		if cred.RoutePKI, renewIn, blocker, err = r.routePKI(ctx, c, read); err != nil || blocker != nil {
 			return ctrl.Result{}, blocker, nil, err
 		}
@@ -99,7 +99,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster,
 	if blocker := refusedMount(obs.Certificates); blocker != nil {
 		return ctrl.Result{}, blocker, nil, nil
 	}
-	if !render.HasSystemUser(c) {
+	if !c.HasSystemUser() {
 		// Nothing can reload these servers: a renewed certificate reaches
 		// them by a restart.
 		credHash = withCertificates(credHash, obs.Certificates)
@@ -150,14 +150,14 @@ func (r *Reconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render.Credential
 		return nil
 	}
 	usersRevision := ""
-	if render.HasUsersFile(c) {
+	if c.HasUsersFile() {
 		_, usersRevision, _ = render.UsersConf(c, cred)
 	}
 	m := wantedMarks(conf.Revision, usersRevision, certs)
 	if mark := render.OperatorKeysMark(cred.Trust); mark != "" {
 		m[render.MetadataOperatorKeysKey] = mark
 	}
-	if render.HasLeafnodesFile(c) {
+	if c.HasLeafnodesFile() {
 		if _, revision, err := render.LeafnodesFiles(c, cred.Topology.Remotes); err == nil {
 			m[render.MetadataLeafnodesKey] = revision
 		}

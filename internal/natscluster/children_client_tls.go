@@ -30,7 +30,7 @@ func (r *Reconciler) settleClientPlaintext(ctx context.Context, c *v1alpha1.Nats
 		return nil
 	}
 	var sts appsv1.StatefulSet
-	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts)
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.StatefulSetName()}, &sts)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -55,11 +55,11 @@ func (r *Reconciler) settleClientPlaintext(ctx context.Context, c *v1alpha1.Nats
 // when it is gone (with the user's word), unreadable, or within a
 // certificate's lifetime of its ten years.
 func (r *Reconciler) clientPKI(ctx context.Context, c *v1alpha1.NatsCluster, read map[string]*corev1.Secret) (*render.ClientPKI, time.Duration, *status.Blocker, error) {
-	ca, blocker, err := r.keptCA(ctx, c, render.ClientCASecretName(c), read, nil)
+	ca, blocker, err := r.keptCA(ctx, c, c.ClientCASecretName(), read, nil)
 	if err != nil || blocker != nil {
 		return nil, 0, blocker, err
 	}
-	cert, err := r.ownedKeyPair(ctx, c, render.ClientTLSSecretName(c))
+	cert, err := r.ownedKeyPair(ctx, c, c.ClientTLSSecretName())
 	if err != nil {
 		return nil, 0, nil, err
 	}

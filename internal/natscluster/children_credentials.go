@@ -35,15 +35,15 @@ func (r *Reconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster, r
 		return cred, "", nil, err
 	}
 	sum := sha256.New()
-	if ref, ok := render.ClientSecretRef(c); ok {
+	if ref, ok := c.ClientSecretRef(); ok {
 		var (
 			value   string
 			blocker *status.Blocker
 			err     error
 		)
-		if render.GeneratesClientSecret(c) {
+		if c.GeneratesClientSecret() {
 			value, blocker, err = r.generatedValue(ctx, c, ref, used, read)
-			if !render.HasUsersFile(c) {
+			if !c.HasUsersFile() {
 				sum.Write([]byte(value)) // random, so its hash tells nothing
 			}
 		} else {
@@ -51,7 +51,7 @@ func (r *Reconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster, r
 			value, version, blocker, err = r.userSecretValue(ctx, c, ref)
 			// The user's own password may be weak: hash the Secret's
 			// version, never its value.
-			if !render.HasUsersFile(c) {
+			if !c.HasUsersFile() {
 				sum.Write([]byte(version))
 			}
 		}
@@ -60,22 +60,22 @@ func (r *Reconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster, r
 		}
 		cred.Client = value
 	}
-	if render.HasTrust(c) {
+	if c.HasTrust() {
 		trust, blocker, err := r.trust(ctx, c, used, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
 		}
 		cred.Trust = trust
 	}
-	if render.HasUsersFile(c) {
-		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.SystemSecretName(c), Key: render.PasswordKey}, used, read)
+	if c.HasUsersFile() {
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: c.SystemSecretName(), Key: render.PasswordKey}, used, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
 		}
 		cred.System = value
 	}
-	if render.HasRoutes(c) {
-		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: render.RouteSecretName(c), Key: render.PasswordKey}, used, read)
+	if c.HasRoutes() {
+		value, blocker, err := r.generatedValue(ctx, c, v1alpha1.SecretKeyRef{Name: c.RouteSecretName(), Key: render.PasswordKey}, used, read)
 		if blocker != nil || err != nil {
 			return cred, "", blocker, err
 		}
@@ -87,7 +87,7 @@ func (r *Reconciler) credentials(ctx context.Context, c *v1alpha1.NatsCluster, r
 		return cred, "", blocker, err
 	}
 	cred.Topology = topology
-	if render.HasUsersFile(c) {
+	if c.HasUsersFile() {
 		if _, _, err := render.UsersConf(c, cred); err != nil {
 			return cred, "", &status.Blocker{Reason: v1alpha1.ReasonSecretInvalid, Fatal: true, Message: "spec.auth.secretRef: " + err.Error()}, nil
 		}

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -42,7 +41,7 @@ const AnnotationRegenerateSecrets = "kubenats.io/regenerate-secrets"
 // for on the API server.
 func (r *Reconciler) serversUse(ctx context.Context, c *v1alpha1.NatsCluster) (map[string]bool, error) {
 	var sts appsv1.StatefulSet
-	key := client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}
+	key := client.ObjectKey{Namespace: c.Namespace, Name: c.StatefulSetName()}
 	err := r.Get(ctx, key, &sts)
 	if apierrors.IsNotFound(err) {
 		err = r.APIReader.Get(ctx, key, &sts)
@@ -56,14 +55,14 @@ func (r *Reconciler) serversUse(ctx context.Context, c *v1alpha1.NatsCluster) (m
 		return nil, nil
 	}
 	used := readSecrets(&sts.Spec.Template.Spec)
-	if render.HasTrust(c) {
+	if c.HasTrust() {
 		// No pod mounts the trust Secret, but the nats.conf they read
 		// trusts its operator key, and every account JWT on the servers
 		// is signed by it: new keys would lock every account out.
 		if used == nil {
 			used = map[string]bool{}
 		}
-		used[render.TrustSecretName(c)] = true
+		used[c.TrustSecretName()] = true
 	}
 	return used, nil
 }
@@ -99,12 +98,12 @@ func readSecrets(spec *corev1.PodSpec) map[string]bool {
 // the CA).
 func usedBy(c *v1alpha1.NatsCluster, used map[string]bool, name string) bool {
 	switch name {
-	case render.SystemSecretName(c), render.AuthSecretName(c):
-		return used[name] || used[render.UsersSecretName(c)]
-	case render.CASecretName(c):
-		return used[render.RouteTLSSecretName(c)]
-	case render.ClientCASecretName(c):
-		return used[render.ClientTLSSecretName(c)]
+	case c.SystemSecretName(), c.AuthSecretName():
+		return used[name] || used[c.UsersSecretName()]
+	case c.CASecretName():
+		return used[c.RouteTLSSecretName()]
+	case c.ClientCASecretName():
+		return used[c.ClientTLSSecretName()]
 	}
 	return used[name]
 }

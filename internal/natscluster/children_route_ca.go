@@ -56,7 +56,7 @@ func (r *Reconciler) legacyRouteSigner(ctx context.Context, c *v1alpha1.NatsClus
 // the way to a CA the operator does not have yet, costs little.
 func (r *Reconciler) legacyRouteCASecret(ctx context.Context, c *v1alpha1.NatsCluster) (*corev1.Secret, error) {
 	var s corev1.Secret
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.LegacyRouteCASecretName(c)}, &s)
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.LegacyRouteCASecretName()}, &s)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
@@ -85,7 +85,7 @@ func signedBy(certPEM string, ca pki.KeyPair) bool {
 // would otherwise keep renewing. Only the Certificate objects: the Secrets
 // cert-manager wrote are left to the user.
 func (r *Reconciler) deleteLegacyRouteCertificates(ctx context.Context, c *v1alpha1.NatsCluster) error {
-	for _, name := range render.LegacyRouteCertificateNames(c) {
+	for _, name := range c.LegacyRouteCertificateNames() {
 		crt := &unstructured.Unstructured{}
 		crt.SetAPIVersion(render.CertificateAPIVersion)
 		crt.SetKind(render.CertificateKind)
@@ -112,7 +112,7 @@ func (r *Reconciler) deleteLegacyRouteCertificates(ctx context.Context, c *v1alp
 // reportIgnoredRouteIssuer says, while c still names a route issuer,
 // that nothing asks it for anything.
 func (r *Reconciler) reportIgnoredRouteIssuer(c *v1alpha1.NatsCluster) {
-	if render.IgnoresRouteIssuer(c) {
+	if c.IgnoresRouteIssuer() {
 		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, reasonRouteIssuerIgnored, "IssueRouteCA", "%s", routeIssuerIgnored(c))
 	}
 }
@@ -121,6 +121,6 @@ func (r *Reconciler) reportIgnoredRouteIssuer(c *v1alpha1.NatsCluster) {
 const reasonRouteIssuerIgnored = "RouteIssuerIgnored"
 
 func routeIssuerIgnored(c *v1alpha1.NatsCluster) string {
-	return "spec.tls.routes.issuerRef is ignored: the route CA is the operator's own (Secret " + render.CASecretName(c) +
+	return "spec.tls.routes.issuerRef is ignored: the route CA is the operator's own (Secret " + c.CASecretName() +
 		"), never one an issuer signs; remove the field"
 }

@@ -24,7 +24,7 @@ const overlapRecheck = 5 * time.Second
 // route Secret does not record, so that the move off it overlaps too.
 // It returns what to write and when to look again.
 func (r *Reconciler) signRoutes(ctx context.Context, c *v1alpha1.NatsCluster, ca pki.KeyPair, names []string, now time.Time, legacy *pki.KeyPair) (*render.RoutePKI, time.Duration, error) {
-	s, err := r.ownedSecret(ctx, c, render.RouteTLSSecretName(c))
+	s, err := r.ownedSecret(ctx, c, c.RouteTLSSecretName())
 	if err != nil {
 		return nil, 0, err
 	}

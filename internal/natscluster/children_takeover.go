@@ -44,7 +44,7 @@ func (r *Reconciler) adoptChartRelease(ctx context.Context, c *v1alpha1.NatsClus
 		return nil, nil
 	}
 	var sts appsv1.StatefulSet
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts)
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.StatefulSetName()}, &sts)
 	switch {
 	case apierrors.IsNotFound(err):
 		// Released by an earlier pass (the client Service is the
@@ -52,7 +52,7 @@ func (r *Reconciler) adoptChartRelease(ctx context.Context, c *v1alpha1.NatsClus
 		if taken, err := r.tookOver(ctx, c); err != nil || taken {
 			return nil, err
 		}
-		return refuseTakeover("there is no StatefulSet %s of the chart's release %s to take over", render.StatefulSetName(c), c.Spec.Takeover.HelmRelease), nil
+		return refuseTakeover("there is no StatefulSet %s of the chart's release %s to take over", c.StatefulSetName(), c.Spec.Takeover.HelmRelease), nil
 	case err != nil:
 		return nil, err
 	case metav1.IsControlledBy(&sts, c):
@@ -94,7 +94,7 @@ func refuseTakeover(format string, args ...any) *status.Blocker {
 // cluster's. The pods are labelled again, in case one was made anew since.
 func (r *Reconciler) tookOver(ctx context.Context, c *v1alpha1.NatsCluster) (bool, error) {
 	var svc corev1.Service
-	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ClientServiceName(c)}, &svc)
+	err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.ClientServiceName()}, &svc)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&svc, c)) {
 		return false, nil
 	}
@@ -117,8 +117,8 @@ func notTheChartsRelease(c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet) strin
 		return "its selector is not the chart's"
 	case len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != render.DataVolume(c):
 		return "its data claims are not the chart's " + render.DataVolume(c) + "-<pod>"
-	case sts.Spec.ServiceName != render.HeadlessServiceName(c):
-		return "its headless Service is not " + render.HeadlessServiceName(c)
+	case sts.Spec.ServiceName != c.HeadlessServiceName():
+		return "its headless Service is not " + c.HeadlessServiceName()
 	}
 	return ""
 }
@@ -142,7 +142,7 @@ func (r *Reconciler) chartSettingsLost(ctx context.Context, c *v1alpha1.NatsClus
 	sts.TypeMeta = metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"}
 	objs := []any{sts}
 	var cm corev1.ConfigMap
-	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ConfigMapName(c)}, &cm); {
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.ConfigMapName()}, &cm); {
 	case err == nil:
 		cm.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
 		objs = append(objs, &cm)
@@ -197,10 +197,10 @@ func (r *Reconciler) labelChartPods(ctx context.Context, c *v1alpha1.NatsCluster
 func chartNamesakes(c *v1alpha1.NatsCluster) []client.Object {
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: c.Namespace, Name: name} }
 	return []client.Object{
-		&corev1.Service{ObjectMeta: meta(render.ClientServiceName(c))},
-		&corev1.Service{ObjectMeta: meta(render.HeadlessServiceName(c))},
-		&corev1.ConfigMap{ObjectMeta: meta(render.ConfigMapName(c))},
-		&policyv1.PodDisruptionBudget{ObjectMeta: meta(render.PodDisruptionBudgetName(c))},
+		&corev1.Service{ObjectMeta: meta(c.ClientServiceName())},
+		&corev1.Service{ObjectMeta: meta(c.HeadlessServiceName())},
+		&corev1.ConfigMap{ObjectMeta: meta(c.ConfigMapName())},
+		&policyv1.PodDisruptionBudget{ObjectMeta: meta(c.PodDisruptionBudgetName())},
 	}
 }
 

@@ -34,12 +34,12 @@ func (r *Reconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read
 	if err := r.deleteLegacyRouteCertificates(ctx, c); err != nil {
 		return nil, 0, nil, err
 	}
-	cert, err := r.ownedKeyPair(ctx, c, render.RouteTLSSecretName(c))
+	cert, err := r.ownedKeyPair(ctx, c, c.RouteTLSSecretName())
 	if err != nil {
 		return nil, 0, nil, err
 	}
 	var legacy *pki.KeyPair
-	ca, blocker, err := r.keptCA(ctx, c, render.CASecretName(c), read, func() (bool, error) {
+	ca, blocker, err := r.keptCA(ctx, c, c.CASecretName(), read, func() (bool, error) {
 		signer, ok, err := r.legacyRouteSigner(ctx, c, cert.Cert)
 		if ok {
 			legacy = &signer
@@ -60,7 +60,7 @@ func (r *Reconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read
 		}
 		why := decision.Why
 		if legacy != nil {
-			why = "moving the routes off the CA cert-manager issued (" + render.LegacyRouteCASecretName(c) + ") to the operator's own"
+			why = "moving the routes off the CA cert-manager issued (" + c.LegacyRouteCASecretName() + ") to the operator's own"
 		}
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCA", "made a new route CA: %s", why)
 	}
@@ -121,9 +121,9 @@ func (r *Reconciler) clusterDomain() string {
 // count as found when they were issued in this pass.
 func (r *Reconciler) observeCertificates(ctx context.Context, c *v1alpha1.NatsCluster, cred render.Credentials) ([]status.Certificate, string, error) {
 	var out []status.Certificate
-	if c.Spec.RouteTLSEnabled() && render.HasRoutes(c) {
-		cert := status.Certificate{Listener: "routes", Secret: render.RouteTLSSecretName(c)}
-		if render.IgnoresRouteIssuer(c) {
+	if c.Spec.RouteTLSEnabled() && c.HasRoutes() {
+		cert := status.Certificate{Listener: "routes", Secret: c.RouteTLSSecretName()}
+		if c.IgnoresRouteIssuer() {
 			cert.Note = routeIssuerIgnored(c)
 		}
 		if routes := cred.RoutePKI; routes != nil {
@@ -135,7 +135,7 @@ func (r *Reconciler) observeCertificates(ctx context.Context, c *v1alpha1.NatsCl
 		}
 		out = append(out, cert)
 	}
-	cert := status.Certificate{Listener: "client", Secret: render.ClientTLSSecretName(c)}
+	cert := status.Certificate{Listener: "client", Secret: c.ClientTLSSecretName()}
 	var data map[string][]byte
 	var err error
 	if p := cred.ClientPKI; p != nil {

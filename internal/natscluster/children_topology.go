@@ -23,7 +23,7 @@ import (
 // servers. User Secrets are hashed by version, never by value.
 func (r *Reconciler) topologyCredentials(ctx context.Context, c *v1alpha1.NatsCluster, used map[string]bool, read map[string]*corev1.Secret, sum hash.Hash) (render.TopologyCredentials, *status.Blocker, error) {
 	var out render.TopologyCredentials
-	if ref, ok := render.LeafnodeAuthRef(c); ok {
+	if ref, ok := c.LeafnodeAuthRef(); ok {
 		var (
 			value, version string
 			blocker        *status.Blocker
@@ -51,7 +51,7 @@ func (r *Reconciler) topologyCredentials(ctx context.Context, c *v1alpha1.NatsCl
 		return out, blocker, err
 	}
 	out.Remotes = remotes
-	if !render.HasSystemUser(c) {
+	if !c.HasSystemUser() {
 		// Its revision covers the spec's remotes and the Secrets' versions.
 		_, revision, _ := render.LeafnodesFiles(c, remotes)
 		sum.Write([]byte("remotes\x00" + revision))
@@ -178,10 +178,10 @@ func (r *Reconciler) mountableTLS(ctx context.Context, c *v1alpha1.NatsCluster, 
 func topologyCertificates(c *v1alpha1.NatsCluster) []status.Certificate {
 	var out []status.Certificate
 	if c.Spec.LeafnodesAccepted() && c.Spec.Leafnodes.Accept.TLS != nil {
-		out = append(out, status.Certificate{Listener: "leafnodes", Secret: render.LeafnodesTLSSecretName(c)})
+		out = append(out, status.Certificate{Listener: "leafnodes", Secret: c.LeafnodesTLSSecretName()})
 	}
 	if c.Spec.GatewayEnabled() {
-		out = append(out, status.Certificate{Listener: "gateway", Secret: render.GatewayTLSSecretName(c)})
+		out = append(out, status.Certificate{Listener: "gateway", Secret: c.GatewayTLSSecretName()})
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -18,7 +17,7 @@ import (
 // would lock out every account and user. A Secret whose values do not
 // hold together is refused, naming the key, never a value.
 func (r *Reconciler) trust(ctx context.Context, c *v1alpha1.NatsCluster, used map[string]bool, read map[string]*corev1.Secret) (map[string]string, *status.Blocker, error) {
-	name := render.TrustSecretName(c)
+	name := c.TrustSecretName()
 	s, foreign, err := r.lookupSecret(ctx, c, name)
 	if err != nil {
 		return nil, nil, err

@@ -17,7 +17,6 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
 	"github.com/kubenats/kubenats/internal/plan"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -86,7 +85,7 @@ func (r *Reconciler) observeDeletion(ctx context.Context, c *v1alpha1.NatsCluste
 	}
 	obs.Users = users
 	var sts appsv1.StatefulSet
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.StatefulSetName()}, &sts); {
 	case apierrors.IsNotFound(err):
 		return obs, nil
 	case err != nil:

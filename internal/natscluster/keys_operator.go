@@ -29,7 +29,7 @@ const operatorKeysRecheck = 5 * time.Second
 // from the Secret as this step left it. A pass that stopped short
 // (mayStep false) only reports.
 func (r *Reconciler) rotateOperatorKeys(ctx context.Context, c *v1alpha1.NatsCluster, mayStep bool) (*status.Verdict, time.Duration, error) {
-	s, foreign, err := r.lookupSecret(ctx, c, render.TrustSecretName(c))
+	s, foreign, err := r.lookupSecret(ctx, c, c.TrustSecretName())
 	if err != nil || s == nil || foreign || accounts.CheckTrust(s.Data) != nil {
 		return nil, 0, err // the pass's trust check reports a missing or broken Secret
 	}

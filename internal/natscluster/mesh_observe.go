@@ -88,7 +88,7 @@ func (r *Reconciler) observeMesh(ctx context.Context, c *v1alpha1.NatsCluster) (
 	}
 	o.Installed = installed
 	var sts appsv1.StatefulSet
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.StatefulSetName()}, &sts); {
 	case err == nil && metav1.IsControlledBy(&sts, c):
 		o.StatefulSetExists = true
 		o.TemplateSidecars = sts.Spec.Template.Labels[render.LabelIstioInject] == "true"
@@ -143,7 +143,7 @@ func meshPod(p *corev1.Pod, updateRevision string) plan.MeshPod {
 // not c's (the applier then reports the conflict).
 func (r *Reconciler) livePolicy(ctx context.Context, c *v1alpha1.NatsCluster) (*securityv1.PeerAuthentication, error) {
 	var pa securityv1.PeerAuthentication
-	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.PeerAuthenticationName(c)}, &pa)
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.PeerAuthenticationName()}, &pa)
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil, nil
@@ -221,7 +221,7 @@ func (r *Reconciler) nearStrict(o *plan.MeshObservation) bool {
 
 // observeHealth fills in the routes and JetStream, as the servers see them.
 func (r *Reconciler) observeHealth(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, o *plan.MeshObservation) {
-	if render.HasRoutes(c) && len(pods) > 1 {
+	if c.HasRoutes() && len(pods) > 1 {
 		a, err := r.Servers.Access(ctx, c)
 		peers := make(map[string][]string, len(pods))
 		for i := range pods {

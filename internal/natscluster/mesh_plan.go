@@ -61,13 +61,13 @@ func (r *Reconciler) finishMesh(ctx context.Context, c *v1alpha1.NatsCluster, m 
 		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonMeshRolledBack, "Loosen", "%s", step.Message)
 	case step.Policy == plan.Strict:
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "MeshStrict", "Tighten",
-			"PeerAuthentication %s set to STRICT: %s", render.PeerAuthenticationName(c), step.Message)
+			"PeerAuthentication %s set to STRICT: %s", c.PeerAuthenticationName(), step.Message)
 	case o.Policy == plan.NoPolicy:
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "MeshPermissive", "Create",
-			"PeerAuthentication %s created in PERMISSIVE mode, before any server gets or loses its sidecar", render.PeerAuthenticationName(c))
+			"PeerAuthentication %s created in PERMISSIVE mode, before any server gets or loses its sidecar", c.PeerAuthenticationName())
 	default:
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "MeshPermissive", "Loosen",
-			"PeerAuthentication %s set to PERMISSIVE: %s", render.PeerAuthenticationName(c), step.Message)
+			"PeerAuthentication %s set to PERMISSIVE: %s", c.PeerAuthenticationName(), step.Message)
 	}
 	if o.StatefulSetExists && step.Sidecars != o.TemplateSidecars && o.Installed {
 		what := "the servers now ask for Istio sidecars; the rolling update gives them one server at a time"

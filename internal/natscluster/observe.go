@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -27,7 +26,7 @@ func (r *Reconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *
 		return nil, nil, err
 	}
 	var svc corev1.Service
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.ClientServiceName(c)}, &svc); {
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.ClientServiceName()}, &svc); {
 	case err == nil && metav1.IsControlledBy(&svc, c):
 		obs.ClientService = &svc
 	case err != nil && !apierrors.IsNotFound(err):
@@ -64,7 +63,7 @@ func (r *Reconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *
 // none c controls.
 func (r *Reconciler) observeStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation) error {
 	var sts appsv1.StatefulSet
-	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	switch err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.StatefulSetName()}, &sts); {
 	case err == nil && metav1.IsControlledBy(&sts, c):
 		obs.StatefulSet = &sts
 	case err != nil && !apierrors.IsNotFound(err):

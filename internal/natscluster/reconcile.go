@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -75,7 +74,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, &obs, pods, hung, want)
 		result.RequeueAfter = soonest(result.RequeueAfter, retry)
 	}
-	if render.HasTrust(c) {
+	if c.HasTrust() {
 		var retry time.Duration
 		if obs.OperatorKeys, retry, err = r.rotateOperatorKeys(ctx, c, blocker == nil && applyErr == nil && want != nil); err != nil {
 			return ctrl.Result{}, err

@@ -95,7 +95,7 @@ func (r *Reconciler) reloadConfig(ctx context.Context, c *v1alpha1.NatsCluster, 
 	if err != nil {
 		return configNotLoaded(v1alpha1.ReasonReloadPending, "waiting for the servers' access: "+err.Error()), settleRetry
 	}
-	obs := plan.ReloadObservation{Want: want, PendingFor: time.Since(mem.since), CanReload: render.HasSystemUser(c),
+	obs := plan.ReloadObservation{Want: want, PendingFor: time.Since(mem.since), CanReload: c.HasSystemUser(),
 		ReadyMarks: []string{render.MetadataConfigKey, render.MetadataUsersKey}}
 	ids := map[string]string{}
 	for i := range pods {

@@ -126,7 +126,7 @@ func (r *Reconciler) jetStreamViews(ctx context.Context, c *v1alpha1.NatsCluster
 	if err != nil {
 		return views
 	}
-	if !render.HasSystemUser(c) {
+	if !c.HasSystemUser() {
 		for i := range pods {
 			url, hc := a.MonitorURL(r.Versions.HTTP, &pods[i], natsmon.JSZQuery)
 			if info, err := natsmon.FetchJSZ(ctx, hc, url); err == nil {

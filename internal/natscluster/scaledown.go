@@ -12,7 +12,6 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/plan"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/servers"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -62,7 +61,7 @@ func (r *Reconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, liv
 	waiting := func(msg string) (int32, *status.Blocker, error) {
 		return allowed, &status.Blocker{Reason: reason, Message: what + msg}, nil
 	}
-	obs := plan.ScaleDownObservation{Live: int(live), Want: int(want), SystemAccount: render.HasSystemUser(c), AuthMode: string(c.Spec.Auth.Mode)}
+	obs := plan.ScaleDownObservation{Live: int(live), Want: int(want), SystemAccount: c.HasSystemUser(), AuthMode: string(c.Spec.Auth.Mode)}
 	var cred servers.Access
 	if obs.SystemAccount {
 		var err error

@@ -96,7 +96,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // token, its own certificates, and its WebSocket Ingress's.
 func clusterSecrets(o client.Object) []string {
 	spec := o.(*v1alpha1.NatsCluster).Spec
-	out := append(render.LeafnodeUserSecrets(o.(*v1alpha1.NatsCluster)), render.GatewayUserSecrets(o.(*v1alpha1.NatsCluster))...)
+	out := append(o.(*v1alpha1.NatsCluster).LeafnodeUserSecrets(), o.(*v1alpha1.NatsCluster).GatewayUserSecrets()...)
 	if ref := spec.Auth.SecretRef; ref != nil {
 		out = append(out, ref.Name)
 	}

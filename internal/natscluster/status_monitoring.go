@@ -42,7 +42,7 @@ func monitoringVerdict(c *v1alpha1.NatsCluster, installed bool) *status.Verdict 
 		v.Status, v.Reason = metav1.ConditionFalse, v1alpha1.ReasonPodMonitorCRDMissing
 		v.Message = fmt.Sprintf("the Prometheus Operator's CRDs (%s) are not installed: no PodMonitor or PrometheusRule; every server still serves metrics on port %d", PodMonitorGroupKind, render.MetricsPort)
 	default:
-		v.Message = fmt.Sprintf("PodMonitor %s selects every server's metrics port", render.PodMonitorName(c))
+		v.Message = fmt.Sprintf("PodMonitor %s selects every server's metrics port", c.PodMonitorName())
 	}
 	return v
 }

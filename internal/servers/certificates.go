@@ -52,12 +52,12 @@ func CertificateSecretData(ctx context.Context, cached, userSecrets client.Reade
 func certificateSource(c *v1alpha1.NatsCluster, listener string) (name string, ours bool) {
 	switch listener {
 	case "routes":
-		return render.RouteTLSSecretName(c), c.Spec.TLS.Routes.SecretName == ""
+		return c.RouteTLSSecretName(), c.Spec.TLS.Routes.SecretName == ""
 	case "leafnodes":
 		t := c.Spec.Leafnodes
-		return render.LeafnodesTLSSecretName(c), t == nil || t.Accept == nil || t.Accept.TLS == nil || t.Accept.TLS.SecretName == ""
+		return c.LeafnodesTLSSecretName(), t == nil || t.Accept == nil || t.Accept.TLS == nil || t.Accept.TLS.SecretName == ""
 	case "gateway":
-		return render.GatewayTLSSecretName(c), c.Spec.Gateway == nil || c.Spec.Gateway.TLS.SecretName == ""
+		return c.GatewayTLSSecretName(), c.Spec.Gateway == nil || c.Spec.Gateway.TLS.SecretName == ""
 	}
-	return render.ClientTLSSecretName(c), c.Spec.ClientTLS().SecretName == ""
+	return c.ClientTLSSecretName(), c.Spec.ClientTLS().SecretName == ""
 }

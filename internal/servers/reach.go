@@ -62,7 +62,7 @@ func (r *Reach) AccountConn(ctx context.Context, c *v1alpha1.NatsCluster, creds 
 // connection before nats.go allocates it.
 func (r *Reach) connReady(ctx context.Context, c *v1alpha1.NatsCluster, creds []byte, name string) (_ *nats.Conn, ready []string, _ error) {
 	var sts appsv1.StatefulSet
-	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.StatefulSetName(c)}, &sts); {
+	switch err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.StatefulSetName()}, &sts); {
 	case apierrors.IsNotFound(err):
 		return nil, nil, ErrNoServers
 	case err != nil:
@@ -127,13 +127,13 @@ func (r *Reach) ClientCA(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, 
 func (r *Reach) Access(ctx context.Context, c *v1alpha1.NatsCluster) (Access, error) {
 	a := Access{Cluster: c, MonitorTLS: c.Spec.MonitorTLSEnabled(), Dial: r.Dialer}
 	switch {
-	case render.HasTrust(c):
+	case c.HasTrust():
 		jwt, seed, err := r.systemUserJWT(ctx, c)
 		if err != nil {
 			return a, err
 		}
 		a.UserJWT, a.Seed = jwt, seed
-	case render.HasSystemUser(c):
+	case c.HasSystemUser():
 		password, err := r.systemPassword(ctx, c)
 		if err != nil {
 			return a, err
@@ -167,7 +167,7 @@ func (r *Reach) tlsSecretData(ctx context.Context, c *v1alpha1.NatsCluster, list
 // Secret it generated (cached: it carries kubenats' label).
 func (r *Reach) systemPassword(ctx context.Context, c *v1alpha1.NatsCluster) (string, error) {
 	var s corev1.Secret
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.SystemSecretName(c)}, &s); err != nil {
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.SystemSecretName()}, &s); err != nil {
 		return "", err
 	}
 	return string(s.Data[render.PasswordKey]), nil
@@ -175,7 +175,7 @@ func (r *Reach) systemPassword(ctx context.Context, c *v1alpha1.NatsCluster) (st
 
 // systemUserJWT is the operator's system user in mode jwt.
 func (r *Reach) systemUserJWT(ctx context.Context, c *v1alpha1.NatsCluster) (jwt, seed string, _ error) {
-	s, err := ownedSecret(ctx, r.APIReader, c, render.TrustSecretName(c))
+	s, err := ownedSecret(ctx, r.APIReader, c, c.TrustSecretName())
 	if err != nil {
 		return "", "", err
 	}
