@@ -22,7 +22,7 @@ build: ## Build bin/kubenats.
 .PHONY: generate
 generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the alert rules and dashboards, the chart's copies of them, dist/install.yaml and docs/api.md.
 	$(CONTROLLER_GEN) object paths=./api/...
-	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/controller/... paths=./internal/accountcontroller/... paths=./internal/manager/... \
+	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/natscluster/... paths=./internal/jetstreamcontroller/... paths=./internal/accountcontroller/... paths=./internal/manager/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/genadmission config/admission/policy.yaml
 	go run ./hack/genmonitoring config

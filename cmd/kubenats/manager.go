@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/manager"
+	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/serverbudget"
 	"github.com/kubenats/kubenats/internal/webhook"
 )
@@ -31,7 +31,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.IntVar(&o.JetStreamWorkersPerNamespace, "jetstream-workers-per-namespace", 0, "of those, how many one namespace's resources may hold at once, so that one tenant's silent servers cannot take them all; 0: a quarter of the workers")
 	fs.IntVar(&o.NatsAccountWorkers, "natsaccount-workers", 0, "NatsAccounts reconciled in parallel; 0: 4")
 	fs.IntVar(&o.NatsAccountWorkersPerNamespace, "natsaccount-workers-per-namespace", 0, "of those, how many one namespace's accounts may hold at once (revocations run first whatever the namespace); 0: a quarter of the workers, at least one")
-	fs.IntVar(&o.NatsClusterWorkers, "natscluster-workers", controller.DefaultNatsClusterWorkers, "NatsClusters reconciled in parallel: a hung cluster's pass holds one of them")
+	fs.IntVar(&o.NatsClusterWorkers, "natscluster-workers", natscluster.DefaultNatsClusterWorkers, "NatsClusters reconciled in parallel: a hung cluster's pass holds one of them")
 	fs.IntVar(&o.NatsClusterWorkersPerNamespace, "natscluster-workers-per-namespace", 0, "of those, how many one namespace's clusters may hold at once, so that one tenant's hung clusters cannot take them all; 0: a quarter of the workers")
 	fs.Func("server-memory-budget", "bytes (a quantity: 64Mi) that what NATS servers send may take in the operator at once, messages being received and answers being read; a message past it closes its connection. Default 64Mi, at least 32Mi", func(v string) error {
 		n, err := parseBytes(v)
@@ -46,7 +46,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.IntVar(&o.ServerLimits.Connections, "server-connections", serverbudget.DefaultConnections, "NATS connections the operator holds at once, in all (JetStream resources' and the system account's); one more is refused with a condition on its resource")
 	fs.IntVar(&o.ServerLimits.ConnectionsPerNamespace, "server-connections-per-namespace", serverbudget.DefaultConnectionsPerNamespace, "of them, how many reach the servers of one namespace (a NatsCluster's, or those a namespace's resources name in connection.servers)")
 	fs.DurationVar(&o.RouteCertificateRenewBefore, "route-certificate-renew-before", 0, "how long before its end the route certificate from the operator's own CA is renewed; 0: once two thirds of its 90 days have passed")
-	fs.DurationVar(&o.ServerAnswerBound, "server-answer-timeout", controller.DefaultAnswerBound, "how long a ready server has to answer on its monitor port before it counts as hung")
+	fs.DurationVar(&o.ServerAnswerBound, "server-answer-timeout", natscluster.DefaultAnswerBound, "how long a ready server has to answer on its monitor port before it counts as hung")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
 	fs.StringVar(&o.ExporterImage, "exporter-image", os.Getenv("KUBENATS_IMAGE"), "image of the servers' metrics containers: this operator's own (KUBENATS_IMAGE)")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader among replicas of the operator")
@@ -71,23 +71,23 @@ func runManager(args []string, stderr io.Writer) int {
 		"let connection.servers of JetStream resources reach the pods and Services of other namespaces than the resource's (refused by default: they are other tenants')")
 	fs.Func("allowed-image-registries", "comma-separated registries or repositories (written as image names without tag, e.g. registry.example.com,docker.io/nats) that spec.image must be under; empty: any image", func(v string) error {
 		o.AllowedImageRegistries = splitNamespaces(v)
-		_, err := controller.ParseImagePolicy(o.AllowedImageRegistries)
+		_, err := natscluster.ParseImagePolicy(o.AllowedImageRegistries)
 		return err
 	})
 	fs.Func("allowed-cluster-issuers", "comma-separated ClusterIssuers (name, or group/name for an external issuer) that a NatsCluster's TLS may name; not given or empty: none (Issuers of the cluster's namespace are always allowed; a ClusterIssuer signs for every tenant that names it)", func(v string) error {
 		o.AllowedClusterIssuers = splitNamespaces(v)
-		_, err := controller.ParseIssuerPolicy(o.AllowedClusterIssuers)
+		_, err := natscluster.ParseIssuerPolicy(o.AllowedClusterIssuers)
 		return err
 	})
 	fs.Func("allowed-ingress-hosts", "comma-separated hosts a NatsCluster's WebSocket Ingress may route: a name, or *.<domain> for one label under it; given empty: none; not given: any (admission already asks that whoever sets spec.websocket.ingress may create Ingresses)", func(v string) error {
 		hosts := splitNamespaces(v)
 		o.AllowedIngressHosts = &hosts
-		_, err := controller.ParseIngressPolicy(&hosts, nil)
+		_, err := natscluster.ParseIngressPolicy(&hosts, nil)
 		return err
 	})
 	fs.Func("allowed-ingress-annotations", "comma-separated annotations a NatsCluster's WebSocket Ingress may carry: a key, or a prefix ending in * (nginx.ingress.kubernetes.io/proxy-*); not given or empty: none", func(v string) error {
 		o.AllowedIngressAnnotations = splitNamespaces(v)
-		_, err := controller.ParseIngressPolicy(nil, o.AllowedIngressAnnotations)
+		_, err := natscluster.ParseIngressPolicy(nil, o.AllowedIngressAnnotations)
 		return err
 	})
 	fs.StringVar(&o.WebhookBindAddress, "webhook-bind-address", "0", `address of the validating webhook (HTTPS, for the API server; the install sets :9443); "0" disables it`)

@@ -99,20 +99,20 @@ func renderDocument(doc []byte, out io.Writer) error {
 // expectedSecrets describes the Secrets the StatefulSet reads.
 func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 	var out []string
-	if ref, ok := render.ClientSecretRef(c); ok && c.Spec.Auth.Mode == v1alpha1.AuthToken {
+	if ref, ok := c.ClientSecretRef(); ok && c.Spec.Auth.Mode == v1alpha1.AuthToken {
 		out = append(out, fmt.Sprintf("Secret %s, key %s: the client token", ref.Name, ref.Key))
 	}
-	if render.HasUsersFile(c) {
+	if c.HasUsersFile() {
 		out = append(out, fmt.Sprintf("Secret %s, key %s: nats.conf variables %s (the client password), %s (the system account user's password) and %s (any string that changes with them)",
-			render.UsersSecretName(c), render.UsersConfKey, render.EnvPassword, render.EnvSystemPassword, render.EnvUsersRevision))
+			c.UsersSecretName(), render.UsersConfKey, render.EnvPassword, render.EnvSystemPassword, render.EnvUsersRevision))
 	}
-	if render.HasRoutes(c) {
+	if c.HasRoutes() {
 		out = append(out, fmt.Sprintf("Secret %s, keys %s and %s: the route password, and the route URLs made with it (%s)",
-			render.RouteSecretName(c), render.PasswordKey, render.RouteURLsKey, "one nats://kubenats-route:<password>@<pod>.<headless>:6222 per server, as a nats.conf array"))
+			c.RouteSecretName(), render.PasswordKey, render.RouteURLsKey, "one nats://kubenats-route:<password>@<pod>.<headless>:6222 per server, as a nats.conf array"))
 		names := strings.Join(render.RouteDNSNames(c, render.DefaultClusterDomain), ", ")
 		if c.Spec.RouteTLSEnabled() {
 			out = append(out, fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: the route certificate, for %s",
-				render.RouteTLSSecretName(c), names))
+				c.RouteTLSSecretName(), names))
 		}
 	}
 	what := "the client certificate"
@@ -121,7 +121,7 @@ func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 		// the operator, whoever applies these objects does.
 		what += ", for " + strings.Join(render.ClientDNSNames(c, render.DefaultClusterDomain), ", ") + "; ca.crt is the CA clients trust"
 	}
-	out = append(out, certificateSecret(render.ClientTLSSecretName(c), what, render.ClientCertificateName(c), c.Spec.ClientTLS().IssuerRef != nil))
+	out = append(out, certificateSecret(c.ClientTLSSecretName(), what, c.ClientCertificateName(), c.Spec.ClientTLS().IssuerRef != nil))
 	out = append(out, topologySecrets(c)...)
 	if len(out) == 0 {
 		out = append(out, "(none)")

@@ -22,10 +22,10 @@ func certificateSecret(secret, what, certificate string, issued bool) string {
 // leafnodes.conf with the remotes' files, the gateway URLs) are yours too.
 func topologySecrets(c *v1alpha1.NatsCluster) []string {
 	var out []string
-	if ref, ok := render.LeafnodeAuthRef(c); ok {
-		out = append(out, fmt.Sprintf("Secret %s, key %s: the password accepted leafnodes present as user %s", ref.Name, ref.Key, render.LeafnodeUser(c)))
+	if ref, ok := c.LeafnodeAuthRef(); ok {
+		out = append(out, fmt.Sprintf("Secret %s, key %s: the password accepted leafnodes present as user %s", ref.Name, ref.Key, c.LeafnodeUser()))
 	}
-	if render.HasLeafnodesFile(c) {
+	if c.HasLeafnodesFile() {
 		var from []string
 		for _, r := range c.Spec.Leafnodes.Remotes {
 			for _, ref := range []*v1alpha1.LocalSecretRef{r.UserSecretRef, r.CredsSecretRef, r.TLS} {
@@ -34,7 +34,7 @@ func topologySecrets(c *v1alpha1.NatsCluster) []string {
 				}
 			}
 		}
-		what := fmt.Sprintf("Secret %s, key %s and the remotes' files: the leafnode remotes", render.LeafnodesSecretName(c), render.LeafnodesConfKey)
+		what := fmt.Sprintf("Secret %s, key %s and the remotes' files: the leafnode remotes", c.LeafnodesSecretName(), render.LeafnodesConfKey)
 		if len(from) > 0 {
 			what += ", which the operator writes from Secrets " + strings.Join(from, ", ")
 		}
@@ -42,7 +42,7 @@ func topologySecrets(c *v1alpha1.NatsCluster) []string {
 	}
 	if c.Spec.LeafnodesAccepted() {
 		if t := c.Spec.Leafnodes.Accept.TLS; t != nil {
-			out = append(out, certificateSecret(render.LeafnodesTLSSecretName(c), "the leafnode listener's certificate", render.LeafnodesCertificateName(c), t.IssuerRef != nil))
+			out = append(out, certificateSecret(c.LeafnodesTLSSecretName(), "the leafnode listener's certificate", c.LeafnodesCertificateName(), t.IssuerRef != nil))
 		}
 	}
 	if g := c.Spec.Gateway; g != nil {
@@ -52,8 +52,8 @@ func topologySecrets(c *v1alpha1.NatsCluster) []string {
 		}
 		out = append(out,
 			fmt.Sprintf("Secret %s, keys %s and %s: the supercluster's gateway user and password", g.SecretRef.Name, render.GatewayUserKey, render.PasswordKey),
-			fmt.Sprintf("Secret %s, keys %s: each gateway's URLs with that user and password, as a nats.conf array", render.GatewaysSecretName(c), strings.Join(keys, ", ")),
-			certificateSecret(render.GatewayTLSSecretName(c), "the gateway certificate (server and client)", render.GatewayCertificateName(c), g.TLS.IssuerRef != nil))
+			fmt.Sprintf("Secret %s, keys %s: each gateway's URLs with that user and password, as a nats.conf array", c.GatewaysSecretName(), strings.Join(keys, ", ")),
+			certificateSecret(c.GatewayTLSSecretName(), "the gateway certificate (server and client)", c.GatewayCertificateName(), g.TLS.IssuerRef != nil))
 	}
 	return out
 }

@@ -13,7 +13,6 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/loopback"
 )
 
@@ -82,7 +81,7 @@ The Kubernetes API (admin), for kubectl or any client:
   (the files go away with the demo)
 
 `, strings.Join(urls, ","), cred["user"], cred["password"], ns, cred["secret"], redactURL(cred["url"]),
-		caFile, nc.Name, render.HeadlessServiceName(nc), ns,
+		caFile, nc.Name, nc.HeadlessServiceName(), ns,
 		net.JoinHostPort(host, "8222"), kubeconfig)
 	return nil
 }

@@ -92,7 +92,7 @@ var controllerKept = ownersOf("oldObject") + ".all(r, !" + isController("r") + "
 	ownersOf("object") + ".exists(n, n.uid == r.uid && " + isController("n") + "))"
 
 // chartClaimed is the takeover's claim on a chart release's objects
-// (reconcile_takeover.go): an update of a pod, Service, ConfigMap or
+// (internal/natscluster/children_takeover.go): an update of a pod, Service, ConfigMap or
 // PodDisruptionBudget labelled as the chart's, which stays labelled so.
 // Pods keep their owners (the chart's StatefulSet, until it lets them
 // go); the others were owned by nobody and become a NatsCluster's.
@@ -107,7 +107,7 @@ var chartClaimed = "(request.operation == 'UPDATE'" +
 // the client Service it routes to.
 func ingressSuffix() string {
 	c := &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
-	suffix, ok := strings.CutPrefix(render.WebSocketIngressName(c), render.ClientServiceName(c))
+	suffix, ok := strings.CutPrefix(c.WebSocketIngressName(), c.ClientServiceName())
 	if !ok {
 		panic("the WebSocket Ingress is no longer named after the client Service")
 	}

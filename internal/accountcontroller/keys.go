@@ -216,7 +216,7 @@ func (r *Reconciler) revoke(ctx context.Context, c *v1alpha1.NatsCluster, keys a
 // the new key, so the pass that follows the step must sign with it.
 func (r *Reconciler) operatorSigner(ctx context.Context, c *v1alpha1.NatsCluster) ([]byte, string, error) {
 	var s corev1.Secret
-	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: render.TrustSecretName(c)}, &s); err != nil {
+	if err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: c.TrustSecretName()}, &s); err != nil {
 		return nil, "", fmt.Errorf("the cluster's NATS operator keys: %w", err)
 	}
 	if !metav1.IsControlledBy(&s, c) {

@@ -7,12 +7,12 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
-	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // errNoServers: nothing to push to yet; the pass runs again shortly.
-var errNoServers = controller.ErrNoServers
+var errNoServers = servers.ErrNoServers
 
 // push sends the account's JWT to every ready server of c and reads back
 // the account's usage. Each ready server must take it: the full resolver
@@ -21,7 +21,7 @@ var errNoServers = controller.ErrNoServers
 func (r *Reconciler) push(ctx context.Context, c *v1alpha1.NatsCluster, keys accounts.AccountKeys, accountJWT string, jetStream bool) (natsmon.AccountUsage, error) {
 	nc, ready, err := r.Servers.SystemConn(ctx, c)
 	if err != nil {
-		if errors.Is(err, controller.ErrNoServers) {
+		if errors.Is(err, servers.ErrNoServers) {
 			return natsmon.AccountUsage{}, err
 		}
 		return natsmon.AccountUsage{}, fmt.Errorf("reaching the servers: %w", err)

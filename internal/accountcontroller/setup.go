@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	kcontroller "github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/internal/namespaceshare"
 )
 
 // The cache's indexes: a user by its account's name, an account by its
@@ -67,7 +67,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// One namespace's accounts hold at most their share of the
 		// workers: a cluster whose servers stay silent holds its
 		// namespace's passes, not the others' revocations.
-		Complete(kcontroller.ShareByNamespace(revocationsFirst{r}, workers, r.WorkersPerNamespace))
+		Complete(namespaceshare.Share(revocationsFirst{r}, workers, r.WorkersPerNamespace))
 }
 
 // deletionStarted passes the update that sets a deletion timestamp.

@@ -7,8 +7,8 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/jetstreamcontroller"
 )
 
 // adviceDelay is how long after an advisory its resources are looked at.
@@ -17,7 +17,7 @@ const adviceDelay = 500 * time.Millisecond
 // setupJetStream registers the four JetStream kinds on one shared base,
 // each with workers workers of which one namespace holds perNamespace (a
 // quarter when zero), and routes the pool's advisory wake-ups to them.
-func setupJetStream(mgr ctrl.Manager, base *controller.JetStreamBase, workers, perNamespace int) error {
+func setupJetStream(mgr ctrl.Manager, base *jetstreamcontroller.Base, workers, perNamespace int) error {
 	routes := map[string]func(ns, name string){}
 	base.Pool.OnChange = func(u jetstream.User) {
 		parts := strings.SplitN(string(u), "/", 3)
@@ -37,15 +37,15 @@ func setupJetStream(mgr ctrl.Manager, base *controller.JetStreamBase, workers, p
 	return register(mgr, base, workers, perNamespace, routes, jetstream.ObjectStoreKind{})
 }
 
-func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *controller.JetStreamBase, workers, perNamespace int,
+func register[T v1alpha1.JetStreamObject, C any](mgr ctrl.Manager, base *jetstreamcontroller.Base, workers, perNamespace int,
 	routes map[string]func(ns, name string), kind jetstream.Kind[T, C]) error {
-	wakes := &controller.Wakes{}
+	wakes := &jetstreamcontroller.Wakes{}
 	// An advised resource is looked at a moment later, not at once: the
 	// server sends a stream's delete advisory before the stream has left
 	// its account, and the advisories of the operator's own writes arrive
 	// before its cache has seen the status it just wrote. The news of
 	// that moment comes together in one look.
 	routes[kind.Name()] = func(ns, name string) { wakes.Wake(ns, name, adviceDelay) }
-	r := &controller.JetStreamReconciler[T, C]{JetStreamBase: base, Kind: kind, Backoff: controller.NewBackoff()}
+	r := &jetstreamcontroller.Reconciler[T, C]{Base: base, Kind: kind, Backoff: jetstreamcontroller.NewBackoff()}
 	return r.SetupWithManager(mgr, workers, perNamespace, wakes)
 }

@@ -29,12 +29,14 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accountcontroller"
 	"github.com/kubenats/kubenats/internal/apply"
-	"github.com/kubenats/kubenats/internal/controller"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/jetstreamcontroller"
 	"github.com/kubenats/kubenats/internal/metrics"
+	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/serverbudget"
+	"github.com/kubenats/kubenats/internal/servers"
 )
 
 // Options are the manager's settings, from the command line.
@@ -61,7 +63,7 @@ type Options struct {
 	LeaderElectionLeaseDuration time.Duration
 	// NatsClusterWorkers is how many NatsClusters are reconciled in
 	// parallel: a pass that waits on a hung cluster's servers holds one
-	// worker, not the others' (controller.DefaultNatsClusterWorkers when
+	// worker, not the others' (natscluster.DefaultNatsClusterWorkers when
 	// zero).
 	NatsClusterWorkers int
 	// NatsClusterWorkersPerNamespace is how many of those workers one
@@ -70,7 +72,7 @@ type Options struct {
 	NatsClusterWorkersPerNamespace int
 	// ServerAnswerBound is how long a ready server has to answer the
 	// operator on its monitor port before it counts as hung
-	// (controller.DefaultAnswerBound when zero).
+	// (natscluster.DefaultAnswerBound when zero).
 	ServerAnswerBound time.Duration
 	// RouteCertificateRenewBefore is how long before its end the route
 	// certificate the operator issues from its own CA is renewed; zero:
@@ -120,25 +122,25 @@ type Options struct {
 	// MeshRollbackAfter is how long a meshed cluster in trouble under
 	// STRICT is borne before going back to PERMISSIVE, where the spec allows
 	// it, or reporting it; the default when
-	// zero (controller.DefaultMeshRollbackAfter).
+	// zero (natscluster.DefaultMeshRollbackAfter).
 	MeshRollbackAfter time.Duration
 	// MeshPushAllowance is how long istiod is given to push a policy
 	// change to every sidecar before a stage that needs it in force
-	// (controller.DefaultMeshPushAllowance when zero).
+	// (natscluster.DefaultMeshPushAllowance when zero).
 	MeshPushAllowance time.Duration
 	// SigningKeyGrace is how long a NatsAccount's rotated-out signing key
 	// stays at least (accountcontroller.DefaultSigningKeyGrace when zero).
 	SigningKeyGrace time.Duration
 	// AllowedImageRegistries limits spec.image to images under these
-	// registries or repositories (controller.ParseImagePolicy); empty:
+	// registries or repositories (natscluster.ParseImagePolicy); empty:
 	// any image.
 	AllowedImageRegistries []string
 	// AllowedClusterIssuers are the only ClusterIssuers a NatsCluster's
-	// TLS may name (controller.ParseIssuerPolicy); empty: none. Issuers of
+	// TLS may name (natscluster.ParseIssuerPolicy); empty: none. Issuers of
 	// the cluster's own namespace are always allowed.
 	AllowedClusterIssuers []string
 	// AllowedIngressHosts, when not nil, are the only hosts a WebSocket
-	// Ingress may route (controller.ParseIngressPolicy): names, or
+	// Ingress may route (natscluster.ParseIngressPolicy): names, or
 	// *.<domain> for one label under it; empty but not nil: none.
 	AllowedIngressHosts *[]string
 	// AllowedIngressAnnotations are the only annotations a WebSocket
@@ -229,29 +231,30 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	images, err := controller.ParseImagePolicy(o.AllowedImageRegistries)
+	images, err := natscluster.ParseImagePolicy(o.AllowedImageRegistries)
 	if err != nil {
 		return nil, err
 	}
-	issuers, err := controller.ParseIssuerPolicy(o.AllowedClusterIssuers)
+	issuers, err := natscluster.ParseIssuerPolicy(o.AllowedClusterIssuers)
 	if err != nil {
 		return nil, err
 	}
-	ingresses, err := controller.ParseIngressPolicy(o.AllowedIngressHosts, o.AllowedIngressAnnotations)
+	ingresses, err := natscluster.ParseIngressPolicy(o.AllowedIngressHosts, o.AllowedIngressAnnotations)
 	if err != nil {
 		return nil, err
 	}
 	applier := &apply.Applier{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Scheme: scheme}
-	clusters := &controller.NatsClusterReconciler{
+	reach := &servers.Reach{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), UserSecrets: userSecrets, Dialer: o.Dialer}
+	clusters := &natscluster.Reconciler{
 		Client:             mgr.GetClient(),
 		APIReader:          mgr.GetAPIReader(),
 		UserSecrets:        userSecrets,
 		Applier:            applier,
 		Recorder:           mgr.GetEventRecorder("kubenats"),
-		Versions:           controller.NewVersionProbe(2*time.Second, o.Dialer),
-		Dialer:             o.Dialer,
-		Istio:              controller.IstioProbe(mgr.GetRESTMapper()),
-		PrometheusOperator: controller.PrometheusOperatorProbe(mgr.GetRESTMapper()),
+		Versions:           natscluster.NewVersionProbe(2*time.Second, o.Dialer),
+		Servers:            reach,
+		Istio:              natscluster.IstioProbe(mgr.GetRESTMapper()),
+		PrometheusOperator: natscluster.PrometheusOperatorProbe(mgr.GetRESTMapper()),
 		ExporterImage:      o.ExporterImage,
 		OperatorNamespace:  o.Namespace,
 		// Istio's injector makes the proxy a native sidecar from the
@@ -277,7 +280,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Applier:   applier,
 		Scheme:    scheme,
 		Recorder:  mgr.GetEventRecorder("kubenats"),
-		Servers:   clusters,
+		Servers:   reach,
 
 		Workers:             o.NatsAccountWorkers,
 		WorkersPerNamespace: o.NatsAccountWorkersPerNamespace,
@@ -294,16 +297,17 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 			APIServerNow: apiServer.Addrs, AllowedCIDRs: o.ConnectionAllowedCIDRs,
 			Holders:         (&addressHolders{reader: mgr.GetAPIReader(), namespaces: o.WatchNamespaces}).Of,
 			OtherNamespaces: o.ConnectionAllowOtherNamespaces},
-		ServerPods: controller.ServerPodAddrs(mgr.GetClient())}
+		ServerPods: servers.ServerPodAddrs(mgr.GetClient())}
 	if err := mgr.Add(pool); err != nil {
 		return nil, err
 	}
 	servePoolMetrics(pool)
 	metrics.Register()
-	base := &controller.JetStreamBase{
+	base := &jetstreamcontroller.Base{
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),
 		UserSecrets: userSecrets,
+		Servers:     reach,
 		Pool:        pool,
 		Recorder:    mgr.GetEventRecorder("kubenats"),
 		Namespaces:  o.WatchNamespaces,

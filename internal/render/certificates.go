@@ -20,28 +20,6 @@ const (
 // DefaultClusterDomain is the DNS suffix of a cluster's Services.
 const DefaultClusterDomain = "cluster.local"
 
-// ClientCertificateName is the client listener's Certificate.
-func ClientCertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-client" }
-
-// LegacyRouteCertificateNames are the Certificates earlier releases asked
-// a route issuer for: the route certificate itself (<name>-routes), then
-// the cluster's route CA (<name>-routes-ca, isCA). Neither is rendered
-// any more; the controller deletes the ones the cluster controls, or
-// cert-manager would keep renewing them. The route CA is the operator's
-// own (GeneratesRoutePKI): an issuer a tenant names is never asked for a
-// CA, which would be a sub-CA of the issuer's own CA in the tenant's
-// hands.
-func LegacyRouteCertificateNames(c *v1alpha1.NatsCluster) []string {
-	return []string{c.Name + "-routes", LegacyRouteCASecretName(c)}
-}
-
-// LegacyRouteCASecretName held the route CA cert-manager issued for c
-// (the Certificate's secretName was its own name). The controller reads
-// it only to carry a cluster's routes over to the operator's own CA
-// without cutting them (routeCAMove); it never deletes it: the Secret is
-// the user's to remove.
-func LegacyRouteCASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes-ca" }
-
 // Certificates are the cert-manager Certificates c asks for: the client
 // certificate, and the leafnode and gateway ones, each when its listener
 // names an issuer. Every one is a leaf (never isCA) for the cluster's own
@@ -55,7 +33,7 @@ func Certificates(c *v1alpha1.NatsCluster, clusterDomain string) []client.Object
 	if ct := c.Spec.ClientTLS(); ct.IssuerRef != nil {
 		// client auth too: the operator presents it when clients must
 		// (verify), so that it needs no certificate of its own.
-		out = append(out, certificate(c, ClientCertificateName(c), ClientTLSSecretName(c), ct.IssuerRef,
+		out = append(out, certificate(c, c.ClientCertificateName(), c.ClientTLSSecretName(), ct.IssuerRef,
 			ClientDNSNames(c, clusterDomain), clusterDomain, "server auth", "client auth"))
 	}
 	return append(out, topologyCertificates(c, clusterDomain)...)

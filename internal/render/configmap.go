@@ -13,7 +13,7 @@ const ConfigKey = "nats.conf"
 func ConfigMap(c *v1alpha1.NatsCluster, conf RenderedConf) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		TypeMeta:   typeMeta("v1", "ConfigMap"),
-		ObjectMeta: objectMeta(c, ConfigMapName(c)),
+		ObjectMeta: objectMeta(c, c.ConfigMapName()),
 		Data:       map[string]string{ConfigKey: conf.Text},
 	}
 }

@@ -66,15 +66,15 @@ func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) [
 		Name:  EnvServerName,
 		Value: `"$(` + EnvPodName + `)"`,
 	}}
-	if ref, ok := ClientSecretRef(c); ok && c.Spec.Auth.Mode == v1alpha1.AuthToken {
+	if ref, ok := c.ClientSecretRef(); ok && c.Spec.Auth.Mode == v1alpha1.AuthToken {
 		env = append(env, secretEnv(EnvToken, ref.Name, ref.Key))
 	}
-	if HasRoutes(c) {
+	if c.HasRoutes() {
 		// The route list is read at start: a server started before a
 		// scale-out does not dial the new servers, they dial it.
 		env = append(env,
-			secretEnv(EnvRoutePassword, RouteSecretName(c), PasswordKey),
-			secretEnv(EnvRouteURLs, RouteSecretName(c), RouteURLsKey),
+			secretEnv(EnvRoutePassword, c.RouteSecretName(), PasswordKey),
+			secretEnv(EnvRouteURLs, c.RouteSecretName(), RouteURLsKey),
 			corev1.EnvVar{Name: EnvRouteAdvertise, Value: routeAdvertise(c)})
 	}
 	env = append(env, topologyEnv(c)...)

@@ -9,7 +9,7 @@ import (
 
 // InternalHost is the client Service's in-cluster DNS name.
 func InternalHost(c *v1alpha1.NatsCluster) string {
-	return fmt.Sprintf("%s.%s.svc", ClientServiceName(c), c.Namespace)
+	return fmt.Sprintf("%s.%s.svc", c.ClientServiceName(), c.Namespace)
 }
 
 // ClientScheme is tls: the client port always serves TLS, and a client

@@ -32,7 +32,7 @@ func TestInternalEndpoint(t *testing.T) {
 // Service and its port, in the cluster's namespace.
 func TestInternalEndpointIsTheClientService(t *testing.T) {
 	c := cluster(named("edge"))
-	svc := find[*corev1.Service](t, renderObjects(t, c, render.Inputs{}), render.ClientServiceName(c))
+	svc := find[*corev1.Service](t, renderObjects(t, c, render.Inputs{}), c.ClientServiceName())
 	if len(svc.Spec.Ports) != 1 {
 		t.Fatalf("client Service has %d ports, want 1", len(svc.Spec.Ports))
 	}

@@ -33,30 +33,6 @@ const (
 // retry.
 const gatewayTLSHandshakeTimeout = 5e9 // 5 s
 
-// GatewayName is this cluster's name in the supercluster, and the route
-// cluster's name: nats-server requires the two to agree.
-func GatewayName(c *v1alpha1.NatsCluster) string {
-	if g := c.Spec.Gateway; g != nil && g.Name != "" {
-		return g.Name
-	}
-	return c.Name
-}
-
-// GatewaysSecretName holds the other members' URLs with the gateway
-// credentials, one key per member.
-func GatewaysSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-gateways" }
-
-// GatewayTLSSecretName holds the gateway certificate.
-func GatewayTLSSecretName(c *v1alpha1.NatsCluster) string {
-	if g := c.Spec.Gateway; g != nil && g.TLS.SecretName != "" {
-		return g.TLS.SecretName
-	}
-	return c.Name + "-gateway-tls"
-}
-
-// GatewayCertificateName is the gateway's Certificate (issuerRef).
-func GatewayCertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-gateway" }
-
 // gatewayURLsKey is the gateways Secret's key, and gatewayURLsEnv the
 // variable, of the i-th member. The _URLS suffix tells the config check
 // that the variable holds an array.
@@ -70,7 +46,7 @@ func gatewayBlock(c *v1alpha1.NatsCluster) *natsconf.Gateway {
 		return nil
 	}
 	out := &natsconf.Gateway{
-		Name: GatewayName(c), Port: GatewayPort,
+		Name: c.GatewayName(), Port: GatewayPort,
 		// Gossip hands the other members this server's DNS name, which
 		// its certificate carries, not its IP address, which it does not.
 		Advertise:     natsconf.Env(EnvGatewayAdvertise),
@@ -102,7 +78,7 @@ func GatewayMemberURLs(c *v1alpha1.NatsCluster, r v1alpha1.GatewayRemote) []stri
 	ref.Name, ref.Namespace = r.ClusterRef.Name, ns
 	out := make([]string, n)
 	for i := range out {
-		out[i] = fmt.Sprintf("nats://%s.%s.%s.svc:%d", PodName(ref, i), HeadlessServiceName(ref), ns, GatewayPort)
+		out[i] = fmt.Sprintf("nats://%s.%s.%s.svc:%d", PodName(ref, i), ref.HeadlessServiceName(), ns, GatewayPort)
 	}
 	return out
 }
@@ -134,24 +110,11 @@ func GatewaysData(c *v1alpha1.NatsCluster, user, password string) (map[string]st
 // qualified name (members in other namespaces dial it), quoted so that
 // nats-server reads a string (the kubelet expands $(POD_NAME)).
 func gatewayAdvertise(c *v1alpha1.NatsCluster) string {
-	return fmt.Sprintf(`"$(%s).%s.%s.svc:%d"`, EnvPodName, HeadlessServiceName(c), c.Namespace, GatewayPort)
+	return fmt.Sprintf(`"$(%s).%s.%s.svc:%d"`, EnvPodName, c.HeadlessServiceName(), c.Namespace, GatewayPort)
 }
 
 // GatewayDNSNames are the names the gateway certificate carries: every
 // server by the names members dial and gossip.
 func GatewayDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
-	return wildcards(HeadlessServiceName(c), c.Namespace, clusterDomain)
-}
-
-// GatewayUserSecrets are the user Secrets spec.gateway names.
-func GatewayUserSecrets(c *v1alpha1.NatsCluster) []string {
-	g := c.Spec.Gateway
-	if g == nil {
-		return nil
-	}
-	out := []string{g.SecretRef.Name}
-	if g.TLS.SecretName != "" && g.TLS.SecretName != g.SecretRef.Name {
-		out = append(out, g.TLS.SecretName)
-	}
-	return out
+	return wildcards(c.HeadlessServiceName(), c.Namespace, clusterDomain)
 }

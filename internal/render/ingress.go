@@ -20,7 +20,7 @@ func WebSocketIngress(c *v1alpha1.NatsCluster) *networkingv1.Ingress {
 	prefix := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{
 		TypeMeta:   typeMeta("networking.k8s.io/v1", "Ingress"),
-		ObjectMeta: objectMeta(c, WebSocketIngressName(c)),
+		ObjectMeta: objectMeta(c, c.WebSocketIngressName()),
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: spec.ClassName,
 			TLS:              []networkingv1.IngressTLS{{Hosts: []string{spec.Host}, SecretName: spec.TLSSecretName}},
@@ -31,7 +31,7 @@ func WebSocketIngress(c *v1alpha1.NatsCluster) *networkingv1.Ingress {
 						Path:     "/",
 						PathType: &prefix,
 						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: ClientServiceName(c),
+							Name: c.ClientServiceName(),
 							Port: networkingv1.ServiceBackendPort{Name: WebSocketPortName},
 						}},
 					}},

@@ -24,7 +24,7 @@ func TestWebSocketIngress(t *testing.T) {
 	}}
 	c := cluster(withWebSocket(ws))
 	objs := renderObjects(t, c, render.Inputs{})
-	ing := find[*networkingv1.Ingress](t, objs, render.WebSocketIngressName(c))
+	ing := find[*networkingv1.Ingress](t, objs, c.WebSocketIngressName())
 	equal(t, "class", ptr.Deref(ing.Spec.IngressClassName, ""), "public")
 	equal(t, "annotation", ing.Annotations["cert-manager.io/cluster-issuer"], "letsencrypt")
 	if len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName != "nats-example-com" || len(ing.Spec.TLS[0].Hosts) != 1 || ing.Spec.TLS[0].Hosts[0] != "nats.example.com" {
@@ -37,7 +37,7 @@ func TestWebSocketIngress(t *testing.T) {
 	equal(t, "path", path.Path, "/")
 	equal(t, "path type", ptr.Deref(path.PathType, ""), networkingv1.PathTypePrefix)
 	backend := path.Backend.Service
-	if backend == nil || backend.Name != render.ClientServiceName(c) || backend.Port.Name != render.WebSocketPortName || backend.Port.Number != 0 {
+	if backend == nil || backend.Name != c.ClientServiceName() || backend.Port.Name != render.WebSocketPortName || backend.Port.Number != 0 {
 		t.Fatalf("backend %+v, want the client Service's port named websocket", path.Backend)
 	}
 	if ing.Spec.DefaultBackend != nil {

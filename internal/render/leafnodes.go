@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,7 +20,7 @@ const LeafnodePort = 7422
 const (
 	LeafnodePortName = "leafnodes"
 	// LeafnodeUserDefault is the user accepted leafnodes present (mode users).
-	LeafnodeUserDefault = "leaf"
+	LeafnodeUserDefault = v1alpha1.LeafnodeUserDefault
 	// EnvLeafnodePassword is the accepted leafnodes' password. From the
 	// environment: nats-server cannot reload leafnode authorization, so a
 	// change of it restarts the servers anyway (Inputs.CredentialsHash).
@@ -42,63 +41,9 @@ const (
 	MetadataLeafnodesKey = "kubenats.io/leafnodes"
 )
 
-// LeafnodesSecretName holds leafnodes.conf and the remotes' files.
-func LeafnodesSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-leafnodes" }
-
-// LeafnodeAuthSecretName holds the generated leafnode password.
-func LeafnodeAuthSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-leafnodes-auth" }
-
-// LeafnodesTLSSecretName holds the leafnode listener's certificate.
-func LeafnodesTLSSecretName(c *v1alpha1.NatsCluster) string {
-	if a := c.Spec.Leafnodes; a != nil && a.Accept != nil && a.Accept.TLS != nil && a.Accept.TLS.SecretName != "" {
-		return a.Accept.TLS.SecretName
-	}
-	return c.Name + "-leafnodes-tls"
-}
-
-// LeafnodesCertificateName is the Certificate of the leafnode listener.
-func LeafnodesCertificateName(c *v1alpha1.NatsCluster) string { return c.Name + "-leafnodes" }
-
-// HasLeafnodesFile reports whether the pods mount <name>-leafnodes: as soon
-// as spec.leafnodes is set, so that remotes come and go by reload.
-func HasLeafnodesFile(c *v1alpha1.NatsCluster) bool { return c.Spec.Leafnodes != nil }
-
-// LeafnodeAuthRef is where the accepted leafnodes' password lives (mode
-// users): the user's Secret or <name>-leafnodes-auth. ok is false when
-// leafnodes are not accepted by password.
-func LeafnodeAuthRef(c *v1alpha1.NatsCluster) (ref v1alpha1.SecretKeyRef, ok bool) {
-	if !c.Spec.LeafnodesAccepted() || !HasUsersFile(c) {
-		return v1alpha1.SecretKeyRef{}, false
-	}
-	if r := c.Spec.Leafnodes.Accept.SecretRef; r != nil {
-		out := *r
-		if out.Key == "" {
-			out.Key = PasswordKey
-		}
-		return out, true
-	}
-	return v1alpha1.SecretKeyRef{Name: LeafnodeAuthSecretName(c), Key: PasswordKey}, true
-}
-
-// LeafnodeUser is the name accepted leafnodes present.
-func LeafnodeUser(c *v1alpha1.NatsCluster) string {
-	if c.Spec.LeafnodesAccepted() && c.Spec.Leafnodes.Accept.User != "" {
-		return c.Spec.Leafnodes.Accept.User
-	}
-	return LeafnodeUserDefault
-}
-
-// LeafnodeAccount is the account accepted leafnodes join (mode users).
-func LeafnodeAccount(c *v1alpha1.NatsCluster) string {
-	if c.Spec.LeafnodesAccepted() && c.Spec.Leafnodes.Accept.Account != "" {
-		return c.Spec.Leafnodes.Accept.Account
-	}
-	return AppAccount
-}
-
 // remoteAccount is the local account a remote binds to.
 func remoteAccount(c *v1alpha1.NatsCluster, r v1alpha1.LeafnodeRemote) string {
-	if r.Account != "" || !HasUsersFile(c) {
+	if r.Account != "" || !c.HasUsersFile() {
 		return r.Account
 	}
 	return AppAccount
@@ -126,9 +71,9 @@ func leafnodesBlock(c *v1alpha1.NatsCluster) *natsconf.Leafnodes {
 	out := &natsconf.Leafnodes{}
 	if a := spec.Accept; a != nil {
 		out.Port = LeafnodePort
-		if _, ok := LeafnodeAuthRef(c); ok {
+		if _, ok := c.LeafnodeAuthRef(); ok {
 			out.Authorization = &natsconf.LeafAuthorization{
-				User: natsconf.String(LeafnodeUser(c)), Password: natsconf.Env(EnvLeafnodePassword), Account: LeafnodeAccount(c),
+				User: natsconf.String(c.LeafnodeUser()), Password: natsconf.Env(EnvLeafnodePassword), Account: c.LeafnodeAccount(),
 			}
 		}
 		if t := a.TLS; t != nil {
@@ -209,34 +154,10 @@ func LeafnodesFiles(c *v1alpha1.NatsCluster, remotes map[string]RemoteSecrets) (
 // leafnodesProjection projects <name>-leafnodes, every key, into the
 // config directory.
 func leafnodesProjection(c *v1alpha1.NatsCluster) []corev1.VolumeProjection {
-	if !HasLeafnodesFile(c) {
+	if !c.HasLeafnodesFile() {
 		return nil
 	}
 	return []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{
-		LocalObjectReference: corev1.LocalObjectReference{Name: LeafnodesSecretName(c)},
+		LocalObjectReference: corev1.LocalObjectReference{Name: c.LeafnodesSecretName()},
 	}}}
-}
-
-// LeafnodeUserSecrets are the user Secrets spec.leafnodes names, sorted.
-func LeafnodeUserSecrets(c *v1alpha1.NatsCluster) []string {
-	seen := map[string]bool{}
-	if ref, ok := LeafnodeAuthRef(c); ok && c.Spec.Leafnodes.Accept.SecretRef != nil {
-		seen[ref.Name] = true
-	}
-	if a := c.Spec.Leafnodes; a != nil && a.Accept != nil && a.Accept.TLS != nil && a.Accept.TLS.SecretName != "" {
-		seen[a.Accept.TLS.SecretName] = true
-	}
-	for _, r := range c.Spec.LeafnodeRemotes() {
-		for _, ref := range []*v1alpha1.LocalSecretRef{r.CredsSecretRef, r.UserSecretRef, r.TLS} {
-			if ref != nil {
-				seen[ref.Name] = true
-			}
-		}
-	}
-	out := make([]string, 0, len(seen))
-	for n := range seen {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
 }

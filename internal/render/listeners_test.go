@@ -207,7 +207,7 @@ func TestListenerPorts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := renderObjects(t, tc.in, render.Inputs{})
-			for _, svcName := range []string{render.ClientServiceName(tc.in), render.HeadlessServiceName(tc.in)} {
+			for _, svcName := range []string{tc.in.ClientServiceName(), tc.in.HeadlessServiceName()} {
 				svc := find[*corev1.Service](t, objs, svcName)
 				got := map[string]string{}
 				for _, p := range svc.Spec.Ports {
@@ -348,7 +348,7 @@ func TestListenerMeshLevels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cluster(withMesh(v1alpha1.MeshMTLSStrict), withClientTLS("t"),
 				withWebSocket(v1alpha1.WebSocketSpec{MeshPermissive: tc.ws}), withMQTT(v1alpha1.MQTTSpec{MeshPermissive: tc.mqtt}))
-			pa := find[*securityv1.PeerAuthentication](t, renderObjects(t, c, render.Inputs{}), render.PeerAuthenticationName(c))
+			pa := find[*securityv1.PeerAuthentication](t, renderObjects(t, c, render.Inputs{}), c.PeerAuthenticationName())
 			var got []uint32
 			for p, m := range pa.Spec.PortLevelMtls {
 				equal(t, "port mode", m.Mode.String(), "PERMISSIVE")

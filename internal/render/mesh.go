@@ -120,9 +120,6 @@ func meshPod(pt *corev1.PodTemplateSpec, in Inputs) {
 	pt.Annotations[AnnotationIstioProxyConfig] = string(text)
 }
 
-// PeerAuthenticationName is the policy of c's servers.
-func PeerAuthenticationName(c *v1alpha1.NatsCluster) string { return c.Name }
-
 // PeerAuthentication sets the mTLS mode of c's servers: its selector is
 // exactly the labels of c's pods, managed-by included, never a namespace,
 // the mesh or a namesake's pods. The monitor port gets a PERMISSIVE
@@ -139,7 +136,7 @@ func PeerAuthentication(c *v1alpha1.NatsCluster, stage MeshStage) *securityv1.Pe
 	}
 	pa := &securityv1.PeerAuthentication{
 		TypeMeta:   typeMeta(PeerAuthenticationAPIVersion, PeerAuthenticationKind),
-		ObjectMeta: objectMeta(c, PeerAuthenticationName(c)),
+		ObjectMeta: objectMeta(c, c.PeerAuthenticationName()),
 		Spec: securityapi.PeerAuthentication{
 			Selector: &typeapi.WorkloadSelector{MatchLabels: ManagedSelectorLabels(c)},
 			Mtls:     &securityapi.PeerAuthentication_MutualTLS{Mode: mode},

@@ -37,10 +37,6 @@ const (
 	PrometheusRuleKind   = "PrometheusRule"
 )
 
-// PodMonitorName and PrometheusRuleName are named after the cluster.
-func PodMonitorName(c *v1alpha1.NatsCluster) string     { return c.Name }
-func PrometheusRuleName(c *v1alpha1.NatsCluster) string { return c.Name }
-
 // exporterResources: the exporter holds one /jsz answer's streams at a
 // time, a few MiB for thousands of streams.
 var exporterResources = corev1.ResourceRequirements{
@@ -82,7 +78,7 @@ func metricsContainer(c *v1alpha1.NatsCluster, in Inputs) corev1.Container {
 			// The certificate carries the headless Service's wildcard:
 			// the server is verified under its pod's DNS name, as the
 			// operator verifies it.
-			"-tls-server-name=$("+EnvPodName+")."+HeadlessServiceName(c)+"."+c.Namespace+".svc")
+			"-tls-server-name=$("+EnvPodName+")."+c.HeadlessServiceName()+"."+c.Namespace+".svc")
 		if c.Spec.ClientTLS().Verify {
 			args = append(args, "-tls-cert="+metricsTLSDir+"/"+TLSCertKey, "-tls-key="+metricsTLSDir+"/"+TLSKeyKey)
 		}
@@ -117,7 +113,7 @@ func metricsVolumes(c *v1alpha1.NatsCluster) []corev1.Volume {
 		items = append(items, corev1.KeyToPath{Key: TLSCertKey, Path: TLSCertKey}, corev1.KeyToPath{Key: TLSKeyKey, Path: TLSKeyKey})
 	}
 	return []corev1.Volume{{Name: metricsTLSVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: ClientTLSSecretName(c), DefaultMode: ptr.To[int32](0o440), Items: items,
+		SecretName: c.ClientTLSSecretName(), DefaultMode: ptr.To[int32](0o440), Items: items,
 	}}}}
 }
 
@@ -183,7 +179,7 @@ func scrapeTargetLimit(c *v1alpha1.NatsCluster) int64 {
 // dropped.
 func PodMonitor(c *v1alpha1.NatsCluster) *monitoringv1.PodMonitor {
 	interval := monitoringv1.Duration(c.Spec.Monitoring.IntervalOrDefault())
-	meta := objectMeta(c, PodMonitorName(c))
+	meta := objectMeta(c, c.PodMonitorName())
 	meta.Labels = monitoringLabels(c)
 	return &monitoringv1.PodMonitor{
 		TypeMeta:   typeMeta(MonitoringAPIVersion, PodMonitorKind),
@@ -211,7 +207,7 @@ func PodMonitor(c *v1alpha1.NatsCluster) *monitoringv1.PodMonitor {
 
 // PrometheusRule is the alerting rules scoped to c (package alerts).
 func PrometheusRule(c *v1alpha1.NatsCluster) *monitoringv1.PrometheusRule {
-	meta := objectMeta(c, PrometheusRuleName(c))
+	meta := objectMeta(c, c.PrometheusRuleName())
 	meta.Labels = monitoringLabels(c)
 	return &monitoringv1.PrometheusRule{
 		TypeMeta:   typeMeta(MonitoringAPIVersion, PrometheusRuleKind),

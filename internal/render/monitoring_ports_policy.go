@@ -27,12 +27,6 @@ import (
 // the first port of a range. On those, a port no container of the
 // template declares (a mesh sidecar's) is closed; on the others, open.
 
-// MonitoringPortsPolicyName is the monitoring ports' policy of c. It is
-// not the full policy's name: turning the full one on or off applies the
-// new policy first and then removes the old (reconcile_prune.go), and
-// while both are there the ports are open as under the looser one.
-func MonitoringPortsPolicyName(c *v1alpha1.NatsCluster) string { return c.Name + "-monitoring-ports" }
-
 // withMonitoringPortsPolicy puts the monitoring ports' policy in front of
 // objs when c asks for no NetworkPolicy of its own; the full one admits
 // those ports as narrowly.
@@ -81,7 +75,7 @@ func MonitoringPortsPolicy(c *v1alpha1.NatsCluster, in Inputs, open []int32) (*n
 	rules = append(rules, networkingv1.NetworkPolicyIngressRule{Ports: portsBut(open, MetricsPort, MonitorPort)})
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   typeMeta("networking.k8s.io/v1", "NetworkPolicy"),
-		ObjectMeta: objectMeta(c, MonitoringPortsPolicyName(c)),
+		ObjectMeta: objectMeta(c, c.MonitoringPortsPolicyName()),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},

@@ -17,7 +17,7 @@ import (
 
 func portsPolicyOf(t *testing.T, c *v1alpha1.NatsCluster, in render.Inputs) *networkingv1.NetworkPolicy {
 	t.Helper()
-	return find[*networkingv1.NetworkPolicy](t, renderObjects(t, c, in), render.MonitoringPortsPolicyName(c))
+	return find[*networkingv1.NetworkPolicy](t, renderObjects(t, c, in), c.MonitoringPortsPolicyName())
 }
 
 // openToAnyone reports whether a rule without peers admits TCP port p:

@@ -9,13 +9,13 @@ import (
 func TestChildNames(t *testing.T) {
 	c := cluster(named("east"))
 	for _, tc := range []struct{ what, got, want string }{
-		{"client Service", render.ClientServiceName(c), "east"},
-		{"headless Service", render.HeadlessServiceName(c), "east-headless"},
-		{"ConfigMap", render.ConfigMapName(c), "east-config"},
-		{"StatefulSet", render.StatefulSetName(c), "east"},
-		{"auth Secret", render.AuthSecretName(c), "east-auth"},
-		{"system Secret", render.SystemSecretName(c), "east-system"},
-		{"credentials Secret", render.CredentialsSecretName(c), "east-client"},
+		{"client Service", c.ClientServiceName(), "east"},
+		{"headless Service", c.HeadlessServiceName(), "east-headless"},
+		{"ConfigMap", c.ConfigMapName(), "east-config"},
+		{"StatefulSet", c.StatefulSetName(), "east"},
+		{"auth Secret", c.AuthSecretName(), "east-auth"},
+		{"system Secret", c.SystemSecretName(), "east-system"},
+		{"credentials Secret", c.CredentialsSecretName(), "east-client"},
 		{"pod 0", render.PodName(c, 0), "east-0"},
 		{"pod 12", render.PodName(c, 12), "east-12"},
 		{"claim 2", render.ClaimName(c, 2), "data-east-2"},

@@ -37,7 +37,7 @@ const (
 
 // Account and user names in mode users.
 const (
-	AppAccount    = "APP"
+	AppAccount    = v1alpha1.AppAccount
 	SystemAccount = "SYS"
 	// SystemUser is the operator's own user in the system account.
 	SystemUser = "kubenats-system"
@@ -77,10 +77,10 @@ func natsConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (*natsco
 		Gateway:             gatewayBlock(c),
 		Extra:               extra,
 	}
-	if HasLeafnodesFile(c) {
+	if c.HasLeafnodesFile() {
 		conf.MoreIncludes = []string{LeafnodesConfKey}
 	}
-	if HasUsersFile(c) {
+	if c.HasUsersFile() {
 		conf.Include = UsersConfKey
 	}
 	if c.Spec.MonitorTLSEnabled() {
@@ -128,11 +128,11 @@ func clusterBlock(c *v1alpha1.NatsCluster) *natsconf.Cluster {
 	if RouteMode(c) == RoutesOpen {
 		// A takeover's first step: the chart's servers route to these and
 		// these to them, with nothing asked of either.
-		return &natsconf.Cluster{Name: GatewayName(c), Port: ClusterPort, NoAdvertise: true,
+		return &natsconf.Cluster{Name: c.GatewayName(), Port: ClusterPort, NoAdvertise: true,
 			Routes: openRoutes(c), Advertise: natsconf.Env(EnvRouteAdvertise)}
 	}
 	return &natsconf.Cluster{
-		Name: GatewayName(c), Port: ClusterPort, NoAdvertise: true,
+		Name: c.GatewayName(), Port: ClusterPort, NoAdvertise: true,
 		// The route URLs carry the route password, so they come from the
 		// routes Secret through the environment.
 		RouteURLs: natsconf.Env(EnvRouteURLs),
@@ -153,7 +153,7 @@ func RouteURLs(c *v1alpha1.NatsCluster, password string) string {
 	routes := make([]string, n)
 	for i := range routes {
 		u := url.URL{Scheme: "nats", User: url.UserPassword(RouteUser, password),
-			Host: fmt.Sprintf("%s.%s:%d", PodName(c, i), HeadlessServiceName(c), ClusterPort)}
+			Host: fmt.Sprintf("%s.%s:%d", PodName(c, i), c.HeadlessServiceName(), ClusterPort)}
 		routes[i] = strconv.Quote(u.String())
 	}
 	return "[" + strings.Join(routes, ", ") + "]"
@@ -162,7 +162,7 @@ func RouteURLs(c *v1alpha1.NatsCluster, password string) string {
 // routeAdvertise is EnvRouteAdvertise's value, quoted so that nats-server
 // reads it as a string (the kubelet expands $(POD_NAME)).
 func routeAdvertise(c *v1alpha1.NatsCluster) string {
-	return fmt.Sprintf(`"$(%s).%s:%d"`, EnvPodName, HeadlessServiceName(c), ClusterPort)
+	return fmt.Sprintf(`"$(%s).%s:%d"`, EnvPodName, c.HeadlessServiceName(), ClusterPort)
 }
 
 func jetStreamBlock(c *v1alpha1.NatsCluster) *natsconf.JetStream {
@@ -232,10 +232,10 @@ func markedNatsConf(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf
 		return nil, "", err
 	}
 	conf.Metadata = map[string]natsconf.Value{MetadataConfigKey: natsconf.String("")}
-	if HasUsersFile(c) {
+	if c.HasUsersFile() {
 		conf.Metadata[MetadataUsersKey] = natsconf.Env(EnvUsersRevision)
 	}
-	if HasLeafnodesFile(c) {
+	if c.HasLeafnodesFile() {
 		conf.Metadata[MetadataLeafnodesKey] = natsconf.Env(EnvLeafnodesRevision)
 	}
 	if mark := OperatorKeysMark(trust); mark != "" {
@@ -277,10 +277,10 @@ func renderConf(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf,
 	// The trust block stays in: nats-server cannot reload a change of
 	// operator.
 	restart.Authorization, restart.Accounts, restart.SystemAccount, restart.Metadata = nil, nil, "", nil
-	if HasSystemUser(c) {
+	if c.HasSystemUser() {
 		restart.MQTT = withoutReloadableMQTT(conf.MQTT)
 	}
-	if l := conf.Leafnodes; l != nil && HasSystemUser(c) {
+	if l := conf.Leafnodes; l != nil && c.HasSystemUser() {
 		// Remotes reload (nats-server 2.14+); the listener does not.
 		listener := *l
 		listener.Remotes = nil
@@ -288,7 +288,7 @@ func renderConf(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf,
 	}
 	restart.Extra = map[string]any{}
 	for k, v := range conf.Extra {
-		if !natsconf.Reloadable(k) || !HasSystemUser(c) {
+		if !natsconf.Reloadable(k) || !c.HasSystemUser() {
 			restart.Extra[k] = v
 		}
 	}

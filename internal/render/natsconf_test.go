@@ -97,25 +97,25 @@ type loadedConf struct {
 func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 	t.Helper()
 	objs := renderObjects(t, c, render.Inputs{})
-	cm := find[*corev1.ConfigMap](t, objs, render.ConfigMapName(c))
+	cm := find[*corev1.ConfigMap](t, objs, c.ConfigMapName())
 	text := cm.Data[render.ConfigKey]
 	ctr := serverContainerOf(t, c)
 	env, secrets := podEnvironment(t, ctr, render.PodName(c, 0))
 	if password, ok := env[render.EnvRoutePassword]; ok {
 		// The routes Secret holds the route list made with the password.
 		env[render.EnvRouteURLs] = render.RouteURLs(c.WithDefaults(), password)
-		delete(secrets, secretRef{render.RouteSecretName(c), render.RouteURLsKey})
+		delete(secrets, secretRef{c.RouteSecretName(), render.RouteURLsKey})
 	}
 
 	dir := t.TempDir()
 	// In mode users the passwords come from users.conf beside nats.conf,
 	// made from the Secrets' values as the operator makes it.
 	fromUsersFile := map[string]bool{}
-	if d := c.WithDefaults(); render.HasUsersFile(d) {
-		clientRef, _ := render.ClientSecretRef(d)
+	if d := c.WithDefaults(); d.HasUsersFile() {
+		clientRef, _ := d.ClientSecretRef()
 		client, system := madeUpSecrets[len(madeUpSecrets)-1], madeUpSecrets[len(madeUpSecrets)-2]
 		secrets[secretRef{clientRef.Name, clientRef.Key}] = client
-		secrets[secretRef{render.SystemSecretName(d), render.PasswordKey}] = system
+		secrets[secretRef{d.SystemSecretName(), render.PasswordKey}] = system
 		users, _, err := render.UsersConf(d, render.Credentials{Client: client, System: system})
 		if err != nil {
 			t.Fatal(err)

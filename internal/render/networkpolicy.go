@@ -16,9 +16,6 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
 
-// NetworkPolicyName is the NetworkPolicy of c's servers.
-func NetworkPolicyName(c *v1alpha1.NatsCluster) string { return c.Name }
-
 // withNetworkPolicy puts c's NetworkPolicy in front of objs when c asks for
 // one: applied first, it is in place before any server starts.
 func withNetworkPolicy(c *v1alpha1.NatsCluster, objs []client.Object) ([]client.Object, error) {
@@ -77,7 +74,7 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 	servers := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)}}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   typeMeta("networking.k8s.io/v1", "NetworkPolicy"),
-		ObjectMeta: objectMeta(c, NetworkPolicyName(c)),
+		ObjectMeta: objectMeta(c, c.NetworkPolicyName()),
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},

@@ -56,9 +56,9 @@ func TestNetworkPolicyOnlyWhenEnabled(t *testing.T) {
 			for _, o := range objs {
 				if np, ok := o.(*networkingv1.NetworkPolicy); ok {
 					switch np.Name {
-					case render.NetworkPolicyName(tc.in):
+					case tc.in.NetworkPolicyName():
 						full++
-					case render.MonitoringPortsPolicyName(tc.in):
+					case tc.in.MonitoringPortsPolicyName():
 						ports++
 					}
 				}
@@ -81,7 +81,7 @@ func TestNetworkPolicySelectsTheServersForIngress(t *testing.T) {
 	np := policyOf(t, c)
 	equal(t, "apiVersion", np.APIVersion, "networking.k8s.io/v1")
 	equal(t, "kind", np.Kind, "NetworkPolicy")
-	equal(t, "name", np.Name, render.NetworkPolicyName(c))
+	equal(t, "name", np.Name, c.NetworkPolicyName())
 	if !maps.Equal(np.Spec.PodSelector.MatchLabels, render.ManagedSelectorLabels(c)) || len(np.Spec.PodSelector.MatchExpressions) != 0 {
 		t.Errorf("podSelector = %+v, want the servers' selector %v", np.Spec.PodSelector, render.ManagedSelectorLabels(c))
 	}

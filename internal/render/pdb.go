@@ -14,7 +14,7 @@ import (
 func PodDisruptionBudget(c *v1alpha1.NatsCluster) *policyv1.PodDisruptionBudget {
 	return &policyv1.PodDisruptionBudget{
 		TypeMeta:   typeMeta("policy/v1", "PodDisruptionBudget"),
-		ObjectMeta: objectMeta(c, PodDisruptionBudgetName(c)),
+		ObjectMeta: objectMeta(c, c.PodDisruptionBudgetName()),
 		Spec: policyv1.PodDisruptionBudgetSpec{
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			Selector:       &metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},

@@ -189,12 +189,12 @@ func volumes(c *v1alpha1.NatsCluster) []corev1.Volume {
 // (MetadataConfigKey, MetadataUsersKey) tells the operator what was read.
 func configProjection(c *v1alpha1.NatsCluster) *corev1.ProjectedVolumeSource {
 	sources := []corev1.VolumeProjection{{ConfigMap: &corev1.ConfigMapProjection{
-		LocalObjectReference: corev1.LocalObjectReference{Name: ConfigMapName(c)},
+		LocalObjectReference: corev1.LocalObjectReference{Name: c.ConfigMapName()},
 		Items:                []corev1.KeyToPath{{Key: ConfigKey, Path: ConfigKey}},
 	}}}
-	if HasUsersFile(c) {
+	if c.HasUsersFile() {
 		sources = append(sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{
-			LocalObjectReference: corev1.LocalObjectReference{Name: UsersSecretName(c)},
+			LocalObjectReference: corev1.LocalObjectReference{Name: c.UsersSecretName()},
 			Items:                []corev1.KeyToPath{{Key: UsersConfKey, Path: UsersConfKey}},
 		}})
 	}

@@ -9,8 +9,8 @@ import (
 
 // Keys of the Secrets the operator generates.
 const (
-	PasswordKey = "password"
-	TokenKey    = "token"
+	PasswordKey = v1alpha1.PasswordKey
+	TokenKey    = v1alpha1.TokenKey
 )
 
 // Keys of the credentials Secret that status.credentialsSecretRef names.
@@ -21,34 +21,6 @@ const (
 	CredentialsPasswordKey = "password" // mode users
 	CredentialsTokenKey    = "token"    // mode token
 )
-
-// ClientSecretRef is where the client password (mode users) or token (mode
-// token) lives: the user's Secret, or <name>-auth. ok is false in modes none
-// and jwt.
-func ClientSecretRef(c *v1alpha1.NatsCluster) (ref v1alpha1.SecretKeyRef, ok bool) {
-	key := PasswordKey
-	switch c.Spec.Auth.Mode {
-	case v1alpha1.AuthNone, v1alpha1.AuthJWT: // clients' creds come from NatsUsers
-		return v1alpha1.SecretKeyRef{}, false
-	case v1alpha1.AuthToken:
-		key = TokenKey
-	}
-	if r := c.Spec.Auth.SecretRef; r != nil {
-		return *r, true
-	}
-	return v1alpha1.SecretKeyRef{Name: AuthSecretName(c), Key: key}, true
-}
-
-// GeneratesClientSecret reports whether the operator makes <name>-auth.
-func GeneratesClientSecret(c *v1alpha1.NatsCluster) bool {
-	_, ok := ClientSecretRef(c)
-	return ok && c.Spec.Auth.SecretRef == nil
-}
-
-// HasSystemUser reports whether the operator has a system account user of
-// its own: a password in mode users, a user JWT in mode jwt. nats-server
-// refuses a token beside accounts, and mode none has no accounts either.
-func HasSystemUser(c *v1alpha1.NatsCluster) bool { return HasUsersFile(c) || HasTrust(c) }
 
 // Secret is a Secret the operator writes, with its values.
 func Secret(c *v1alpha1.NatsCluster, name string, data map[string]string) *corev1.Secret {
@@ -109,14 +81,8 @@ const (
 	RouteSignerKeyKey  = "signer.key"
 )
 
-// RouteSecretName holds the route password and the route URLs with it.
-func RouteSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-routes" }
-
 // RouteURLsKey is the routes Secret's key with the route URLs.
 const RouteURLsKey = "urls"
-
-// HasRoutes reports whether the servers route to each other.
-func HasRoutes(c *v1alpha1.NatsCluster) bool { return c.Spec.ReplicaCount() > 1 }
 
 // Secrets are the Secrets c needs with the given values: <name>-auth when
 // the operator generates the client credential, <name>-system for its own
@@ -124,30 +90,30 @@ func HasRoutes(c *v1alpha1.NatsCluster) bool { return c.Spec.ReplicaCount() > 1 
 // and <name>-client with a ready-to-use URL.
 func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 	var out []*corev1.Secret
-	if GeneratesClientSecret(c) {
-		ref, _ := ClientSecretRef(c)
+	if c.GeneratesClientSecret() {
+		ref, _ := c.ClientSecretRef()
 		out = append(out, Secret(c, ref.Name, map[string]string{ref.Key: cred.Client}))
 	}
-	if HasUsersFile(c) {
-		out = append(out, Secret(c, SystemSecretName(c), map[string]string{PasswordKey: cred.System}))
+	if c.HasUsersFile() {
+		out = append(out, Secret(c, c.SystemSecretName(), map[string]string{PasswordKey: cred.System}))
 	}
-	if HasTrust(c) && len(cred.Trust) > 0 {
-		out = append(out, Secret(c, TrustSecretName(c), cred.Trust))
+	if c.HasTrust() && len(cred.Trust) > 0 {
+		out = append(out, Secret(c, c.TrustSecretName(), cred.Trust))
 	}
-	if HasUsersFile(c) {
+	if c.HasUsersFile() {
 		// A value UsersConf cannot write never gets here: the controller
 		// refuses it first (and `kubenats render` prints no Secret).
 		if text, _, err := UsersConf(c, cred); err == nil {
-			out = append(out, Secret(c, UsersSecretName(c), map[string]string{UsersConfKey: text}))
+			out = append(out, Secret(c, c.UsersSecretName(), map[string]string{UsersConfKey: text}))
 		}
 	}
-	if HasRoutes(c) {
-		out = append(out, Secret(c, RouteSecretName(c), map[string]string{
+	if c.HasRoutes() {
+		out = append(out, Secret(c, c.RouteSecretName(), map[string]string{
 			PasswordKey: cred.Route, RouteURLsKey: RouteURLs(c, cred.Route),
 		}))
 	}
-	if p := cred.RoutePKI; p != nil && GeneratesRoutePKI(c) {
-		out = append(out, Secret(c, CASecretName(c), map[string]string{TLSCertKey: p.CACert, TLSKeyKey: p.CAKey}))
+	if p := cred.RoutePKI; p != nil && c.GeneratesRoutePKI() {
+		out = append(out, Secret(c, c.CASecretName(), map[string]string{TLSCertKey: p.CACert, TLSKeyKey: p.CAKey}))
 		// ca.crt is the cluster's CA, never the chain above it: the
 		// servers accept exactly the peers of this cluster (and, while a
 		// replaced CA is phased out, those of the CA before it).
@@ -159,15 +125,15 @@ func Secrets(c *v1alpha1.NatsCluster, cred Credentials) []*corev1.Secret {
 		if p.Signer.Cert != "" && p.Signer.Key != "" {
 			data[RouteSignerCertKey], data[RouteSignerKeyKey] = p.Signer.Cert, p.Signer.Key
 		}
-		out = append(out, Secret(c, RouteTLSSecretName(c), data))
+		out = append(out, Secret(c, c.RouteTLSSecretName(), data))
 	}
 	if p := cred.ClientPKI; p != nil && c.Spec.GeneratesClientPKI() {
 		out = append(out,
-			Secret(c, ClientCASecretName(c), map[string]string{TLSCertKey: p.CA.Cert, TLSKeyKey: p.CA.Key}),
-			Secret(c, ClientTLSSecretName(c), map[string]string{TLSCertKey: p.Cert.Cert, TLSKeyKey: p.Cert.Key, TLSCAKey: p.CA.Cert}))
+			Secret(c, c.ClientCASecretName(), map[string]string{TLSCertKey: p.CA.Cert, TLSKeyKey: p.CA.Key}),
+			Secret(c, c.ClientTLSSecretName(), map[string]string{TLSCertKey: p.Cert.Cert, TLSKeyKey: p.Cert.Key, TLSCAKey: p.CA.Cert}))
 	}
 	out = append(out, topologySecrets(c, cred.Topology)...)
-	return append(out, Secret(c, CredentialsSecretName(c), clientCredentials(c, cred)))
+	return append(out, Secret(c, c.CredentialsSecretName(), clientCredentials(c, cred)))
 }
 
 func clientCredentials(c *v1alpha1.NatsCluster, cred Credentials) map[string]string {

@@ -1,7 +1,6 @@
 package render_test
 
 import (
-	"fmt"
 	"net/url"
 	"reflect"
 	"slices"
@@ -257,26 +256,6 @@ func TestServerEnvReadsTheRightSecrets(t *testing.T) {
 			if n := len(podSpecOf(t, tc.in).Containers); n != 1 {
 				t.Errorf("%d containers: the server should be alone in its pod", n)
 			}
-		})
-	}
-}
-
-func TestClientSecretRef(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		in     *v1alpha1.NatsCluster
-		want   string
-		wantOK bool
-	}{
-		{"users", cluster(), "{demo-auth password}", true},
-		{"token", cluster(withAuthMode(v1alpha1.AuthToken)), "{demo-auth token}", true},
-		{"user's Secret", cluster(withAuthSecret("mine", "pw")), "{mine pw}", true},
-		{"none", cluster(withAuthMode(v1alpha1.AuthNone)), "{ }", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ref, ok := render.ClientSecretRef(tc.in.WithDefaults())
-			equal(t, "ok", ok, tc.wantOK)
-			equal(t, "ref", fmt.Sprint(ref), tc.want)
 		})
 	}
 }

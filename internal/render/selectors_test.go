@@ -39,7 +39,7 @@ func TestSelectorsSkipANamesake(t *testing.T) {
 		}
 		return sel
 	}
-	np := find[*networkingv1.NetworkPolicy](t, objs, render.NetworkPolicyName(c))
+	np := find[*networkingv1.NetworkPolicy](t, objs, c.NetworkPolicyName())
 	var routePeers *metav1.LabelSelector
 	for _, rule := range np.Spec.Ingress {
 		if rule.Ports[0].Port.IntVal == render.ClusterPort {
@@ -53,12 +53,12 @@ func TestSelectorsSkipANamesake(t *testing.T) {
 		name string
 		sel  labels.Selector
 	}{
-		{"PeerAuthentication", matchLabels(find[*securityv1.PeerAuthentication](t, objs, render.PeerAuthenticationName(c)).Spec.Selector.MatchLabels)},
+		{"PeerAuthentication", matchLabels(find[*securityv1.PeerAuthentication](t, objs, c.PeerAuthenticationName()).Spec.Selector.MatchLabels)},
 		{"NetworkPolicy podSelector", fromLabelSelector(&np.Spec.PodSelector)},
 		{"NetworkPolicy route peers", fromLabelSelector(routePeers)},
 		{"PodDisruptionBudget", fromLabelSelector(find[*policyv1.PodDisruptionBudget](t, objs, c.Name).Spec.Selector)},
-		{"client Service", matchLabels(find[*corev1.Service](t, objs, render.ClientServiceName(c)).Spec.Selector)},
-		{"headless Service", matchLabels(find[*corev1.Service](t, objs, render.HeadlessServiceName(c)).Spec.Selector)},
+		{"client Service", matchLabels(find[*corev1.Service](t, objs, c.ClientServiceName()).Spec.Selector)},
+		{"headless Service", matchLabels(find[*corev1.Service](t, objs, c.HeadlessServiceName()).Spec.Selector)},
 	} {
 		if !tc.sel.Matches(labels.Set(ours)) {
 			t.Errorf("%s (%s) does not select the cluster's own pods", tc.name, tc.sel)

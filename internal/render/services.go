@@ -28,7 +28,7 @@ func ClientService(c *v1alpha1.NatsCluster) *corev1.Service {
 	spec := c.Spec.Service
 	svc := &corev1.Service{
 		TypeMeta:   typeMeta("v1", "Service"),
-		ObjectMeta: objectMeta(c, ClientServiceName(c)),
+		ObjectMeta: objectMeta(c, c.ClientServiceName()),
 		Spec: corev1.ServiceSpec{
 			Type:     serviceType(spec.Type),
 			Selector: ManagedSelectorLabels(c),
@@ -59,7 +59,7 @@ func serviceType(t v1alpha1.ServiceType) corev1.ServiceType {
 func HeadlessService(c *v1alpha1.NatsCluster) *corev1.Service {
 	svc := &corev1.Service{
 		TypeMeta:   typeMeta("v1", "Service"),
-		ObjectMeta: objectMeta(c, HeadlessServiceName(c)),
+		ObjectMeta: objectMeta(c, c.HeadlessServiceName()),
 		Spec: corev1.ServiceSpec{
 			Type:                     corev1.ServiceTypeClusterIP,
 			ClusterIP:                corev1.ClusterIPNone,

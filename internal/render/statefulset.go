@@ -17,11 +17,11 @@ import (
 func StatefulSet(c *v1alpha1.NatsCluster, in Inputs) *appsv1.StatefulSet {
 	sts := &appsv1.StatefulSet{
 		TypeMeta:   typeMeta("apps/v1", "StatefulSet"),
-		ObjectMeta: objectMeta(c, StatefulSetName(c)),
+		ObjectMeta: objectMeta(c, c.StatefulSetName()),
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            ptr.To(c.Spec.ReplicaCount()),
 			Selector:            &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
-			ServiceName:         HeadlessServiceName(c),
+			ServiceName:         c.HeadlessServiceName(),
 			PodManagementPolicy: appsv1.ParallelPodManagement,
 			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
 			Template:            podTemplate(c, in),

@@ -50,7 +50,7 @@ func componentLabel(c *v1alpha1.NatsCluster) string {
 // kubenats': only then can they close, all at once.
 func RouteMode(c *v1alpha1.NatsCluster) string {
 	switch {
-	case !HasRoutes(c):
+	case !c.HasRoutes():
 		return RoutesPassword // no routes: nothing to change at once
 	case c.Spec.TakingOver() && takeoverPhase(c) == v1alpha1.TakeoverReplacingServers:
 		return RoutesOpen
@@ -87,7 +87,7 @@ func takeoverPhase(c *v1alpha1.NatsCluster) v1alpha1.TakeoverPhase {
 func openRoutes(c *v1alpha1.NatsCluster) []string {
 	routes := make([]string, c.Spec.ReplicaCount())
 	for i := range routes {
-		routes[i] = fmt.Sprintf("nats://%s.%s:%d", PodName(c, i), HeadlessServiceName(c), ClusterPort)
+		routes[i] = fmt.Sprintf("nats://%s.%s:%d", PodName(c, i), c.HeadlessServiceName(), ClusterPort)
 	}
 	return routes
 }

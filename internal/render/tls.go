@@ -36,60 +36,12 @@ const (
 // handshake on a busy node is retried a second later, a stall for nothing.
 const routeTLSHandshakeTimeout = 5e9 // 5 s
 
-// CASecretName holds the per-cluster CA the operator keeps for routes.
-func CASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-ca" }
-
-// RouteTLSSecretName holds the route certificate: the user's Secret, or the
-// one the operator writes (GeneratesRoutePKI).
-func RouteTLSSecretName(c *v1alpha1.NatsCluster) string {
-	if n := c.Spec.TLS.Routes.SecretName; n != "" {
-		return n
-	}
-	return c.Name + "-routes-tls"
-}
-
-// ClientTLSSecretName holds the client certificate: the user's Secret, or
-// the one cert-manager (issuerRef) or the operator (the default) writes.
-func ClientTLSSecretName(c *v1alpha1.NatsCluster) string {
-	if n := c.Spec.ClientTLS().SecretName; n != "" {
-		return n
-	}
-	return c.Name + "-client-tls"
-}
-
-// ClientCASecretName holds the client CA the operator keeps, with its key
-// (GeneratesClientPKI). No pod mounts it: clients get its certificate as
-// ca.crt of the credentials Secret.
-func ClientCASecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-client-ca" }
-
-// GeneratesRoutePKI reports whether the operator keeps the route CA and
-// signs the route certificate itself: route TLS on and no Secret of the
-// user's named. spec.tls.routes.issuerRef changes nothing here: the route
-// CA is always the operator's own, never one an issuer signs (an issuer
-// the tenant names would hand it a sub-CA of the issuer's CA).
-//
-// Why a CA per cluster: nats-server checks no names on a route it
-// accepts, only that the peer's certificate chains to ca_file. Were an
-// issuer to sign the route certificates, ca_file would be the issuer's
-// CA, and every cluster on that issuer (another tenant's, in another
-// namespace) would hold a certificate the servers accept. Under a
-// cluster's own CA, trusted alone, only that cluster's certificate is.
-func GeneratesRoutePKI(c *v1alpha1.NatsCluster) bool {
-	return c.Spec.RouteTLSEnabled() && c.Spec.TLS.Routes.SecretName == ""
-}
-
-// IgnoresRouteIssuer reports whether c still names a route issuer, which
-// the operator no longer asks for anything: the controller says so.
-func IgnoresRouteIssuer(c *v1alpha1.NatsCluster) bool {
-	return c.Spec.RouteTLSEnabled() && c.Spec.TLS.Routes.IssuerRef != nil
-}
-
 // RouteDNSNames are the names a route certificate must carry: every form
 // under which one server dials another (routes use <pod>.<headless>), as
 // wildcards, so that scaling needs no new certificate. No IP addresses:
 // pods get new ones, and routes dial names (cluster.advertise).
 func RouteDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
-	return wildcards(HeadlessServiceName(c), c.Namespace, clusterDomain)
+	return wildcards(c.HeadlessServiceName(), c.Namespace, clusterDomain)
 }
 
 // ClientDNSNames are the names clients use: the client Service in every
@@ -99,9 +51,9 @@ func RouteDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
 // share (a ClusterIssuer) would let whoever holds it answer as any local
 // service that trusts that issuer.
 func ClientDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
-	svc, ns := ClientServiceName(c), c.Namespace
+	svc, ns := c.ClientServiceName(), c.Namespace
 	names := []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc." + clusterDomain}
-	return append(names, wildcards(HeadlessServiceName(c), ns, clusterDomain)...)
+	return append(names, wildcards(c.HeadlessServiceName(), ns, clusterDomain)...)
 }
 
 func wildcards(headless, ns, clusterDomain string) []string {
@@ -116,7 +68,7 @@ func wildcards(headless, ns, clusterDomain string) []string {
 // PodDNSName is the name the operator verifies a server's certificate
 // against when it dials that server's address.
 func PodDNSName(c *v1alpha1.NatsCluster, pod string) string {
-	return fmt.Sprintf("%s.%s.%s.svc", pod, HeadlessServiceName(c), c.Namespace)
+	return fmt.Sprintf("%s.%s.%s.svc", pod, c.HeadlessServiceName(), c.Namespace)
 }
 
 // routeTLS is the cluster block's tls: mutual, against the route CA.
@@ -162,9 +114,9 @@ func tlsVolumes(c *v1alpha1.NatsCluster) ([]corev1.Volume, []corev1.VolumeMount)
 		mounts = append(mounts, corev1.VolumeMount{Name: volume, MountPath: dir, ReadOnly: true})
 	}
 	if c.Spec.RouteTLSEnabled() && c.Spec.ReplicaCount() > 1 {
-		add(routeTLSVolume, RouteTLSSecretName(c), RouteTLSDir)
+		add(routeTLSVolume, c.RouteTLSSecretName(), RouteTLSDir)
 	}
-	add(ClientTLSVolume, ClientTLSSecretName(c), ClientTLSDir)
+	add(ClientTLSVolume, c.ClientTLSSecretName(), ClientTLSDir)
 	topologyTLS(c, add)
 	return vols, mounts
 }

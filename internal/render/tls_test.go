@@ -83,20 +83,20 @@ func TestARouteIssuerIsNeverAsked(t *testing.T) {
 		}
 	}
 	d := c.WithDefaults()
-	if !render.GeneratesRoutePKI(d) || !render.IgnoresRouteIssuer(d) {
+	if !d.GeneratesRoutePKI() || !d.IgnoresRouteIssuer() {
 		t.Fatalf("GeneratesRoutePKI %v, IgnoresRouteIssuer %v: the route CA must be the operator's own, and the issuer reported ignored",
-			render.GeneratesRoutePKI(d), render.IgnoresRouteIssuer(d))
+			d.GeneratesRoutePKI(), d.IgnoresRouteIssuer())
 	}
 	secrets := render.Secrets(d, render.Credentials{Route: "r", RoutePKI: &render.RoutePKI{CACert: "ca", CAKey: "ca-key", Cert: "crt", Key: "key"}})
 	byName := map[string]*corev1.Secret{}
 	for _, s := range secrets {
 		byName[s.Name] = s
 	}
-	if ca := byName[render.CASecretName(d)]; ca == nil || ca.StringData[render.TLSKeyKey] != "ca-key" {
-		t.Errorf("no Secret %s with the operator's own route CA key", render.CASecretName(d))
+	if ca := byName[d.CASecretName()]; ca == nil || ca.StringData[render.TLSKeyKey] != "ca-key" {
+		t.Errorf("no Secret %s with the operator's own route CA key", d.CASecretName())
 	}
-	if routes := byName[render.RouteTLSSecretName(d)]; routes == nil || routes.StringData[render.TLSCAKey] != "ca" {
-		t.Errorf("no Secret %s trusting the operator's route CA", render.RouteTLSSecretName(d))
+	if routes := byName[d.RouteTLSSecretName()]; routes == nil || routes.StringData[render.TLSCAKey] != "ca" {
+		t.Errorf("no Secret %s trusting the operator's route CA", d.RouteTLSSecretName())
 	}
 }
 

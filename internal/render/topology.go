@@ -65,7 +65,7 @@ func leafnodeAppProtocol(c *v1alpha1.NatsCluster) string {
 
 func topologyEnv(c *v1alpha1.NatsCluster) []corev1.EnvVar {
 	var env []corev1.EnvVar
-	if ref, ok := LeafnodeAuthRef(c); ok {
+	if ref, ok := c.LeafnodeAuthRef(); ok {
 		env = append(env, secretEnv(EnvLeafnodePassword, ref.Name, ref.Key))
 	}
 	if g := c.Spec.Gateway; g != nil {
@@ -74,7 +74,7 @@ func topologyEnv(c *v1alpha1.NatsCluster) []corev1.EnvVar {
 			secretEnv(EnvGatewayPassword, g.SecretRef.Name, PasswordKey),
 			corev1.EnvVar{Name: EnvGatewayAdvertise, Value: gatewayAdvertise(c)})
 		for i := range g.Gateways {
-			env = append(env, secretEnv(gatewayURLsEnv(i), GatewaysSecretName(c), gatewayURLsKey(i)))
+			env = append(env, secretEnv(gatewayURLsEnv(i), c.GatewaysSecretName(), gatewayURLsKey(i)))
 		}
 	}
 	return env
@@ -84,10 +84,10 @@ func topologyEnv(c *v1alpha1.NatsCluster) []corev1.EnvVar {
 // add (tlsVolumes' own).
 func topologyTLS(c *v1alpha1.NatsCluster, add func(volume, secret, dir string)) {
 	if c.Spec.LeafnodesAccepted() && c.Spec.Leafnodes.Accept.TLS != nil {
-		add(leafnodesTLSVolume, LeafnodesTLSSecretName(c), LeafnodesTLSDir)
+		add(leafnodesTLSVolume, c.LeafnodesTLSSecretName(), LeafnodesTLSDir)
 	}
 	if c.Spec.GatewayEnabled() {
-		add(gatewayTLSVolume, GatewayTLSSecretName(c), GatewayTLSDir)
+		add(gatewayTLSVolume, c.GatewayTLSSecretName(), GatewayTLSDir)
 	}
 }
 
@@ -98,12 +98,12 @@ func topologyCertificates(c *v1alpha1.NatsCluster, clusterDomain string) []clien
 	var out []client.Object
 	if c.Spec.LeafnodesAccepted() {
 		if t := c.Spec.Leafnodes.Accept.TLS; t != nil && t.IssuerRef != nil {
-			out = append(out, certificate(c, LeafnodesCertificateName(c), LeafnodesTLSSecretName(c), t.IssuerRef,
+			out = append(out, certificate(c, c.LeafnodesCertificateName(), c.LeafnodesTLSSecretName(), t.IssuerRef,
 				ClientDNSNames(c, clusterDomain), clusterDomain, "server auth"))
 		}
 	}
 	if g := c.Spec.Gateway; g != nil && g.TLS.IssuerRef != nil {
-		out = append(out, certificate(c, GatewayCertificateName(c), GatewayTLSSecretName(c), g.TLS.IssuerRef,
+		out = append(out, certificate(c, c.GatewayCertificateName(), c.GatewayTLSSecretName(), g.TLS.IssuerRef,
 			GatewayDNSNames(c, clusterDomain), clusterDomain, "server auth", "client auth"))
 	}
 	return out
@@ -190,18 +190,18 @@ func topologyMeshLevels(c *v1alpha1.NatsCluster, levels map[uint32]*securityapi.
 // and the members' gateway URLs.
 func topologySecrets(c *v1alpha1.NatsCluster, cred TopologyCredentials) []*corev1.Secret {
 	var out []*corev1.Secret
-	if ref, ok := LeafnodeAuthRef(c); ok && c.Spec.Leafnodes.Accept.SecretRef == nil {
+	if ref, ok := c.LeafnodeAuthRef(); ok && c.Spec.Leafnodes.Accept.SecretRef == nil {
 		out = append(out, Secret(c, ref.Name, map[string]string{ref.Key: cred.LeafnodePassword}))
 	}
-	if HasLeafnodesFile(c) {
+	if c.HasLeafnodesFile() {
 		// The controller refuses what LeafnodesFiles cannot write first.
 		if data, _, err := LeafnodesFiles(c, cred.Remotes); err == nil {
-			out = append(out, Secret(c, LeafnodesSecretName(c), data))
+			out = append(out, Secret(c, c.LeafnodesSecretName(), data))
 		}
 	}
 	if c.Spec.GatewayEnabled() {
 		if data, err := GatewaysData(c, cred.GatewayUser, cred.GatewayPassword); err == nil {
-			out = append(out, Secret(c, GatewaysSecretName(c), data))
+			out = append(out, Secret(c, c.GatewaysSecretName(), data))
 		}
 	}
 	return out

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"path"
 
-	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsconf"
 )
 
@@ -44,15 +43,9 @@ const (
 // once every server does.
 const MetadataOperatorKeysKey = "kubenats.io/operator-signing-keys"
 
-// TrustSecretName holds the NATS operator's keys and JWTs (mode jwt).
-func TrustSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-operator" }
-
 // ResolverDir is where the full resolver keeps the account JWTs: on the
 // JetStream claim, so that they outlive a pod.
 var ResolverDir = path.Join(StoreDir, "jwt")
-
-// HasTrust reports whether c runs decentralized authentication.
-func HasTrust(c *v1alpha1.NatsCluster) bool { return c.Spec.Auth.Mode == v1alpha1.AuthJWT }
 
 // errNoTrust: mode jwt without the trust Secret's values (`kubenats
 // render` has none to give).

@@ -97,16 +97,16 @@ func TestJWTModeKeepsSeedsInTheTrustSecret(t *testing.T) {
 				t.Errorf("%T %s carries a seed", obj, obj.GetName())
 			}
 		}
-		if strings.Contains(b, render.TrustSecretName(c)) {
+		if strings.Contains(b, c.TrustSecretName()) {
 			t.Errorf("%T %s refers to the trust Secret", obj, obj.GetName())
 		}
 	}
 	var found bool
 	for _, s := range render.Secrets(c, render.Credentials{Trust: trust}) {
-		if s.Name == render.TrustSecretName(c) {
+		if s.Name == c.TrustSecretName() {
 			found = s.StringData[accounts.OperatorSeedKey] == trust[accounts.OperatorSeedKey]
 		}
-		if s.Name == render.CredentialsSecretName(c) && (s.StringData[render.CredentialsPasswordKey] != "" || strings.Contains(s.StringData[render.CredentialsURLKey], "@")) {
+		if s.Name == c.CredentialsSecretName() && (s.StringData[render.CredentialsPasswordKey] != "" || strings.Contains(s.StringData[render.CredentialsURLKey], "@")) {
 			t.Errorf("the credentials Secret of mode jwt carries a password: %v", s.StringData)
 		}
 	}

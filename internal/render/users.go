@@ -32,15 +32,6 @@ const (
 	MetadataUsersKey  = "kubenats.io/users"
 )
 
-// UsersSecretName holds users.conf.
-func UsersSecretName(c *v1alpha1.NatsCluster) string { return c.Name + "-users" }
-
-// HasUsersFile reports whether the servers read passwords from users.conf:
-// mode users, which has a system user to reload them with.
-func HasUsersFile(c *v1alpha1.NatsCluster) bool {
-	return c.Spec.Auth.Mode == v1alpha1.AuthUsers || c.Spec.Auth.Mode == ""
-}
-
 // UsersConf is users.conf for the given credentials, and the revision it
 // carries. The revision is keyed with the system password (random, never
 // shown), so that it names the content without revealing anything of the

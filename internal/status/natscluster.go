@@ -11,7 +11,6 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
-	"github.com/kubenats/kubenats/internal/render"
 )
 
 // Blocker is why a pass could not apply what the spec asks for.
@@ -81,7 +80,7 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 		ObservedGeneration:   c.Generation,
 		ServerVersion:        c.Spec.Version,
 		ServerVersionSource:  v1alpha1.VersionConfigured,
-		CredentialsSecretRef: &corev1.LocalObjectReference{Name: render.CredentialsSecretName(c)},
+		CredentialsSecretRef: &corev1.LocalObjectReference{Name: c.CredentialsSecretName()},
 		Takeover:             o.Takeover,
 	}
 	if o.ObservedVersion != "" {

@@ -85,18 +85,18 @@ func measureFloor(b testing.TB, routeTLS bool) floorResult {
 	ctr := renderedServerContainer(b, nc)
 	slot := lockAddressSlot(b)
 	secrets := map[string]string{} // "<secret>/<key>" -> value
-	for _, name := range []string{render.AuthSecretName(nc), render.SystemSecretName(nc), render.RouteSecretName(nc)} {
+	for _, name := range []string{nc.AuthSecretName(), nc.SystemSecretName(), nc.RouteSecretName()} {
 		secrets[name+"/"+render.PasswordKey] = newFloorPassword(b)
 	}
-	routePassword := secrets[render.RouteSecretName(nc)+"/"+render.PasswordKey]
-	secrets[render.RouteSecretName(nc)+"/"+render.RouteURLsKey] = render.RouteURLs(nc, routePassword)
+	routePassword := secrets[nc.RouteSecretName()+"/"+render.PasswordKey]
+	secrets[nc.RouteSecretName()+"/"+render.RouteURLsKey] = render.RouteURLs(nc, routePassword)
 
 	servers := make([]*floorServer, nc.Spec.ReplicaCount())
 	var records []loopback.PodDNSRecord
 	for i := range servers {
 		s := &floorServer{pod: render.PodName(nc, i), ip: fmt.Sprintf("127.0.%d.%d", slot, i+1), dir: b.TempDir(), done: make(chan struct{})}
 		servers[i] = s
-		records = append(records, loopback.PodDNSRecord{Namespace: nc.Namespace, Hostname: s.pod, Subdomain: render.HeadlessServiceName(nc), IP: s.ip})
+		records = append(records, loopback.PodDNSRecord{Namespace: nc.Namespace, Hostname: s.pod, Subdomain: nc.HeadlessServiceName(), IP: s.ip})
 	}
 	files := floorFiles{hosts: filepath.Join(b.TempDir(), "hosts")}
 	if err := os.WriteFile(files.hosts, loopback.HostsFileContent(nc.Namespace, records), 0o644); err != nil {
@@ -240,10 +240,10 @@ func (s *floorServer) prepare(b testing.TB, binary string, nc *v1alpha1.NatsClus
 	}
 	// The passwords come from users.conf beside nats.conf, as the pods
 	// mount the users Secret.
-	if render.HasUsersFile(nc) {
+	if nc.HasUsersFile() {
 		users, _, err := render.UsersConf(nc, render.Credentials{
-			Client: secrets[render.AuthSecretName(nc)+"/"+render.PasswordKey],
-			System: secrets[render.SystemSecretName(nc)+"/"+render.PasswordKey],
+			Client: secrets[nc.AuthSecretName()+"/"+render.PasswordKey],
+			System: secrets[nc.SystemSecretName()+"/"+render.PasswordKey],
 		})
 		if err != nil {
 			b.Fatal(err)

@@ -61,7 +61,7 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 	f := formNamed(t, ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.Auth.Mode = v1alpha1.AuthJWT })
 	disk := resource.MustParse("1Mi")
 	scene := startAccountScene(t, f, v1alpha1.AccountLimits{JetStream: &v1alpha1.AccountJetStreamLimits{DiskStorage: &disk}}, 3)
-	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(f.Cluster)}}
+	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.Cluster.TrustSecretName()}}
 	get(t, trust)
 	oldSeed, oldKey, err := accounts.OperatorSigner(accounts.TrustValues(trust.Data))
 	if err != nil {

@@ -45,7 +45,7 @@ func TestJWTModeServesPushedAccounts(t *testing.T) {
 		t.Fatalf("a client without credentials: %v, want the server's authorization violation", err)
 	}
 
-	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(f.Cluster)}}
+	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.Cluster.TrustSecretName()}}
 	get(t, trust)
 	sys := systemUser(t, f, f.Pods[0], trust)
 

@@ -147,7 +147,7 @@ func formClustersNamedNats(t *testing.T, specs map[string][]func(*v1alpha1.NatsC
 // password, and its route certificate, key and CA.
 func stolenKit(t *testing.T, f *formed) rogueKit {
 	t.Helper()
-	tlsData := secretData(t, f.NS, render.RouteTLSSecretName(f.Cluster))
+	tlsData := secretData(t, f.NS, f.Cluster.RouteTLSSecretName())
 	return rogueKit{
 		password: routePassword(t, f),
 		cert:     string(tlsData[render.TLSCertKey]), key: string(tlsData[render.TLSKeyKey]), ca: string(tlsData[render.TLSCAKey]),
@@ -174,7 +174,7 @@ func madeUpKit(t *testing.T, f *formed) rogueKit {
 // if they had leaked: what is left to keep the rogue out is the password.
 func leakedCertificate(t *testing.T, f *formed) rogueKit {
 	t.Helper()
-	data := secretData(t, f.NS, render.RouteTLSSecretName(f.Cluster))
+	data := secretData(t, f.NS, f.Cluster.RouteTLSSecretName())
 	return rogueKit{cert: string(data[render.TLSCertKey]), key: string(data[render.TLSKeyKey]), ca: string(data[render.TLSCAKey])}
 }
 
@@ -186,7 +186,7 @@ func withPassword(k rogueKit, password string) rogueKit {
 // routePassword is the route password the operator made for f.
 func routePassword(t *testing.T, f *formed) string {
 	t.Helper()
-	return string(secretData(t, f.NS, render.RouteSecretName(f.Cluster))[render.PasswordKey])
+	return string(secretData(t, f.NS, f.Cluster.RouteSecretName())[render.PasswordKey])
 }
 
 func secretData(t *testing.T, ns, name string) map[string][]byte {

@@ -236,7 +236,7 @@ func clientConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 // systemConn connects as the operator's system user, to move leaders.
 func systemConn(t *testing.T, f *formed, pods []string) *nats.Conn {
 	t.Helper()
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.SystemSecretName(f.Cluster)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: f.Cluster.SystemSecretName()}}
 	get(t, s)
 	nc, err := nats.Connect(podURLs(f, pods), nats.UserInfo(render.SystemUser, string(s.Data[render.PasswordKey])), clusterDNS(), e2ekit.ClusterTLS(t, credentials(t, f)),
 		nats.MaxReconnects(-1), nats.IgnoreDiscoveredServers())

@@ -16,7 +16,7 @@ import (
 func clusterCAName(t *testing.T, f *formed) string {
 	t.Helper()
 	var s corev1.Secret
-	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: render.CASecretName(f.Cluster)}, &s); err != nil {
+	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: f.Cluster.CASecretName()}, &s); err != nil {
 		t.Fatal(err)
 	}
 	block, _ := pem.Decode(s.Data[render.TLSCertKey])

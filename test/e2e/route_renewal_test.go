@@ -39,7 +39,7 @@ import (
 // certificate does not verify against the CA the test read first).
 func TestRouteCertificateRenewsUnderPublishing(t *testing.T) {
 	f := formCluster(t)
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.CASecretName(f.Cluster)}}
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: f.Cluster.CASecretName()}}
 	get(t, caSecret)
 	ca := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
 	roots := x509.NewCertPool()
@@ -58,7 +58,7 @@ func putDueRouteCertificate(t *testing.T, f *formed, ca pki.KeyPair) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.RouteTLSSecretName(f.Cluster)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: f.Cluster.RouteTLSSecretName()}}
 	eventually(t, wait, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(s), s); err != nil {
 			return err
@@ -126,7 +126,7 @@ func renewRouteCertificateUnderPublishing(t *testing.T, f *formed, roots *x509.C
 	})
 	renewed := time.Now()
 	renew()
-	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: render.RouteTLSSecretName(f.Cluster)}}
+	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: f.NS, Name: f.Cluster.RouteTLSSecretName()}}
 	var want string
 	eventually(t, 2*time.Minute, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(routeSecret), routeSecret); err != nil {

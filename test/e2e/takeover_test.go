@@ -206,7 +206,7 @@ func checkTakenOver(t *testing.T, c *v1alpha1.NatsCluster, names []string, claim
 			t.Errorf("%s's claim: %v, UID %s, want the chart's %s", n, err, pvc.UID, claims[n])
 		}
 	}
-	for _, name := range []string{render.ClientServiceName(c), render.HeadlessServiceName(c)} {
+	for _, name := range []string{c.ClientServiceName(), c.HeadlessServiceName()} {
 		var svc corev1.Service
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: c.Namespace, Name: name}, &svc); err != nil {
 			t.Fatal(err)

@@ -109,7 +109,7 @@ func TestTLSEverywhereThroughCertManager(t *testing.T) {
 
 	// The route certificate, signed by the operator with the cluster's
 	// own route CA (<name>-ca), falls due.
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.CASecretName(f.Cluster)}}
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.Cluster.CASecretName()}}
 	get(t, caSecret)
 	routeCA := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
 	routeRoots := x509.NewCertPool()

@@ -174,7 +174,7 @@ func TestLeafnodes(t *testing.T) {
 	wantLeafs(t, hub1, 1)
 
 	// An edge server joins with the generated Secret's credentials.
-	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.LeafnodeAuthSecretName(f.Cluster)}}
+	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.Cluster.LeafnodeAuthSecretName()}}
 	e2ekit.Get(t, auth)
 	password := string(auth.Data[render.PasswordKey])
 	podIP := f.IP(pod)

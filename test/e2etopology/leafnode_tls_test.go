@@ -52,7 +52,7 @@ func TestLeafnodesOverMutualTLS(t *testing.T) {
 			TLS: &v1alpha1.ClientTLSSpec{SecretName: "edge-leaf-tls", Verify: true}}}
 	})
 	pod := f.Pods[0]
-	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.LeafnodeAuthSecretName(f.Cluster)}}
+	auth := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: f.Cluster.LeafnodeAuthSecretName()}}
 	e2ekit.Get(t, auth)
 	url := fmt.Sprintf("nats-leaf://leaf:%s@%s:7422", auth.Data[render.PasswordKey], f.IP(pod))
 

@@ -174,13 +174,13 @@ func TestAccountsOfANamespaceTakenOffAreRefusedByTheServer(t *testing.T) {
 		from.Namespaces = []string{tenant}
 		from.MaxLimits = &v1alpha1.AccountLimits{Connections: ptr.To[int64](2)}
 	})
-	s := jwtServer(t, trust, render.StatefulSetName(c)+"-0")
+	s := jwtServer(t, trust, c.StatefulSetName()+"-0")
 	serversReady(t, c)
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: render.StatefulSetName(c)}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: c.StatefulSetName()}}
 	get(t, sts)
 	ip := loopbackNet() + "1"
 	mapHost(t, net.JoinHostPort(ip, fmt.Sprint(render.ClientPort)), s.Addr().String())
-	serverPod(t, c, render.StatefulSetName(c)+"-0", "r1", ip, sts)
+	serverPod(t, c, c.StatefulSetName()+"-0", "r1", ip, sts)
 
 	acct := natsAccount(tenant, "app", c)
 	acct.Spec.Limits.Connections = ptr.To[int64](10)
@@ -251,7 +251,7 @@ func jwtCluster(t *testing.T, ns string, edit func(*v1alpha1.AccountsFrom)) (*v1
 		s.Auth.Accounts = from
 	})
 	create(t, c)
-	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(c)}}
+	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.TrustSecretName()}}
 	get(t, trust)
 	return c, trust
 }

@@ -148,7 +148,7 @@ func TestAClusterOfAnEarlierReleaseKeepsItsPlaintextClients(t *testing.T) {
 			if got := sts.Spec.Template.Annotations[render.AnnotationClientTLS]; got != mark {
 				return fmt.Errorf("servers marked %q, want %s", got, mark)
 			}
-			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.ConfigMapName(c)}}
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.ConfigMapName()}}
 			if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(cm), cm); err != nil {
 				return err
 			}

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/poll"
 )
@@ -61,7 +61,7 @@ func TestDeletedGeneratedSecretIsReportedNotRemade(t *testing.T) {
 			})
 
 			update(t, c, func(c *v1alpha1.NatsCluster) {
-				c.Annotations = map[string]string{controller.AnnotationRegenerateSecrets: "something-else, " + tc.secret}
+				c.Annotations = map[string]string{natscluster.AnnotationRegenerateSecrets: "something-else, " + tc.secret}
 			})
 			eventually(t, wait, func() error {
 				fresh := &corev1.Secret{}

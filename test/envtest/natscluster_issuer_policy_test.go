@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/test/poll"
 )
 
@@ -42,10 +42,10 @@ func TestClusterIssuersOutsideTheAllowListAreRefused(t *testing.T) {
 		field  string
 		reason string
 	}{
-		{"client", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.tls.client.issuerRef", controller.ReasonIssuerNotAllowed},
-		{"leafnodes", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.leafnodes.accept.tls.issuerRef", controller.ReasonIssuerNotAllowed},
-		{"gateway", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.gateway.tls.issuerRef", controller.ReasonIssuerNotAllowed},
-		{"external", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer", Group: "awspca.cert-manager.io"}, "spec.tls.client.issuerRef", controller.ReasonIssuerNotAllowed},
+		{"client", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.tls.client.issuerRef", natscluster.ReasonIssuerNotAllowed},
+		{"leafnodes", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.leafnodes.accept.tls.issuerRef", natscluster.ReasonIssuerNotAllowed},
+		{"gateway", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "ClusterIssuer"}, "spec.gateway.tls.issuerRef", natscluster.ReasonIssuerNotAllowed},
+		{"external", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer", Group: "awspca.cert-manager.io"}, "spec.tls.client.issuerRef", natscluster.ReasonIssuerNotAllowed},
 		{"listed", v1alpha1.IssuerRef{Name: allowedClusterIssuer, Kind: "ClusterIssuer"}, "spec.tls.client.issuerRef", v1alpha1.ReasonCertManagerMissing},
 		{"issuer", v1alpha1.IssuerRef{Name: "someone-elses-ca", Kind: "Issuer"}, "spec.tls.client.issuerRef", v1alpha1.ReasonCertManagerMissing},
 	} {
@@ -67,7 +67,7 @@ func TestClusterIssuersOutsideTheAllowListAreRefused(t *testing.T) {
 			})
 			create(t, c)
 			readyCondition(t, c, metav1.ConditionFalse, tc.reason)
-			if tc.reason != controller.ReasonIssuerNotAllowed {
+			if tc.reason != natscluster.ReasonIssuerNotAllowed {
 				return
 			}
 			_, _, msg := readyMessage(t, c)

@@ -36,7 +36,7 @@ func TestJWTModeKeepsItsKeysInTheTrustSecret(t *testing.T) {
 		s.Auth.Mode = v1alpha1.AuthJWT
 	})
 	create(t, c)
-	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TrustSecretName(c)}}
+	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.TrustSecretName()}}
 	eventually(t, wait, func() error {
 		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(trust), trust); err != nil {
 			status, reason, message := readyMessage(t, c)
@@ -48,13 +48,13 @@ func TestJWTModeKeepsItsKeysInTheTrustSecret(t *testing.T) {
 	if !strings.HasPrefix(seed, "SO") {
 		t.Fatalf("the operator seed is not an operator seed")
 	}
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.ConfigMapName(c)}}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.ConfigMapName()}}
 	eventually(t, wait, func() error { return k8s.Get(ctx(t), client.ObjectKeyFromObject(cm), cm) })
 	text := cm.Data[render.ConfigKey]
 	if !strings.Contains(text, string(trust.Data[render.TrustOperatorJWTKey])) || !strings.Contains(text, "type: full") {
 		t.Fatalf("nats.conf does not trust the cluster's operator:\n%s", text)
 	}
-	for _, name := range []string{render.SystemSecretName(c), render.UsersSecretName(c), render.AuthSecretName(c)} {
+	for _, name := range []string{c.SystemSecretName(), c.UsersSecretName(), c.AuthSecretName()} {
 		if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
 			t.Errorf("Secret %s of mode users exists in mode jwt (%v)", name, err)
 		}

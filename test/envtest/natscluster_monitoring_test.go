@@ -81,7 +81,7 @@ func TestMonitoringWithoutPrometheusOperator(t *testing.T) {
 		}
 		return nil
 	})
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: render.StatefulSetName(c)}}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.StatefulSetName()}}
 	get(t, sts)
 	found := false
 	for _, ctr := range sts.Spec.Template.Spec.Containers {
@@ -90,7 +90,7 @@ func TestMonitoringWithoutPrometheusOperator(t *testing.T) {
 	if !found {
 		t.Fatal("no metrics container in the StatefulSet")
 	}
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: render.HeadlessServiceName(c)}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.HeadlessServiceName()}}
 	get(t, svc)
 	for _, p := range svc.Spec.Ports {
 		if p.Name == render.MetricsPortName {

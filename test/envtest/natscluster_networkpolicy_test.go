@@ -131,7 +131,7 @@ func TestNetworkPolicyOperatorDefaults(t *testing.T) {
 }
 
 func policyKey(c *v1alpha1.NatsCluster) client.ObjectKey {
-	return client.ObjectKey{Namespace: c.Namespace, Name: render.NetworkPolicyName(c)}
+	return client.ObjectKey{Namespace: c.Namespace, Name: c.NetworkPolicyName()}
 }
 
 // TestNetworkPolicyAppliedAsRenderedAndRemovedWhenTurnedOff: the policy is
@@ -163,7 +163,7 @@ func TestNetworkPolicyAppliedAsRenderedAndRemovedWhenTurnedOff(t *testing.T) {
 		}
 		return subset(want.Object, live.Object, "NetworkPolicy")
 	})
-	get(t, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.NetworkPolicyName(neighbour)}})
+	get(t, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: neighbour.NetworkPolicyName()}})
 
 	// The user's own policy, labelled as if it were the cluster's.
 	mine := &networkingv1.NetworkPolicy{
@@ -199,7 +199,7 @@ func TestNetworkPolicyAppliedAsRenderedAndRemovedWhenTurnedOff(t *testing.T) {
 	}
 
 	update(t, c, func(c *v1alpha1.NatsCluster) { c.Spec.NetworkPolicy.Enabled = true })
-	get(t, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.NetworkPolicyName(c)}})
+	get(t, &networkingv1.NetworkPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.NetworkPolicyName()}})
 }
 
 func removedEvent(t *testing.T, c *v1alpha1.NatsCluster) error {

@@ -27,8 +27,8 @@ func TestAReplacedRouteCAIsNotWrittenAlone(t *testing.T) {
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.CASecretName(c)}}
-	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteTLSSecretName(c)}}
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.CASecretName()}}
+	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.RouteTLSSecretName()}}
 	get(t, caSecret)
 	get(t, routeSecret)
 	oldCA, err := pki.ParseCert(string(caSecret.Data[render.TLSCertKey]))
@@ -91,8 +91,8 @@ func TestTheMoveOffAnIssuedRouteCAOverlaps(t *testing.T) {
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.CASecretName(c)}}
-	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteTLSSecretName(c)}}
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.CASecretName()}}
+	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.RouteTLSSecretName()}}
 	get(t, caSecret)
 	get(t, routeSecret)
 	now := time.Now()
@@ -112,7 +112,7 @@ func TestTheMoveOffAnIssuedRouteCAOverlaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	legacy := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.LegacyRouteCASecretName(c),
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.LegacyRouteCASecretName(),
 			Labels: map[string]string{render.LabelInstance: "nats", render.LabelManagedBy: render.ManagedBy}},
 		Type:       corev1.SecretTypeTLS,
 		StringData: map[string]string{render.TLSCertKey: issued.Cert, render.TLSKeyKey: issued.Key, render.TLSCAKey: issued.Cert},

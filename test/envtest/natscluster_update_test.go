@@ -59,7 +59,7 @@ func TestSpecChangesReachTheChildren(t *testing.T) {
 	})
 	// The routes follow the replicas: five servers, five routes, in the
 	// routes Secret (they carry the route password).
-	routes := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteSecretName(&v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "nats"}})}}
+	routes := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: (&v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Name: "nats"}}).RouteSecretName()}}
 	eventually(t, wait, func() error {
 		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(routes), routes); err != nil {
 			return err

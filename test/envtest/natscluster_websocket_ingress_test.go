@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/controller"
+	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/poll"
 )
@@ -56,7 +56,7 @@ func TestWebSocketIngressFollowsTheSpec(t *testing.T) {
 	ingressSecret(t, ns, true)
 	c := natsCluster(ns, "nats", withWebSocketIngress("nats.example.com"))
 	create(t, c)
-	key := client.ObjectKey{Namespace: ns, Name: render.WebSocketIngressName(c)}
+	key := client.ObjectKey{Namespace: ns, Name: c.WebSocketIngressName()}
 	hostIs := func(host string) func() error {
 		return func() error {
 			var ing networkingv1.Ingress
@@ -69,7 +69,7 @@ func TestWebSocketIngressFollowsTheSpec(t *testing.T) {
 			if len(ing.Spec.Rules) != 1 || ing.Spec.Rules[0].Host != host {
 				return fmt.Errorf("rules %+v, want host %s", ing.Spec.Rules, host)
 			}
-			if b := ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service; b.Name != render.ClientServiceName(c) || b.Port.Name != render.WebSocketPortName {
+			if b := ing.Spec.Rules[0].HTTP.Paths[0].Backend.Service; b.Name != c.ClientServiceName() || b.Port.Name != render.WebSocketPortName {
 				return fmt.Errorf("backend %+v", b)
 			}
 			return nil
@@ -118,12 +118,12 @@ func TestWebSocketIngressHeldToThePlatformsAllowLists(t *testing.T) {
 		reason      string
 		field       string
 	}{
-		{"host", "nats.example.org", nil, true, controller.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
-		{"deeper-host", "a.nats.example.com", nil, true, controller.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
+		{"host", "nats.example.org", nil, true, natscluster.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
+		{"deeper-host", "a.nats.example.com", nil, true, natscluster.ReasonIngressNotAllowed, "spec.websocket.ingress.host"},
 		{"snippet", "nats.example.com", map[string]string{
 			"nginx.ingress.kubernetes.io/proxy-read-timeout":    "3600",
 			"nginx.ingress.kubernetes.io/configuration-snippet": "more_set_headers x;",
-		}, true, controller.ReasonIngressNotAllowed, "nginx.ingress.kubernetes.io/configuration-snippet"},
+		}, true, natscluster.ReasonIngressNotAllowed, "nginx.ingress.kubernetes.io/configuration-snippet"},
 		{"secret", "nats.example.com", map[string]string{"nginx.ingress.kubernetes.io/proxy-read-timeout": "3600"}, false,
 			v1alpha1.ReasonSecretNotFound, "spec.websocket.ingress.tlsSecretName"},
 	} {
@@ -142,9 +142,9 @@ func TestWebSocketIngressHeldToThePlatformsAllowLists(t *testing.T) {
 			eventually(t, wait, func() error { return eventAbout(t, c, tc.reason, tc.field) })
 			poll.Holds(t, 3*time.Second, func() error {
 				for _, obj := range []client.Object{&networkingv1.Ingress{}, &appsv1.StatefulSet{}} {
-					name := render.WebSocketIngressName(c)
+					name := c.WebSocketIngressName()
 					if _, ok := obj.(*appsv1.StatefulSet); ok {
-						name = render.StatefulSetName(c)
+						name = c.StatefulSetName()
 					}
 					if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: name}, obj); !apierrors.IsNotFound(err) {
 						return fmt.Errorf("the refused cluster's %T %s: %v (want not found)", obj, name, err)
@@ -160,7 +160,7 @@ func TestWebSocketIngressHeldToThePlatformsAllowLists(t *testing.T) {
 			})
 			eventually(t, wait, func() error {
 				var ing networkingv1.Ingress
-				if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: render.WebSocketIngressName(c)}, &ing); err != nil {
+				if err := k8s.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: c.WebSocketIngressName()}, &ing); err != nil {
 					return err
 				}
 				if ing.Annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"] != "3600" || ing.Spec.TLS[0].SecretName != "nats-tls" {

@@ -76,8 +76,8 @@ func TestClusterUsesOnlyOptedInSecrets(t *testing.T) {
 			// would hold the password the servers read), nor any other.
 			for _, obj := range []client.Object{
 				&appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "nats"}},
-				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: render.CredentialsSecretName(c)}},
-				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: render.UsersSecretName(c)}},
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: c.CredentialsSecretName()}},
+				&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: c.UsersSecretName()}},
 			} {
 				obj.SetNamespace(ns)
 				if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(obj), obj); !apierrors.IsNotFound(err) {

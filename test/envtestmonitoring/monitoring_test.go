@@ -47,7 +47,7 @@ func TestPodMonitorAppliedAndRemoved(t *testing.T) {
 	if err := k8s.Create(testCtx(t), c); err != nil {
 		t.Fatal(err)
 	}
-	key := client.ObjectKey{Namespace: name, Name: render.PodMonitorName(c)}
+	key := client.ObjectKey{Namespace: name, Name: c.PodMonitorName()}
 	pm := &monitoringv1.PodMonitor{}
 	poll.Until(t, wait, func() error { return k8s.Get(testCtx(t), key, pm) })
 	if !metav1.IsControlledBy(pm, c) && (len(pm.OwnerReferences) == 0 || pm.OwnerReferences[0].Name != c.Name) {

@@ -44,8 +44,8 @@ func TestRouteCertificateIsRenewedWhenDueByItself(t *testing.T) {
 	if err := k8s.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.CASecretName(c)}}
-	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.RouteTLSSecretName(c)}}
+	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.CASecretName()}}
+	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.RouteTLSSecretName()}}
 	read := func(s *corev1.Secret) error { return k8s.Get(context.Background(), client.ObjectKeyFromObject(s), s) }
 	poll.Until(t, wait, func() error {
 		if err := read(caSecret); err != nil {

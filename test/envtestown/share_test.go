@@ -17,7 +17,7 @@ import (
 // careless operator: no share at all, as before), both workers wait on
 // the hung namespace and the other cluster's first status waits for as
 // long as the test holds the requests: the scene can fail. Ran with the
-// NatsCluster controller built without ShareByNamespace (Complete(r)): the
+// NatsCluster controller built without namespaceshare.Share (Complete(r)): the
 // first subtest failed, the other cluster had no status while both
 // requests were held.
 func TestHungClustersOfOneNamespaceHoldOnlyItsShare(t *testing.T) {

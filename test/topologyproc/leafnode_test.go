@@ -101,7 +101,7 @@ func TestLeafnodeJoinsWithTheSecretsCredentials(t *testing.T) {
 	cred := credentials("leafPassw0rd1")
 	hubPod := materialize(t, hub, cred, nil, t.TempDir(), newIP())
 	// The password the edge gets is the one in the generated Secret.
-	password := hubPod.secrets[render.LeafnodeAuthSecretName(hub)][render.PasswordKey]
+	password := hubPod.secrets[hub.LeafnodeAuthSecretName()][render.PasswordKey]
 	if password == "" {
 		t.Fatal("no generated leafnode password")
 	}
