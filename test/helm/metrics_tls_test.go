@@ -34,7 +34,7 @@ func TestMetricsCertificateFromCertManagerAsTheInstallDoes(t *testing.T) {
 	got := mustRender(t, operatorNamespace, "metrics: {service: {enabled: true}, tls: {issuerRef: {name: kubenats-metrics-ca}}}")
 	for _, k := range got.of("CustomResourceDefinition") {
 		// The chart keeps its CRDs on uninstall (TestDefaultValuesInstallWhatConfigDefaultDoes).
-		delete(got[k]["metadata"].(map[string]any), "annotations")
+		delete(got[k]["metadata"].(map[string]any)["annotations"].(map[string]any), "helm.sh/resource-policy")
 	}
 	if d := compare(want, got); len(d) > 0 {
 		t.Errorf("the chart with metrics.tls.issuerRef differs from dist/install-metrics-certmanager.yaml:\n%s", strings.Join(d, "\n"))
@@ -110,7 +110,7 @@ func TestMetricsCertificateValues(t *testing.T) {
 				t.Errorf("tlsConfig %v", tc)
 			}
 		}},
-		{"metrics off: nothing mounted or issued", "metrics: {enabled: false, tls: {secretName: x, issuerRef: {name: y}}}", func(t *testing.T, objs objects) {
+		{"metrics off: nothing mounted or issued", "metrics: {enabled: false, tls: {secretName: some-tls, issuerRef: {name: some-issuer}}}", func(t *testing.T, objs objects) {
 			if s := mounted(t, objs); s != "" {
 				t.Errorf("mounted Secret %q", s)
 			}
