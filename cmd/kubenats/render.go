@@ -109,7 +109,7 @@ func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 	if c.HasRoutes() {
 		out = append(out, fmt.Sprintf("Secret %s, keys %s and %s: the route password, and the route URLs made with it (%s)",
 			c.RouteSecretName(), render.PasswordKey, render.RouteURLsKey, "one nats://kubenats-route:<password>@<pod>.<headless>:6222 per server, as a nats.conf array"))
-		names := strings.Join(render.RouteDNSNames(c, render.DefaultClusterDomain), ", ")
+		names := strings.Join(c.RouteDNSNames(render.DefaultClusterDomain), ", ")
 		if c.Spec.RouteTLSEnabled() {
 			out = append(out, fmt.Sprintf("Secret %s, keys tls.crt, tls.key, ca.crt: the route certificate, for %s",
 				c.RouteTLSSecretName(), names))
@@ -119,7 +119,7 @@ func expectedSecrets(c *v1alpha1.NatsCluster) []string {
 	if c.Spec.GeneratesClientPKI() {
 		// The operator signs it with a CA of the cluster's own; without
 		// the operator, whoever applies these objects does.
-		what += ", for " + strings.Join(render.ClientDNSNames(c, render.DefaultClusterDomain), ", ") + "; ca.crt is the CA clients trust"
+		what += ", for " + strings.Join(c.ClientDNSNames(render.DefaultClusterDomain), ", ") + "; ca.crt is the CA clients trust"
 	}
 	out = append(out, certificateSecret(c.ClientTLSSecretName(), what, c.ClientCertificateName(), c.Spec.ClientTLS().IssuerRef != nil))
 	out = append(out, topologySecrets(c)...)

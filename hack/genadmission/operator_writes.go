@@ -161,7 +161,7 @@ func operatorWritesPolicy() *admissionv1.ValidatingAdmissionPolicy {
 				},
 				{
 					Expression: resource + " != 'persistentvolumeclaims' || (request.operation == 'UPDATE'" +
-						" && (object.metadata.name.startsWith('" + render.DataVolumeName + "-') || object.metadata.name.startsWith('" + render.ChartDataVolume + "-'))" +
+						" && (object.metadata.name.startsWith('" + v1alpha1.DataVolumeName + "-') || object.metadata.name.startsWith('" + v1alpha1.ChartDataVolume + "-'))" +
 						" && (has(object.metadata.labels) ? object.metadata.labels : {}) == (has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})" +
 						" && (has(object.metadata.ownerReferences) ? object.metadata.ownerReferences : []) == (has(oldObject.metadata.ownerReferences) ? oldObject.metadata.ownerReferences : []))",
 					MessageExpression: "'the kubenats operator only grows data claims: ' + variables.written.metadata.name + ' is not one, or the change is more'",

@@ -64,7 +64,7 @@ func (r *Reconciler) clientPKI(ctx context.Context, c *v1alpha1.NatsCluster, rea
 		return nil, 0, nil, err
 	}
 	now := time.Now()
-	names := render.ClientDNSNames(c, r.clusterDomain())
+	names := c.ClientDNSNames(r.clusterDomain())
 	decision := pki.Due(cert, ca, names, now, r.RouteCertRenewBefore)
 	if decision.Action == pki.ReplaceCA {
 		if ca, err = pki.NewCA(c.Namespace+"/"+c.Name+" client CA", now, pki.CAValidity); err != nil {

@@ -115,8 +115,8 @@ func notTheChartsRelease(c *v1alpha1.NatsCluster, sts *appsv1.StatefulSet) strin
 		return "its app.kubernetes.io/instance is " + l[render.LabelInstance]
 	case sts.Spec.Selector == nil || !equalLabels(sts.Spec.Selector.MatchLabels, render.SelectorLabels(c)) || len(sts.Spec.Selector.MatchExpressions) != 0:
 		return "its selector is not the chart's"
-	case len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != render.DataVolume(c):
-		return "its data claims are not the chart's " + render.DataVolume(c) + "-<pod>"
+	case len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != c.DataVolume():
+		return "its data claims are not the chart's " + c.DataVolume() + "-<pod>"
 	case sts.Spec.ServiceName != c.HeadlessServiceName():
 		return "its headless Service is not " + c.HeadlessServiceName()
 	}

@@ -50,7 +50,7 @@ func (r *Reconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read
 		return nil, 0, blocker, err
 	}
 	now := time.Now()
-	names := render.RouteDNSNames(c, r.clusterDomain())
+	names := c.RouteDNSNames(r.clusterDomain())
 	// A CA that must be replaced is made here; the route certificate and
 	// the CAs the servers trust follow it through the overlap
 	// (signRoutes), never at once.

@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/render"
 )
 
 // Labels are a claim, not a proof: anyone who may create a pod in the
@@ -20,11 +19,11 @@ import (
 // by anything, by that StatefulSet or one of its pods. (Claims the
 // StatefulSet retains carry no owner at all.)
 func memberClaim(c *v1alpha1.NatsCluster, claim *corev1.PersistentVolumeClaim, sts *appsv1.StatefulSet) bool {
-	pod, ok := strings.CutPrefix(claim.Name, render.DataVolume(c)+"-")
+	pod, ok := strings.CutPrefix(claim.Name, c.DataVolume()+"-")
 	if !ok {
 		return false
 	}
-	if _, ok := render.PodOrdinal(c, pod); !ok {
+	if _, ok := c.PodOrdinal(pod); !ok {
 		return false
 	}
 	for _, ref := range claim.OwnerReferences {

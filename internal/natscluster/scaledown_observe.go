@@ -6,7 +6,6 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/natsmon"
 	"github.com/kubenats/kubenats/internal/plan"
-	"github.com/kubenats/kubenats/internal/render"
 )
 
 // observeScaleDown fills what a scale-down decides from: c's pods, the
@@ -15,7 +14,7 @@ import (
 func observeScaleDown(obs *plan.ScaleDownObservation, c *v1alpha1.NatsCluster, pods []corev1.Pod, views map[string]*natsmon.JSInfo) {
 	byName := map[string]*plan.Member{}
 	member := func(name string) *plan.Member {
-		ordinal, ok := render.PodOrdinal(c, name)
+		ordinal, ok := c.PodOrdinal(name)
 		if !ok {
 			return nil // not one of c's: never touched
 		}

@@ -34,7 +34,7 @@ func Certificates(c *v1alpha1.NatsCluster, clusterDomain string) []client.Object
 		// client auth too: the operator presents it when clients must
 		// (verify), so that it needs no certificate of its own.
 		out = append(out, certificate(c, c.ClientCertificateName(), c.ClientTLSSecretName(), ct.IssuerRef,
-			ClientDNSNames(c, clusterDomain), clusterDomain, "server auth", "client auth"))
+			c.ClientDNSNames(clusterDomain), clusterDomain, "server auth", "client auth"))
 	}
 	return append(out, topologyCertificates(c, clusterDomain)...)
 }

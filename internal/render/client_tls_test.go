@@ -71,7 +71,7 @@ func TestGeneratedClientPKISecrets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := pki.Issue(ca, render.ClientDNSNames(cluster(), render.DefaultClusterDomain), now, pki.CertValidity)
+	cert, err := pki.Issue(ca, cluster().ClientDNSNames(render.DefaultClusterDomain), now, pki.CertValidity)
 	if err != nil {
 		t.Fatal(err)
 	}

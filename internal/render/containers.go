@@ -19,13 +19,13 @@ func serverContainer(c *v1alpha1.NatsCluster) corev1.Container {
 		{Name: pidVolume, MountPath: PidDir},
 	}
 	if c.Spec.JetStreamEnabled() {
-		mounts = append(mounts, corev1.VolumeMount{Name: DataVolume(c), MountPath: StoreDir})
+		mounts = append(mounts, corev1.VolumeMount{Name: c.DataVolume(), MountPath: StoreDir})
 	}
 	_, tlsMounts := tlsVolumes(c)
 	mounts = append(mounts, tlsMounts...)
 	return corev1.Container{
 		Name:            ServerContainerName,
-		Image:           ServerImage(c),
+		Image:           c.ServerImage(),
 		ImagePullPolicy: corev1.PullIfNotPresent,
 		Command:         []string{"nats-server"},
 		Args:            []string{"--config", ConfigFile},

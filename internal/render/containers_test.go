@@ -28,7 +28,7 @@ func TestServerContainerImage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctr := serverContainerOf(t, tc.in)
 			equal(t, "image", ctr.Image, tc.want)
-			equal(t, "ServerImage", render.ServerImage(tc.in.WithDefaults()), tc.want)
+			equal(t, "ServerImage", tc.in.WithDefaults().ServerImage(), tc.want)
 		})
 	}
 }

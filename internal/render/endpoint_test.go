@@ -22,7 +22,7 @@ func TestInternalEndpoint(t *testing.T) {
 			"my-nats.prod.svc", "tls://my-nats.prod.svc:4222"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			equal(t, "InternalHost", render.InternalHost(tc.in), tc.wantHost)
+			equal(t, "InternalHost", tc.in.InternalHost(), tc.wantHost)
 			equal(t, "InternalURL", render.InternalURL(tc.in), tc.wantURL)
 		})
 	}

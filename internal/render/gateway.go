@@ -78,7 +78,7 @@ func GatewayMemberURLs(c *v1alpha1.NatsCluster, r v1alpha1.GatewayRemote) []stri
 	ref.Name, ref.Namespace = r.ClusterRef.Name, ns
 	out := make([]string, n)
 	for i := range out {
-		out[i] = fmt.Sprintf("nats://%s.%s.%s.svc:%d", PodName(ref, i), ref.HeadlessServiceName(), ns, GatewayPort)
+		out[i] = fmt.Sprintf("nats://%s.%s.%s.svc:%d", ref.PodName(i), ref.HeadlessServiceName(), ns, GatewayPort)
 	}
 	return out
 }
@@ -111,10 +111,4 @@ func GatewaysData(c *v1alpha1.NatsCluster, user, password string) (map[string]st
 // nats-server reads a string (the kubelet expands $(POD_NAME)).
 func gatewayAdvertise(c *v1alpha1.NatsCluster) string {
 	return fmt.Sprintf(`"$(%s).%s.%s.svc:%d"`, EnvPodName, c.HeadlessServiceName(), c.Namespace, GatewayPort)
-}
-
-// GatewayDNSNames are the names the gateway certificate carries: every
-// server by the names members dial and gossip.
-func GatewayDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
-	return wildcards(c.HeadlessServiceName(), c.Namespace, clusterDomain)
 }

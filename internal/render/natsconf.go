@@ -153,7 +153,7 @@ func RouteURLs(c *v1alpha1.NatsCluster, password string) string {
 	routes := make([]string, n)
 	for i := range routes {
 		u := url.URL{Scheme: "nats", User: url.UserPassword(RouteUser, password),
-			Host: fmt.Sprintf("%s.%s:%d", PodName(c, i), c.HeadlessServiceName(), ClusterPort)}
+			Host: fmt.Sprintf("%s.%s:%d", c.PodName(i), c.HeadlessServiceName(), ClusterPort)}
 		routes[i] = strconv.Quote(u.String())
 	}
 	return "[" + strings.Join(routes, ", ") + "]"

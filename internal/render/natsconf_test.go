@@ -100,7 +100,7 @@ func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 	cm := find[*corev1.ConfigMap](t, objs, c.ConfigMapName())
 	text := cm.Data[render.ConfigKey]
 	ctr := serverContainerOf(t, c)
-	env, secrets := podEnvironment(t, ctr, render.PodName(c, 0))
+	env, secrets := podEnvironment(t, ctr, c.PodName(0))
 	if password, ok := env[render.EnvRoutePassword]; ok {
 		// The routes Secret holds the route list made with the password.
 		env[render.EnvRouteURLs] = render.RouteURLs(c.WithDefaults(), password)

@@ -48,7 +48,7 @@ func dataClaimTemplate(c *v1alpha1.NatsCluster) corev1.PersistentVolumeClaim {
 	fs := c.Spec.JetStream.FileStore
 	claim := corev1.PersistentVolumeClaim{
 		TypeMeta:   typeMeta("v1", "PersistentVolumeClaim"),
-		ObjectMeta: metav1.ObjectMeta{Name: DataVolume(c), Labels: SelectorLabels(c)},
+		ObjectMeta: metav1.ObjectMeta{Name: c.DataVolume(), Labels: SelectorLabels(c)},
 		Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			StorageClassName: fs.StorageClassName,

@@ -130,7 +130,7 @@ func TestStatefulSetClaimTemplate(t *testing.T) {
 				t.Fatalf("%d claim templates, want 1", len(sts.Spec.VolumeClaimTemplates))
 			}
 			claim := sts.Spec.VolumeClaimTemplates[0]
-			equal(t, "name", claim.Name, render.DataVolumeName)
+			equal(t, "name", claim.Name, v1alpha1.DataVolumeName)
 			equal(t, "name is data", claim.Name, "data")
 			equal(t, "apiVersion", claim.APIVersion, "v1")
 			equal(t, "kind", claim.Kind, "PersistentVolumeClaim")
@@ -160,7 +160,7 @@ func TestStatefulSetDataMount(t *testing.T) {
 			ctr := serverContainerOf(t, tc.in)
 			found := false
 			for _, m := range ctr.VolumeMounts {
-				if m.Name == render.DataVolumeName {
+				if m.Name == v1alpha1.DataVolumeName {
 					found = true
 					equal(t, "data mount path", m.MountPath, render.StoreDir)
 					equal(t, "data mount read-only", m.ReadOnly, false)

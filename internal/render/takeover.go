@@ -15,8 +15,6 @@ const (
 	// chartComponent is the chart's app.kubernetes.io/component, part of
 	// its selector.
 	chartComponent = "nats"
-	// ChartDataVolume is the chart's claim template: claims nats-js-<pod>.
-	ChartDataVolume = "nats-js"
 )
 
 // Route modes, the values of AnnotationRouteTLS: what a server's routes
@@ -27,15 +25,6 @@ const (
 	RoutesPassword = "false" // password only (route TLS disabled)
 	RoutesOpen     = "open"  // nothing, as the chart's routes
 )
-
-// DataVolume is the volume claim template's name; claims are
-// <DataVolume>-<pod>.
-func DataVolume(c *v1alpha1.NatsCluster) string {
-	if c.Spec.TakingOver() {
-		return ChartDataVolume
-	}
-	return DataVolumeName
-}
 
 // componentLabel is every child's app.kubernetes.io/component.
 func componentLabel(c *v1alpha1.NatsCluster) string {
@@ -87,7 +76,7 @@ func takeoverPhase(c *v1alpha1.NatsCluster) v1alpha1.TakeoverPhase {
 func openRoutes(c *v1alpha1.NatsCluster) []string {
 	routes := make([]string, c.Spec.ReplicaCount())
 	for i := range routes {
-		routes[i] = fmt.Sprintf("nats://%s.%s:%d", PodName(c, i), c.HeadlessServiceName(), ClusterPort)
+		routes[i] = fmt.Sprintf("nats://%s.%s:%d", c.PodName(i), c.HeadlessServiceName(), ClusterPort)
 	}
 	return routes
 }

@@ -1,8 +1,6 @@
 package render
 
 import (
-	"fmt"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -35,41 +33,6 @@ const (
 // routeTLSHandshakeTimeout is generous: a route that times out its
 // handshake on a busy node is retried a second later, a stall for nothing.
 const routeTLSHandshakeTimeout = 5e9 // 5 s
-
-// RouteDNSNames are the names a route certificate must carry: every form
-// under which one server dials another (routes use <pod>.<headless>), as
-// wildcards, so that scaling needs no new certificate. No IP addresses:
-// pods get new ones, and routes dial names (cluster.advertise).
-func RouteDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
-	return wildcards(c.HeadlessServiceName(), c.Namespace, clusterDomain)
-}
-
-// ClientDNSNames are the names clients use: the client Service in every
-// form, and each server through the headless Service (the operator connects
-// to servers one by one). Not localhost: nothing in the pod dials the client
-// port, and a certificate for localhost from an issuer other namespaces
-// share (a ClusterIssuer) would let whoever holds it answer as any local
-// service that trusts that issuer.
-func ClientDNSNames(c *v1alpha1.NatsCluster, clusterDomain string) []string {
-	svc, ns := c.ClientServiceName(), c.Namespace
-	names := []string{svc, svc + "." + ns, svc + "." + ns + ".svc", svc + "." + ns + ".svc." + clusterDomain}
-	return append(names, wildcards(c.HeadlessServiceName(), ns, clusterDomain)...)
-}
-
-func wildcards(headless, ns, clusterDomain string) []string {
-	base := []string{headless, headless + "." + ns, headless + "." + ns + ".svc", headless + "." + ns + ".svc." + clusterDomain}
-	out := make([]string, len(base))
-	for i, b := range base {
-		out[i] = "*." + b
-	}
-	return out
-}
-
-// PodDNSName is the name the operator verifies a server's certificate
-// against when it dials that server's address.
-func PodDNSName(c *v1alpha1.NatsCluster, pod string) string {
-	return fmt.Sprintf("%s.%s.%s.svc", pod, c.HeadlessServiceName(), c.Namespace)
-}
 
 // routeTLS is the cluster block's tls: mutual, against the route CA.
 func routeTLS(c *v1alpha1.NatsCluster) *natsconf.TLS {

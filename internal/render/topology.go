@@ -99,12 +99,12 @@ func topologyCertificates(c *v1alpha1.NatsCluster, clusterDomain string) []clien
 	if c.Spec.LeafnodesAccepted() {
 		if t := c.Spec.Leafnodes.Accept.TLS; t != nil && t.IssuerRef != nil {
 			out = append(out, certificate(c, c.LeafnodesCertificateName(), c.LeafnodesTLSSecretName(), t.IssuerRef,
-				ClientDNSNames(c, clusterDomain), clusterDomain, "server auth"))
+				c.ClientDNSNames(clusterDomain), clusterDomain, "server auth"))
 		}
 	}
 	if g := c.Spec.Gateway; g != nil && g.TLS.IssuerRef != nil {
 		out = append(out, certificate(c, c.GatewayCertificateName(), c.GatewayTLSSecretName(), g.TLS.IssuerRef,
-			GatewayDNSNames(c, clusterDomain), clusterDomain, "server auth", "client auth"))
+			c.GatewayDNSNames(clusterDomain), clusterDomain, "server auth", "client auth"))
 	}
 	return out
 }

@@ -87,7 +87,7 @@ func (a Access) ConnectAs(pods []corev1.Pod, creds nats.Option, name string, lar
 	var urls []string
 	for i := range pods {
 		if ip := pods[i].Status.PodIP; ip != "" && pods[i].DeletionTimestamp.IsZero() {
-			host := render.PodDNSName(a.Cluster, pods[i].Name)
+			host := a.Cluster.PodDNSName(pods[i].Name)
 			addrs[host] = ip
 			plaintext[host] = ServesNoClientTLS(&pods[i])
 			// nats://: the guard, not nats.go, insists on TLS (nats.go
@@ -164,7 +164,7 @@ func (a Access) MonitorURL(plain *http.Client, pod *corev1.Pod, path string) (st
 		return "http://" + hostPort + path, plain
 	}
 	cfg := a.TLS.Clone()
-	cfg.ServerName = render.PodDNSName(a.Cluster, pod.Name)
+	cfg.ServerName = a.Cluster.PodDNSName(pod.Name)
 	var transport *http.Transport
 	if t, ok := plain.Transport.(*http.Transport); ok {
 		transport = t.Clone() // the pinned dial, through the operator's own dialer

@@ -94,7 +94,7 @@ func measureFloor(b testing.TB, routeTLS bool) floorResult {
 	servers := make([]*floorServer, nc.Spec.ReplicaCount())
 	var records []loopback.PodDNSRecord
 	for i := range servers {
-		s := &floorServer{pod: render.PodName(nc, i), ip: fmt.Sprintf("127.0.%d.%d", slot, i+1), dir: b.TempDir(), done: make(chan struct{})}
+		s := &floorServer{pod: nc.PodName(i), ip: fmt.Sprintf("127.0.%d.%d", slot, i+1), dir: b.TempDir(), done: make(chan struct{})}
 		servers[i] = s
 		records = append(records, loopback.PodDNSRecord{Namespace: nc.Namespace, Hostname: s.pod, Subdomain: nc.HeadlessServiceName(), IP: s.ip})
 	}
@@ -103,9 +103,9 @@ func measureFloor(b testing.TB, routeTLS bool) floorResult {
 		b.Fatal(err)
 	}
 	if nc.Spec.RouteTLSEnabled() {
-		files.routeTLSDir = writeFloorPKI(b, nc, "route", render.RouteDNSNames(nc, render.DefaultClusterDomain))
+		files.routeTLSDir = writeFloorPKI(b, nc, "route", nc.RouteDNSNames(render.DefaultClusterDomain))
 	}
-	files.clientTLSDir = writeFloorPKI(b, nc, "client", render.ClientDNSNames(nc, render.DefaultClusterDomain))
+	files.clientTLSDir = writeFloorPKI(b, nc, "client", nc.ClientDNSNames(render.DefaultClusterDomain))
 	for _, s := range servers {
 		s.prepare(b, binary, nc, ctr, files, secrets)
 	}

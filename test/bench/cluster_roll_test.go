@@ -134,7 +134,7 @@ func rollClient(b testing.TB, lc *loopback.Cluster, nc *v1alpha1.NatsCluster) na
 	// By DNS name: a replaced server comes back at another address.
 	var urls []string
 	for i := range int(nc.Spec.ReplicaCount()) {
-		urls = append(urls, "tls://"+net.JoinHostPort(render.PodDNSName(nc, render.PodName(nc, i)), strconv.Itoa(render.ClientPort)))
+		urls = append(urls, "tls://"+net.JoinHostPort(nc.PodDNSName(nc.PodName(i)), strconv.Itoa(render.ClientPort)))
 	}
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM(secret.Data[render.TLSCAKey]) {
@@ -200,7 +200,7 @@ func waitRolled(b testing.TB, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, ve
 				st.ReadyReplicas, nc.Spec.ReplicaCount(), st.ServerVersion, st.ServerVersionSource, meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionReady))
 		}
 		for i := range int(nc.Spec.ReplicaCount()) {
-			pod := render.PodName(nc, i)
+			pod := nc.PodName(i)
 			got, err := serverVersionAt(hc, lc.PodIP(nc.Namespace, pod))
 			if err != nil || got != version {
 				return fmt.Errorf("%s runs %q (%v)", pod, got, err)

@@ -23,7 +23,6 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/manager"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/loopback"
 )
@@ -286,7 +285,7 @@ func formNatsCluster(b testing.TB, lc *loopback.Cluster, ns, version string) *fo
 	ips := func() []string {
 		out := make([]string, nc.Spec.ReplicaCount())
 		for i := range out {
-			out[i] = lc.PodIP(ns, render.PodName(nc, i))
+			out[i] = lc.PodIP(ns, nc.PodName(i))
 		}
 		return out
 	}

@@ -163,7 +163,7 @@ func madeUpKit(t *testing.T, f *formed) rogueKit {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaf, err := pki.Issue(ca, render.RouteDNSNames(f.Cluster, render.DefaultClusterDomain), now, time.Hour)
+	leaf, err := pki.Issue(ca, f.Cluster.RouteDNSNames(render.DefaultClusterDomain), now, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestRouteCertificateRenewsUnderPublishing(t *testing.T) {
 // same CA for the same names, in the Secret the operator keeps.
 func putDueRouteCertificate(t *testing.T, f *formed, ca pki.KeyPair) {
 	t.Helper()
-	old, err := pki.Issue(ca, render.RouteDNSNames(f.Cluster, render.DefaultClusterDomain), time.Now().Add(-70*time.Minute), 90*time.Minute)
+	old, err := pki.Issue(ca, f.Cluster.RouteDNSNames(render.DefaultClusterDomain), time.Now().Add(-70*time.Minute), 90*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ type tlsMonitor struct{ roots *x509.CertPool }
 
 func (m tlsMonitor) get(f *formed, pod, path string, out any) error {
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{
-		RootCAs: m.roots, ServerName: render.PodDNSName(f.Cluster, pod)}}}
+		RootCAs: m.roots, ServerName: f.Cluster.PodDNSName(pod)}}}
 	resp, err := hc.Get("https://" + net.JoinHostPort(f.IP(pod), "8222") + path)
 	if err != nil {
 		return err
@@ -213,7 +213,7 @@ func tryRouteSerial(f *formed, pod string, roots *x509.CertPool) (string, error)
 		return "", err
 	}
 	defer conn.Close()
-	tc := tls.Client(conn, &tls.Config{RootCAs: roots, ServerName: render.PodDNSName(f.Cluster, pod), MinVersion: tls.VersionTLS13})
+	tc := tls.Client(conn, &tls.Config{RootCAs: roots, ServerName: f.Cluster.PodDNSName(pod), MinVersion: tls.VersionTLS13})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {

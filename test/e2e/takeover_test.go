@@ -173,7 +173,7 @@ func claimUIDs(t *testing.T, ns string, names []string) map[string]types.UID {
 	out := map[string]types.UID{}
 	for _, n := range names {
 		var pvc corev1.PersistentVolumeClaim
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: ns, Name: render.ChartDataVolume + "-" + n}, &pvc); err != nil {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: ns, Name: v1alpha1.ChartDataVolume + "-" + n}, &pvc); err != nil {
 			t.Fatal(err)
 		}
 		out[n] = pvc.UID
@@ -202,7 +202,7 @@ func checkTakenOver(t *testing.T, c *v1alpha1.NatsCluster, names []string, claim
 			t.Errorf("%s runs revision %s with routes %q, want %s with %q", n, p.Labels[appsv1.ControllerRevisionHashLabelKey], p.Annotations[render.AnnotationRouteTLS], sts.Status.UpdateRevision, render.RoutesTLS)
 		}
 		var pvc corev1.PersistentVolumeClaim
-		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: c.Namespace, Name: render.ChartDataVolume + "-" + n}, &pvc); err != nil || pvc.UID != claims[n] {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: c.Namespace, Name: v1alpha1.ChartDataVolume + "-" + n}, &pvc); err != nil || pvc.UID != claims[n] {
 			t.Errorf("%s's claim: %v, UID %s, want the chart's %s", n, err, pvc.UID, claims[n])
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
-	"github.com/kubenats/kubenats/internal/render"
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
@@ -88,7 +87,7 @@ func AddrTLS(t *testing.T, f *Formed) nats.Option {
 	if !roots.AppendCertsFromPEM([]byte(Credentials(t, f)["ca.crt"])) {
 		t.Fatal("the credentials Secret has no usable ca.crt")
 	}
-	return nats.Secure(&tls.Config{RootCAs: roots, ServerName: render.PodDNSName(f.Cluster, f.Pods[0]), MinVersion: tls.VersionTLS12})
+	return nats.Secure(&tls.Config{RootCAs: roots, ServerName: f.Cluster.PodDNSName(f.Pods[0]), MinVersion: tls.VersionTLS12})
 }
 
 // AppJetStream is the JetStream API of an application connection.
@@ -107,7 +106,7 @@ func AppJetStream(t *testing.T, nc *nats.Conn) natsjs.JetStream {
 func PodURLs(f *Formed, pods []string) string {
 	urls := make([]string, len(pods))
 	for i, p := range pods {
-		urls[i] = "tls://" + net.JoinHostPort(render.PodDNSName(f.Cluster, p), "4222")
+		urls[i] = "tls://" + net.JoinHostPort(f.Cluster.PodDNSName(p), "4222")
 	}
 	return strings.Join(urls, ",")
 }

@@ -39,7 +39,7 @@ type listeners struct {
 // tlsFor verifies the servers' certificate as pod's DNS name while
 // dialling its address.
 func (l *listeners) tlsFor(pod string) *tls.Config {
-	return &tls.Config{RootCAs: l.roots, ServerName: render.PodDNSName(l.f.Cluster, pod), MinVersion: tls.VersionTLS12}
+	return &tls.Config{RootCAs: l.roots, ServerName: l.f.Cluster.PodDNSName(pod), MinVersion: tls.VersionTLS12}
 }
 
 func (l *listeners) addr(pod string, port int) string { return fmt.Sprintf("%s:%d", l.f.IP(pod), port) }

@@ -46,7 +46,7 @@ func superclusterSecrets(t *testing.T, ca pki.KeyPair, members map[string]string
 		userSecret(t, ns, "gw", gw)
 		ref := &v1alpha1.NatsCluster{}
 		ref.Name, ref.Namespace = name, ns
-		userSecret(t, ns, "gw-tls", issue(t, ca, render.GatewayDNSNames(ref, render.DefaultClusterDomain)))
+		userSecret(t, ns, "gw-tls", issue(t, ca, ref.GatewayDNSNames(render.DefaultClusterDomain)))
 	}
 }
 

@@ -77,7 +77,7 @@ func TestClientTLSByDefaultFromTheOperatorsCA(t *testing.T) {
 	}
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM([]byte(ca))
-	for _, name := range []string{"nats." + ns + ".svc", render.PodDNSName(c, "nats-2")} {
+	for _, name := range []string{"nats." + ns + ".svc", c.PodDNSName("nats-2")} {
 		if _, err := cert.Verify(x509.VerifyOptions{DNSName: name, Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}); err != nil {
 			t.Errorf("the client certificate does not verify as %s: %v", name, err)
 		}

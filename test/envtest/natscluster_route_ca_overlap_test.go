@@ -101,7 +101,7 @@ func TestTheMoveOffAnIssuedRouteCAOverlaps(t *testing.T) {
 		t.Fatal(err)
 	}
 	issuedCA, _ := pki.ParseCert(issued.Cert)
-	served, err := pki.Issue(issued, render.RouteDNSNames(c, render.DefaultClusterDomain), now, pki.CertValidity)
+	served, err := pki.Issue(issued, c.RouteDNSNames(render.DefaultClusterDomain), now, pki.CertValidity)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func TestRoutePKIIsMadeOnceAndRenewedWhenDue(t *testing.T) {
 
 	// A certificate past two thirds of its life: the operator renews it.
 	caPair := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
-	old, err := pki.Issue(caPair, render.RouteDNSNames(c, render.DefaultClusterDomain), time.Now().Add(-70*time.Minute), 90*time.Minute)
+	old, err := pki.Issue(caPair, c.RouteDNSNames(render.DefaultClusterDomain), time.Now().Add(-70*time.Minute), 90*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

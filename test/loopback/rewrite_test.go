@@ -119,7 +119,7 @@ func writeClientCertificate(t *testing.T, c *v1alpha1.NatsCluster, dir string) s
 	now := time.Now()
 	ca, err := pki.NewCA("client CA", now, time.Hour)
 	must(t, err)
-	cert, err := pki.Issue(ca, render.ClientDNSNames(c, render.DefaultClusterDomain), now, time.Hour)
+	cert, err := pki.Issue(ca, c.ClientDNSNames(render.DefaultClusterDomain), now, time.Hour)
 	must(t, err)
 	must(t, os.MkdirAll(dir, 0o700))
 	for name, data := range map[string]string{render.TLSCertKey: cert.Cert, render.TLSKeyKey: cert.Key, render.TLSCAKey: ca.Cert} {

@@ -347,7 +347,7 @@ func issueClientPKI(t *testing.T, c *v1alpha1.NatsCluster) *render.ClientPKI {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, err := pki.Issue(ca, render.ClientDNSNames(c, render.DefaultClusterDomain), now, pki.CertValidity)
+	cert, err := pki.Issue(ca, c.ClientDNSNames(render.DefaultClusterDomain), now, pki.CertValidity)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,10 +80,10 @@ func TestSuperclusterByReference(t *testing.T) {
 	eastIP, westIP := newIP(), newIP()
 	hosts := fmt.Sprintf("%s east-0.east-headless.a.svc\n%s west-0.west-headless.b.svc\n", eastIP, westIP)
 	eastPod := materialize(t, east, cred, map[string]map[string]string{
-		"gw": gw, "gw-tls": tlsSecret(t, ca, render.GatewayDNSNames(east, render.DefaultClusterDomain)),
+		"gw": gw, "gw-tls": tlsSecret(t, ca, east.GatewayDNSNames(render.DefaultClusterDomain)),
 	}, t.TempDir(), eastIP)
 	westPod := materialize(t, west, cred, map[string]map[string]string{
-		"gw": gw, "gw-tls": tlsSecret(t, ca, render.GatewayDNSNames(west, render.DefaultClusterDomain)),
+		"gw": gw, "gw-tls": tlsSecret(t, ca, west.GatewayDNSNames(render.DefaultClusterDomain)),
 	}, t.TempDir(), westIP)
 	eastProc, westProc := eastPod.runWithHosts(t, hosts), westPod.runWithHosts(t, hosts)
 

@@ -1,13 +1,10 @@
-package render_test
+package v1alpha1
 
-import (
-	"testing"
-
-	"github.com/kubenats/kubenats/internal/render"
-)
+import "testing"
 
 func TestChildNames(t *testing.T) {
-	c := cluster(named("east"))
+	c := &NatsCluster{}
+	c.Name, c.Namespace = "east", "apps"
 	for _, tc := range []struct{ what, got, want string }{
 		{"client Service", c.ClientServiceName(), "east"},
 		{"headless Service", c.HeadlessServiceName(), "east-headless"},
@@ -16,18 +13,19 @@ func TestChildNames(t *testing.T) {
 		{"auth Secret", c.AuthSecretName(), "east-auth"},
 		{"system Secret", c.SystemSecretName(), "east-system"},
 		{"credentials Secret", c.CredentialsSecretName(), "east-client"},
-		{"pod 0", render.PodName(c, 0), "east-0"},
-		{"pod 12", render.PodName(c, 12), "east-12"},
-		{"claim 2", render.ClaimName(c, 2), "data-east-2"},
+		{"pod 0", c.PodName(0), "east-0"},
+		{"pod 12", c.PodName(12), "east-12"},
+		{"claim 2", c.ClaimName(2), "data-east-2"},
 	} {
-		t.Run(tc.what, func(t *testing.T) {
-			equal(t, tc.what, tc.got, tc.want)
-		})
+		if tc.got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.what, tc.got, tc.want)
+		}
 	}
 }
 
 func TestPodOrdinal(t *testing.T) {
-	c := cluster(named("east"))
+	c := &NatsCluster{}
+	c.Name, c.Namespace = "east", "apps"
 	for _, tc := range []struct {
 		pod  string
 		want int
@@ -41,7 +39,7 @@ func TestPodOrdinal(t *testing.T) {
 		{"east--1", 0, false},
 		{"east-", 0, false},
 	} {
-		got, ok := render.PodOrdinal(c, tc.pod)
+		got, ok := c.PodOrdinal(tc.pod)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("PodOrdinal(%q) = %d, %v; want %d, %v", tc.pod, got, ok, tc.want, tc.ok)
 		}
