@@ -44,7 +44,7 @@ func (r *Reconciler) settleClientPlaintext(ctx context.Context, c *v1alpha1.Nats
 }
 
 // clientPKI returns the client CA the operator keeps for c and the
-// certificate it signs for the client port (render.ClientDNSNames), made
+// certificate it signs for the client port (NatsCluster.ClientDNSNames), made
 // or renewed as pki.Due says, and when to look again. A renewed
 // certificate reaches the servers through their Secret volume and a
 // reload. A CA deleted under running servers is not made anew without the

@@ -25,7 +25,7 @@ import (
 // environment with generated values for the Secrets it names.
 
 // writeFloorPKI makes a CA and a certificate for names as the operator
-// makes them (internal/pki; render.RouteDNSNames, render.ClientDNSNames)
+// makes them (internal/pki; NatsCluster.RouteDNSNames, ClientDNSNames)
 // and writes them as a TLS Secret's files; it returns their directory.
 func writeFloorPKI(b testing.TB, nc *v1alpha1.NatsCluster, what string, names []string) string {
 	b.Helper()

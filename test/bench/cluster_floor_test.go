@@ -38,7 +38,7 @@ import (
 // StatefulSet's container env, resolved as the kubelet resolves it, with
 // generated passwords for the Secrets it names and the route URLs the routes
 // Secret carries (render.RouteURLs). Route TLS is the operator's default: a
-// CA and a route certificate made with internal/pki for render.RouteDNSNames,
+// CA and a route certificate made with internal/pki for NatsCluster.RouteDNSNames,
 // as the operator makes them. The servers find each other by pod DNS name,
 // as the loopback's pods do: each runs in a mount namespace whose /etc/hosts
 // is a hosts file of the loopback's format (loopback.HostsFileContent,
