@@ -135,12 +135,13 @@ func (h *PodHistory) Touched(names ...string) []string {
 // its process was frozen) until a pod of its name is ready again. A
 // retired server (one a scale-down removes) counts until its pod is gone.
 func (h *PodHistory) MostDown(retired ...string) (int, time.Time, []string) {
-	return h.MostDownSince(time.Time{}, retired...)
+	return h.MostDownBetween(time.Time{}, time.Time{}, retired...)
 }
 
-// MostDownSince is MostDown counted from a moment on (servers down then
-// count; a formation before it does not).
-func (h *PodHistory) MostDownSince(from time.Time, retired ...string) (int, time.Time, []string) {
+// MostDownBetween is MostDown counted from a moment on and before another
+// (zero: no end): servers down then count; a formation before, or a
+// restart of every server after (by design), does not.
+func (h *PodHistory) MostDownBetween(from, until time.Time, retired ...string) (int, time.Time, []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	type change struct {
@@ -177,7 +178,7 @@ func (h *PodHistory) MostDownSince(from time.Time, retired ...string) (int, time
 				down = append(down, name)
 			}
 		}
-		if len(down) > most && !c.at.Before(from) {
+		if len(down) > most && !c.at.Before(from) && (until.IsZero() || c.at.Before(until)) {
 			sort.Strings(down)
 			most, when, which = len(down), c.at, down
 		}

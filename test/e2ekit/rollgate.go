@@ -135,17 +135,17 @@ func (l *MetaLeaders) Changes(from time.Time) string {
 // Sampled says whether any leader was sampled before at.
 func (l *MetaLeaders) Sampled(at time.Time) bool { return l.Before(at) != "" }
 
-// CheckRollGate asserts what a gated roll of servers (rounds times each,
-// from began on) must have kept to, from the pods' history and the meta
-// leader's record: each server replaced exactly rounds times, never two
-// down at once, in each round the meta leader replaced only as the last
-// server left to replace, and the publisher's longest stall under
+// CheckRollGate asserts what a gated roll of servers, from began until
+// until (zero: to now), must have kept to, from the pods' history and the
+// meta leader's record: each server replaced exactly once, never two down
+// at once, the meta leader replaced only as the last server left to
+// replace, and the publisher's longest stall in the roll under
 // MaxRollStall. It returns the order of the replacements, for the log.
-func CheckRollGate(t *testing.T, h *PodHistory, leaders *MetaLeaders, servers []string, rounds int, began time.Time, stall time.Duration) []string {
+func CheckRollGate(t *testing.T, h *PodHistory, leaders *MetaLeaders, servers []string, began, until time.Time, stall time.Duration) []string {
 	t.Helper()
 	var dels []Deletion
 	for _, d := range h.Deletions() {
-		if slices.Contains(servers, d.Name) && !d.At.Before(began) {
+		if slices.Contains(servers, d.Name) && !d.At.Before(began) && (until.IsZero() || d.At.Before(until)) {
 			dels = append(dels, d)
 		}
 	}
@@ -153,26 +153,21 @@ func CheckRollGate(t *testing.T, h *PodHistory, leaders *MetaLeaders, servers []
 	for i, d := range dels {
 		order[i] = d.Name
 	}
-	if len(dels) != rounds*len(servers) {
-		t.Fatalf("servers replaced %v, want each of %v %d times", order, servers, rounds)
+	if sorted := slices.Sorted(slices.Values(order)); !slices.Equal(sorted, slices.Sorted(slices.Values(servers))) {
+		t.Fatalf("servers replaced %v, want each of %v once", order, servers)
 	}
-	if most, when, which := h.MostDownSince(began); most > 1 {
+	if most, when, which := h.MostDownBetween(began, until); most > 1 {
 		t.Fatalf("%d servers down at once (%v), %s after the roll began", most, which, when.Sub(began).Round(time.Millisecond))
 	}
-	for r := range rounds {
-		round := dels[r*len(servers) : (r+1)*len(servers)]
-		for i, d := range round {
-			if !leaders.Sampled(d.At) {
-				t.Fatalf("no meta leader was sampled before %s was replaced: the order cannot be judged", d.Name)
-			}
-			// The meta leader is replaced only when it is the last server
-			// of the round left to replace (a leader that moved to a
-			// server already replaced, or to another member, leaves
-			// nothing to order).
-			if leader := leaders.Before(d.At); d.Name == leader && i != len(round)-1 {
-				t.Fatalf("round %d, replacement %d of %d: %s while it led the meta group: the meta leader goes last (order %v; leader changes:%s)",
-					r+1, i+1, len(round), d.Name, order, leaders.Changes(began))
-			}
+	for i, d := range dels {
+		if !leaders.Sampled(d.At) {
+			t.Fatalf("no meta leader was sampled before %s was replaced: the order cannot be judged", d.Name)
+		}
+		// A leader that moved to a server already replaced, or to
+		// another member, leaves nothing to order.
+		if leader := leaders.Before(d.At); d.Name == leader && i != len(dels)-1 {
+			t.Fatalf("replacement %d of %d: %s while it led the meta group: the meta leader goes last (order %v; leader changes:%s)",
+				i+1, len(dels), d.Name, order, leaders.Changes(began))
 		}
 	}
 	if stall > MaxRollStall {
