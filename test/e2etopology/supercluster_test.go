@@ -72,9 +72,12 @@ func issue(t *testing.T, ca pki.KeyPair, names []string) map[string]string {
 // /gatewayz shows the rogue's gateway, and east's own log gives the
 // layer's refusal for its attempts.
 //
-// Careless variants run: the gateway authorization left out of nats.conf
-// (the rogues with the right CA join); the gateway TLS without verify
-// (the rogue with a made-up CA and the leaked credentials joins).
+// Careless variant run: the gateway authorization left out of nats.conf
+// (the rogues with the right CA join: "the rogue has its gateway to
+// east"). The gateway TLS rendered without verify is no variant:
+// nats-server forces verified client certificates on gateways whatever
+// the block says, and the rogue of a CA of its own was refused as before;
+// that case holds the layer against a change of the server.
 func TestSupercluster(t *testing.T) {
 	t.Parallel()
 	nsEast, nsWest := e2ekit.Namespace(t), e2ekit.Namespace(t)
