@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -30,13 +29,8 @@ import (
 const freezeFor = 10 * time.Second
 
 // maxStall bounds the publisher's longest wait for an acknowledgement over
-// the whole roll. With one server down at a time an R3 stream keeps its
-// quorum: a frozen follower costs nothing, and a restarted server at most
-// a change of stream leader (lame duck hands leadership over) plus the
-// client's reconnect and one publish timeout (2 s). Two servers down at
-// once stop the stream until one is back: a restart, a JetStream recovery
-// and a Raft catch-up, which is more.
-const maxStall = 8 * time.Second
+// the whole roll (e2ekit.MaxRollStall says why).
+const maxStall = e2ekit.MaxRollStall
 
 // TestRollingUpgradeWaitsForAFrozenFollower upgrades a 3-server cluster
 // under load (a publisher with message IDs on an R3 stream, a worker on a
@@ -322,68 +316,18 @@ func groupLeader(nc *nats.Conn, subject string) (string, error) {
 	return info.Cluster.Leader, nil
 }
 
-// metaLeaders is the meta leader over time, as the servers report it.
-type metaLeaders struct {
-	mu      sync.Mutex
-	samples []leaderSample
-}
-
-type leaderSample struct {
-	at     time.Time
-	leader string
-}
+// metaLeaders is e2ekit.MetaLeaders under this package's names.
+type metaLeaders struct{ *e2ekit.MetaLeaders }
 
 // watchMetaLeader samples the meta leader every 100 ms until the test
 // ends, from the first of pods that answers (a frozen server answers
 // nothing until the client's timeout: it goes last).
 func watchMetaLeader(t *testing.T, f *formed, pods []string) *metaLeaders {
-	l := &metaLeaders{}
-	ctx := testCtx(t)
-	go func() {
-		for ctx.Err() == nil {
-			for _, p := range pods {
-				var j jsz
-				at := time.Now()
-				if err := monitor(f.IP(p), "/jsz", &j); err == nil && j.Meta != nil && j.Meta.Leader != "" {
-					l.mu.Lock()
-					l.samples = append(l.samples, leaderSample{at, j.Meta.Leader})
-					l.mu.Unlock()
-					break
-				}
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}()
-	return l
+	return &metaLeaders{e2ekit.WatchMetaLeader(t, func() []string { return f.IPs(pods) })}
 }
 
-// before is the last leader sampled before at.
-func (l *metaLeaders) before(at time.Time) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	leader := ""
-	for _, s := range l.samples {
-		if s.at.Before(at) {
-			leader = s.leader
-		}
-	}
-	return leader
-}
-
-// changes lists the leader changes since from, for the log.
-func (l *metaLeaders) changes(from time.Time) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var b strings.Builder
-	last := ""
-	for _, s := range l.samples {
-		if s.leader != last {
-			fmt.Fprintf(&b, " %+.3fs %s", s.at.Sub(from).Seconds(), s.leader)
-			last = s.leader
-		}
-	}
-	return b.String()
-}
+func (l *metaLeaders) before(at time.Time) string    { return l.Before(at) }
+func (l *metaLeaders) changes(from time.Time) string { return l.Changes(from) }
 
 // placeLeadersAtFirstTermination moves the leaders to server (placeLeaders)
 // when the first pod of f's namespace begins terminating, before its

@@ -38,6 +38,7 @@ type systemRequest struct {
 	at      time.Time
 	subject string
 	peer    string // the server named, "" for a step-down
+	reply   string // where the answer goes
 }
 
 // scaleDownSubjects are the requests a scale-down's steps are.
@@ -54,7 +55,7 @@ func recordSystemRequests(t *testing.T, sys *nats.Conn, subjects ...string) *sys
 				Peer string `json:"peer"`
 			}
 			_ = json.Unmarshal(m.Data, &body)
-			req := systemRequest{at: time.Now(), subject: m.Subject, peer: body.Peer}
+			req := systemRequest{at: time.Now(), subject: m.Subject, peer: body.Peer, reply: m.Reply}
 			r.mu.Lock()
 			r.seen = append(r.seen, req)
 			notify := r.notify
@@ -159,4 +160,52 @@ func peersOf(nc *nats.Conn, g raftGroup) (peers []string, offline []string, err 
 	}
 	sort.Strings(peers)
 	return peers, offline, nil
+}
+
+// systemAnswers records the answers of the servers to requests in the
+// system account (by the inbox they go to): with systemRequests, what
+// each request achieved, as the servers said.
+type systemAnswers struct {
+	mu sync.Mutex
+	// errCode of each answer by its subject: 0 for a success.
+	errCode map[string]int
+}
+
+// recordSystemAnswers records every answer sent to an inbox in the
+// system account until the test ends.
+func recordSystemAnswers(t *testing.T, sys *nats.Conn) *systemAnswers {
+	t.Helper()
+	a := &systemAnswers{errCode: map[string]int{}}
+	sub, err := sys.Subscribe(nats.InboxPrefix+">", func(m *nats.Msg) {
+		var body struct {
+			Error *struct {
+				Code int `json:"err_code"`
+			} `json:"error"`
+		}
+		code := 0
+		if err := json.Unmarshal(m.Data, &body); err != nil {
+			code = -1
+		} else if body.Error != nil {
+			code = body.Error.Code
+		}
+		a.mu.Lock()
+		a.errCode[m.Subject] = code
+		a.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	if err := sys.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// of is the error code of the answer to a request, and whether one came.
+func (a *systemAnswers) of(q systemRequest) (int, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	code, ok := a.errCode[q.reply]
+	return code, ok
 }

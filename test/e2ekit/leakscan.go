@@ -31,7 +31,7 @@ import (
 // with read access to it may see: it learns every password, token and
 // private key from the Secrets as they are written, keeps every ConfigMap,
 // every pod's and StatefulSet's spec, every status of the operator's
-// kinds, every event, and the labels and annotations of all of them as
+// kinds (all of them, as the API server lists them), every event, and the labels and annotations of all of them as
 // they pass, and at the end looks for each secret in all of them and in
 // the logs of the operator, the servers, cert-manager and Istio's
 // injector.
@@ -112,7 +112,11 @@ func startLeakScanner(cfg *rest.Config) (*LeakScanner, error) {
 		return nil, err
 	}
 	kinds := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
-	for _, resource := range []string{"natsclusters", "streams", "consumers", "keyvalues", "objectstores"} {
+	resources, err := operatorKinds(cs)
+	if err != nil {
+		return nil, err
+	}
+	for _, resource := range resources {
 		gvr := schema.GroupVersionResource{Group: "kubenats.io", Version: "v1alpha1", Resource: resource}
 		if err := add(kinds.ForResource(gvr).Informer(), func(obj any) {
 			u := obj.(*unstructured.Unstructured)
@@ -128,6 +132,27 @@ func startLeakScanner(cfg *rest.Config) (*LeakScanner, error) {
 	core.WaitForCacheSync(ctx.Done())
 	kinds.WaitForCacheSync(ctx.Done())
 	return s, nil
+}
+
+// operatorKinds are the resources of every kind the operator serves, as
+// the API server lists them: a kind added later (NatsAccount and NatsUser
+// were, and their status is where a careless operator would write a
+// seed it just made) is scanned without anyone remembering to add it.
+func operatorKinds(cs kubernetes.Interface) ([]string, error) {
+	list, err := cs.Discovery().ServerResourcesForGroupVersion("kubenats.io/v1alpha1")
+	if err != nil {
+		return nil, fmt.Errorf("listing the operator's kinds: %w", err)
+	}
+	var out []string
+	for _, r := range list.APIResources {
+		if !strings.Contains(r.Name, "/") { // not a subresource (status)
+			out = append(out, r.Name)
+		}
+	}
+	if !slices.Contains(out, "natsaccounts") || !slices.Contains(out, "natsusers") {
+		return nil, fmt.Errorf("the API server serves %v of kubenats.io, without NatsAccount or NatsUser", out)
+	}
+	return out, nil
 }
 
 func (s *LeakScanner) learnSecret(obj any) {

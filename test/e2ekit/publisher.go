@@ -24,7 +24,15 @@ type Publisher struct {
 	mu      sync.Mutex
 	acked   int
 	stall   time.Duration
+	// gaps are the waits between two acknowledgements longer than
+	// gapKept, for the longest stall within a part of the run.
+	gaps []gap
 }
+
+type gap struct{ from, until time.Time }
+
+// gapKept: shorter waits are no stall worth keeping.
+const gapKept = 250 * time.Millisecond
 
 // StartPublisher starts publishing to subject through js.
 func StartPublisher(js natsjs.JetStream, subject string) *Publisher {
@@ -55,6 +63,9 @@ func (p *Publisher) run() {
 		p.mu.Lock()
 		p.acked = id + 1
 		p.stall = max(p.stall, now.Sub(last))
+		if now.Sub(last) > gapKept {
+			p.gaps = append(p.gaps, gap{last, now})
+		}
 		p.mu.Unlock()
 		last = now
 	}
@@ -83,6 +94,20 @@ func (p *Publisher) Result() (int, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.acked, p.stall
+}
+
+// StallBetween is the longest wait for an acknowledgement that overlaps
+// from..until (zero: to now), whole; under gapKept counts as none.
+func (p *Publisher) StallBetween(from, until time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var longest time.Duration
+	for _, g := range p.gaps {
+		if g.until.After(from) && (until.IsZero() || g.from.Before(until)) {
+			longest = max(longest, g.until.Sub(g.from))
+		}
+	}
+	return longest
 }
 
 // Explain adds what the servers know to an error of a JetStream request on

@@ -52,7 +52,8 @@ type dashboardFile struct {
 			} `json:"defaults"`
 		} `json:"fieldConfig"`
 		Targets []struct {
-			Expr string `json:"expr"`
+			Expr         string `json:"expr"`
+			LegendFormat string `json:"legendFormat"`
 		} `json:"targets"`
 	} `json:"panels"`
 }

@@ -56,6 +56,7 @@ func TestMetricsWithARealPrometheus(t *testing.T) {
 	t.Logf("two clusters formed and two Prometheus servers ready in %s", time.Since(began).Round(time.Second))
 
 	t.Run("workload counted once per stream and consumer", func(t *testing.T) { checkWorkloadCounts(t, a, admin) })
+	t.Run("dashboards use the labels the scrape serves", func(t *testing.T) { checkDashboardLabels(t, a, admin) })
 	t.Run("a reader of namespace A gets none of B", func(t *testing.T) { checkReaderIsolation(t, a, b, admin, reader) })
 	t.Run("store past 80 percent fires the storage alert", func(t *testing.T) { checkStorageAlert(t, a, admin) })
 	t.Run("server down fires, resolves, and its series continue", func(t *testing.T) { checkServerDown(t, a, admin) })

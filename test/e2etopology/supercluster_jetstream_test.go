@@ -2,6 +2,7 @@ package e2etopology_test
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -113,7 +114,7 @@ func TestSuperclusterJetStream(t *testing.T) {
 		return nil
 	})
 
-	rollUnderPublishing(t, west, eastJS)
+	rollUnderPublishing(t, west, east, eastJS)
 }
 
 // rollUnderPublishing: east publishes with message IDs into an R3 stream
@@ -121,13 +122,18 @@ func TestSuperclusterJetStream(t *testing.T) {
 // rolling update (a pod template change: the same rollout as a version
 // upgrade; the older nats-server is not run in a supercluster here).
 // Afterwards every message east had acknowledged is in the stream, read
-// from west, exactly once, and each of west's servers is a new pod.
-// Careless variant it catches: a rollout that replaces servers without
-// waiting for the stream's Raft group to settle (an acknowledged message
-// is lost when two of three replicas go at once); not run here, it is the
-// one TestRollingUpgradeKeepsEveryAcknowledgedMessage catches in one
-// cluster.
-func rollUnderPublishing(t *testing.T, west *e2ekit.Formed, eastJS jetstream.JetStream) {
+// from west, exactly once, and each of west's servers is a new pod; and
+// the roll kept to the gate (e2ekit.CheckRollGate, from a watch of west's
+// pods and a record of the meta leader, which may be either member's):
+// each server replaced once, never two down at once, the meta leader only
+// as the last one left, the publisher's longest stall bounded; and the
+// meta group, which spans both members, is whole afterwards. The data
+// alone would not tell: a store on the claims survives every server
+// replaced at once.
+//
+// Careless variant run: every outdated server deleted in one pass (the
+// data was intact; "servers down at once" failed it).
+func rollUnderPublishing(t *testing.T, west, east *e2ekit.Formed, eastJS jetstream.JetStream) {
 	ctx := e2ekit.Ctx(t)
 	e2ekit.Eventually(t, time.Minute, func() error {
 		_, err := eastJS.CreateStream(ctx, jetstream.StreamConfig{Name: "ROLLING", Subjects: []string{"rolling.>"},
@@ -145,7 +151,11 @@ func rollUnderPublishing(t *testing.T, west *e2ekit.Formed, eastJS jetstream.Jet
 		})
 	}
 	atLeast(100)
+	history := e2ekit.RecordPods(t, west.NS)
+	history.Seen(t, west.Pods)
+	leaders := e2ekit.WatchMetaLeader(t, func() []string { return append(west.IPs(west.Pods), east.IPs(east.Pods)...) })
 
+	began := time.Now()
 	before := map[string]types.UID{}
 	for _, name := range west.Pods {
 		p := &corev1.Pod{}
@@ -185,6 +195,10 @@ func rollUnderPublishing(t *testing.T, west *e2ekit.Formed, eastJS jetstream.Jet
 	}
 	stored := e2ekit.StoredCount(t, westJS, "ROLLING", acked, nil)
 	e2ekit.CheckEveryIDStored(t, westJS, "ROLLING", acked, stored, nil)
-	t.Logf("west rolled under publishing from east: %d messages acknowledged, none lost; longest publish stall %s",
-		acked, stall.Round(time.Millisecond))
+	order := e2ekit.CheckRollGate(t, history, leaders, west.Pods, began, time.Time{}, stall)
+	both := west.Servers()
+	maps.Copy(both, east.Servers())
+	e2ekit.CheckMetaGroupWhole(t, both, len(both))
+	t.Logf("west rolled under publishing from east, in the order %v (meta leader changes:%s): %d messages acknowledged, none lost; longest publish stall %s",
+		order, leaders.Changes(began), acked, stall.Round(time.Millisecond))
 }

@@ -2,13 +2,13 @@ package e2etopology_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,11 +63,21 @@ func issue(t *testing.T, ca pki.KeyPair, names []string) map[string]string {
 // other by clusterRef, form a supercluster (each server's /gatewayz shows
 // the other both ways) over mutual TLS from one CA and the gateway
 // credentials of an opted-in Secret in each namespace; a message crosses
-// the gateway. A rogue gateway that calls itself west, with a certificate
-// of the right CA but no credentials, is refused by east's own log.
+// the gateway. A rogue gateway that calls itself west is kept out, each
+// layer alone, the other given away as if leaked: with a certificate of
+// the right CA and no credentials, or the right user with another
+// password (the gateway authorization refuses it); with the right
+// credentials and a certificate of a CA of its own (TLS refuses it).
+// Kept out means, over a window of many of its attempts: neither side's
+// /gatewayz shows the rogue's gateway, and east's own log gives the
+// layer's refusal for its attempts.
 //
-// Careless variant: the gateway authorization left out of nats.conf (the
-// rogue joins: no "authentication error").
+// Careless variant run: the gateway authorization left out of nats.conf
+// (the rogues with the right CA join: "the rogue has its gateway to
+// east"). The gateway TLS rendered without verify is no variant:
+// nats-server forces verified client certificates on gateways whatever
+// the block says, and the rogue of a CA of its own was refused as before;
+// that case holds the layer against a change of the server.
 func TestSupercluster(t *testing.T) {
 	t.Parallel()
 	nsEast, nsWest := e2ekit.Namespace(t), e2ekit.Namespace(t)
@@ -83,28 +93,82 @@ func TestSupercluster(t *testing.T) {
 	joined(t, west, "east")
 	crosses(t, e2ekit.AppConn(t, east, "east-app", east.Pods[0]), e2ekit.AppConn(t, west, "west-app", west.Pods[0]), "across")
 
-	// A rogue west with the right CA and no credentials.
+	rogueCA, err := pki.NewCA("rogue CA", time.Now(), time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPassword := regexp.MustCompile(`gid:\d+ - authentication error`)
+	byTLS := regexp.MustCompile(`gid:\d+ - TLS gateway handshake error`)
+	for _, rogue := range []struct {
+		name, credentials string
+		ca                pki.KeyPair
+		refusal           *regexp.Regexp
+	}{
+		{"right CA, no credentials", "", ca, byPassword},
+		{"right CA, the user with another password", "gw:notThePassw0rd@", ca, byPassword},
+		{"leaked credentials, a CA of its own", "gw:gwPassw0rd@", rogueCA, byTLS},
+	} {
+		t.Run(rogue.name, func(t *testing.T) { rogueGatewayKeptOut(t, east, rogue.credentials, rogue.ca, rogue.refusal) })
+	}
+}
+
+// rogueWindow is how long a rogue gateway is watched for: many of its
+// reconnect attempts.
+const rogueWindow = 10 * time.Second
+
+// rogueGatewayKeptOut starts a nats-server outside that calls itself west
+// and dials east's first server's gateway with credentials ("user:pass@"
+// or "") and a certificate of ca, and requires it kept out over
+// rogueWindow, east's log giving refusal for its attempts.
+func rogueGatewayKeptOut(t *testing.T, east *e2ekit.Formed, credentials string, ca pki.KeyPair, refusal *regexp.Regexp) {
 	dir := t.TempDir()
 	for k, v := range issue(t, ca, []string{"rogue"}) {
 		if err := os.WriteFile(filepath.Join(dir, k), []byte(v), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	startOutside(t, fmt.Sprintf(`gateway {
+	before := len(e2ekit.Cluster.ServerLog(east.NS, east.Pods[0]))
+	rogue := startOutside(t, fmt.Sprintf(`gateway {
   name: west
   host: $HOST
   port: 7222
   tls { cert_file: %q, key_file: %q, ca_file: %q, insecure: true }
-  gateways: [ { name: east, urls: ["nats://%s:7222"] } ]
+  gateways: [ { name: east, urls: ["nats://%s%s:7222"] } ]
 }
-`, dir+"/tls.crt", dir+"/tls.key", dir+"/ca.crt", east.IP(east.Pods[0])))
-	refused := regexp.MustCompile(`gid:\d+ - authentication error`)
-	e2ekit.Eventually(t, time.Minute, func() error {
-		if !refused.MatchString(e2ekit.Cluster.ServerLog(nsEast, east.Pods[0])) {
-			return errors.New("east's log has no gateway authentication error")
+`, dir+"/tls.crt", dir+"/tls.key", dir+"/ca.crt", credentials, east.IP(east.Pods[0])))
+	for end := time.Now().Add(rogueWindow); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		if body, err := rogue.get("/gatewayz"); err == nil && gatewayShown(body, "outbound_gateways", "east") {
+			t.Fatalf("the rogue has its gateway to east: %s", body)
 		}
-		return nil
-	})
+		for _, pod := range east.Pods {
+			_, in, err := gatewayz(east, pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(in["west"]), rogue.ip) {
+				t.Fatalf("%s has an inbound gateway from the rogue at %s: %s", pod, rogue.ip, in["west"])
+			}
+		}
+	}
+	since := e2ekit.Cluster.ServerLog(east.NS, east.Pods[0])[before:]
+	if n := len(refusal.FindAllString(since, -1)); n < 2 {
+		t.Fatalf("%s's log has %d lines %q since the rogue started, want one per attempt:\n%s", east.Pods[0], n, refusal, e2ekit.LastLines(since, 20))
+	}
+}
+
+// gatewayShown says whether a /gatewayz body lists the gateway name under
+// key (outbound_gateways, inbound_gateways).
+func gatewayShown(body, key, name string) bool {
+	var g map[string]json.RawMessage
+	if json.Unmarshal([]byte(body), &g) != nil {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(g[key], &m) != nil {
+		return false
+	}
+	_, ok := m[name]
+	return ok
 }
 
 // gatewayz is the outbound and inbound gateways of f's server pod.

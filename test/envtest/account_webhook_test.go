@@ -29,6 +29,9 @@ import (
 //   - a user created right after its account (no wait) is admitted: the
 //     webhook asks the API server, not its cache;
 //   - an object naming no account is not even sent;
+//   - an account of the same name in another namespace does not count:
+//     a user naming it is refused, and one in the account's own namespace
+//     is admitted;
 //   - an update of a user whose account is gone goes through (its
 //     finalizer must be removable);
 //   - with no operator answering, the user is admitted (failure policy
@@ -41,7 +44,9 @@ import (
 // first wait fails), the account read from the cache (users made right
 // after their account were refused), updates reviewed too (the label
 // update was refused), the configuration not watched (the bundle stayed
-// empty and the refusal never came back).
+// empty and the refusal never came back), the lookup blind to the
+// namespace (every NatsAccount listed and matched by name alone: "a user
+// naming an account that only another namespace has was admitted").
 func TestUnknownAccountRefusedAtAdmission(t *testing.T) {
 	ns := namespace(t)
 	orphan := func(name string) *v1alpha1.NatsUser {
@@ -69,6 +74,22 @@ func TestUnknownAccountRefusedAtAdmission(t *testing.T) {
 	stream.Spec.Account = ""
 	if err := k8s.Create(ctx(t), stream, client.DryRunAll); err != nil {
 		t.Errorf("a Stream naming no account: %v", err)
+	}
+
+	// The same name in another namespace is not this namespace's account.
+	elsewhere := namespace(t)
+	create(t, &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: elsewhere, Name: "shared"},
+		Spec: v1alpha1.NatsAccountSpec{Cluster: v1alpha1.ClusterRef{Name: "nats"}}})
+	borrower := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "borrower"},
+		Spec: v1alpha1.NatsUserSpec{Account: "shared"}}
+	if err := k8s.Create(ctx(t), borrower, client.DryRunAll); err == nil {
+		t.Error("a user naming an account that only another namespace has was admitted")
+	} else {
+		assertInvalid(t, err, `spec.account: Not found: "shared"`, "namespace "+ns)
+	}
+	borrower.Namespace = elsewhere
+	if err := k8s.Create(ctx(t), borrower, client.DryRunAll); err != nil {
+		t.Errorf("a user of an account in its own namespace: %v", err)
 	}
 
 	// Each user right behind its account: the cache has not seen most

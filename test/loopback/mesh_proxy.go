@@ -205,7 +205,12 @@ func (s *sidecar) serveInbound(conn net.Conn, port int32) {
 		}
 		from = &prefixedConn{Conn: conn, prefix: first.prefix}
 		switch {
-		case first.istio:
+		case first.istio || first.tls && mode == ModeStrict:
+			// Envoy's STRICT filter chain matches any TLS, not only a
+			// hello with Istio's ALPN: a foreign TLS client is shown
+			// the sidecar's own certificate and then refused for want of
+			// a mesh client certificate. Under PERMISSIVE such a client
+			// passes through to the server, which shows its own.
 			t := tls.Server(from, s.serverTLS())
 			if err := t.Handshake(); err != nil {
 				s.m.logf("mesh: %s: inbound %d: mTLS handshake: %v", s.w.Pod, port, err)

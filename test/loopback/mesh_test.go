@@ -3,6 +3,7 @@ package loopback
 import (
 	"bufio"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"io"
@@ -43,8 +44,10 @@ func TestMeshPermissiveHangsServerFirstClient(t *testing.T) {
 // TestMeshStrictRefusesClientsOutsideTheMesh: under STRICT nothing without
 // the mesh's mTLS reaches the server: a server-first client hears nothing,
 // one that speaks first is closed, TLS that is not the mesh's (no Istio
-// ALPN, or a certificate of another CA) is closed; the meshed client
-// works. DISABLE passes plaintext.
+// ALPN, or a certificate of another CA) is never served; a TLS client
+// without a mesh certificate is shown the sidecar's own certificate (its
+// SPIFFE identity), as Envoy's STRICT filter chain shows it, not the
+// server's; the meshed client works. DISABLE passes plaintext.
 func TestMeshStrictRefusesClientsOutsideTheMesh(t *testing.T) {
 	l := newMeshLab(t)
 	p := l.pod("nats-0", true)
@@ -61,10 +64,20 @@ func TestMeshStrictRefusesClientsOutsideTheMesh(t *testing.T) {
 	if _, err := nats.Connect("nats://"+addr, nats.NoReconnect(), nats.Timeout(2*time.Second)); err == nil {
 		t.Fatal("a NATS client outside the mesh connected under STRICT")
 	}
-	plainTLS := &tls.Config{InsecureSkipVerify: true}
+	var shown []*x509.Certificate
+	plainTLS := &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(cs tls.ConnectionState) error {
+		shown = cs.PeerCertificates
+		return nil
+	}}
 	if conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", addr, plainTLS); err == nil {
+		_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err = conn.Read(make([]byte, 1)); err == nil {
+			t.Fatal("a TLS client without the mesh's certificate was served under STRICT")
+		}
 		conn.Close()
-		t.Fatal("a TLS client without the mesh's ALPN completed a handshake under STRICT")
+	}
+	if len(shown) == 0 || len(shown[0].URIs) != 1 || shown[0].URIs[0].String() != spiffeID(labNS, "nats") {
+		t.Fatalf("a TLS client without the mesh's ALPN was shown %v, want the sidecar's certificate (%s)", shown, spiffeID(labNS, "nats"))
 	}
 	stranger, err := newMesh(l.addrs, t.Logf)
 	must(t, err)
