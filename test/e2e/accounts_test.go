@@ -349,7 +349,7 @@ func TestAccountsOfTwoTeams(t *testing.T) {
 	// Nor anything on the servers, whatever keys it would have been
 	// pushed with: each server's accounts (/accountz) and its resolver's
 	// store, by the name in each account's JWT, over a window.
-	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: render.TrustSecretName(f.Cluster)}}
+	trust := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: platform, Name: f.Cluster.TrustSecretName()}}
 	get(t, trust)
 	sys := systemUser(t, f, f.Pods[0], trust)
 	for end := time.Now().Add(5 * time.Second); ; {
