@@ -20,7 +20,7 @@ import (
 // Earlier releases asked the issuer named by spec.tls.routes.issuerRef
 // for a route CA of the cluster's own (<name>-routes-ca, isCA), a sub-CA
 // of the issuer's CA in the tenant's namespace. The route CA is now always
-// the operator's (render.GeneratesRoutePKI); what is left of the old way
+// the operator's (NatsCluster.GeneratesRoutePKI); what is left of the old way
 // is moved off here:
 //
 //   - the Certificates the cluster controls are deleted, or cert-manager
@@ -80,7 +80,7 @@ func signedBy(certPEM string, ca pki.KeyPair) bool {
 }
 
 // deleteLegacyRouteCertificates removes the route Certificates earlier
-// releases asked an issuer for (render.LegacyRouteCertificateNames) when
+// releases asked an issuer for (NatsCluster.LegacyRouteCertificateNames) when
 // c controls them: the route certificate, and the route CA cert-manager
 // would otherwise keep renewing. Only the Certificate objects: the Secrets
 // cert-manager wrote are left to the user.

@@ -121,7 +121,7 @@ func probeTLSFirst(ip, port string, routeCA *x509.CertPool) (wireAnswer, error) 
 func routeCAPool(t *testing.T, f *formed) *x509.CertPool {
 	t.Helper()
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(secretData(t, f.NS, render.RouteTLSSecretName(f.Cluster))[render.TLSCAKey]) {
+	if !pool.AppendCertsFromPEM(secretData(t, f.NS, f.Cluster.RouteTLSSecretName())[render.TLSCAKey]) {
 		t.Fatal("the route TLS Secret holds no CA")
 	}
 	return pool

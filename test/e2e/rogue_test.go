@@ -47,7 +47,7 @@ const (
 // the victim's certificate without a password gets in. Two clusters on
 // one issuer's CA are no longer possible for routes: the API refuses
 // spec.tls.routes.issuerRef, and the route CA is always the operator's
-// own (render.GeneratesRoutePKI; the envtest validation cases hold it).
+// own (NatsCluster.GeneratesRoutePKI; the envtest validation cases hold it).
 func TestRoutesRefuseAnotherCluster(t *testing.T) {
 	// All three form at once: forming is mostly waiting.
 	clusters := formClustersNamedNats(t, map[string][]func(*v1alpha1.NatsClusterSpec){
