@@ -136,11 +136,12 @@ func routeCAPool(t *testing.T, f *formed) *x509.CertPool {
 // client outside the mesh still times out exactly as under STRICT;
 // TestMeshNewClusterEndsStrict then failed here with "nats-0:4222 answered
 // to a client outside the mesh that speaks first, want closed unanswered".
-// And against the probe that read any certificate on 6222 as PERMISSIVE,
-// with the loopback sidecar showing its own certificate under STRICT as
-// Envoy does: it read STRICT as PERMISSIVE ("nats-0:6222 answered ...,
-// want closed unanswered"), so a rollback left STRICT in force would
-// have passed its wireAnswered check.
+// And the probe that read any certificate on 6222 as PERMISSIVE, run with
+// the loopback sidecar showing its own certificate under STRICT as Envoy
+// does: it read STRICT as PERMISSIVE (TestMeshNewClusterEndsStrict:
+// "nats-0:6222 answered by the server to a client outside the mesh that
+// speaks first, want refused by the sidecar"), so on 6222 a STRICT left
+// in force where PERMISSIVE is due would have passed a wireAnswered check.
 func checkWire(t *testing.T, f *formed, want wireAnswer) {
 	t.Helper()
 	var routeCA *x509.CertPool

@@ -43,7 +43,9 @@ const (
 // constant, or one derived from the cluster's name, which the attacker
 // shares): the attacker's password gets in; route TLS without verify, or
 // a CA shared by every generated PKI: the victim's password with the
-// attacker's certificate gets in; no route authorization when TLS is on:
+// attacker's certificate gets in (run: one CA made once for every
+// cluster: "victims-password-attackers-certificate: the rogue server got
+// in: nats-0 has a route to rogue"); no route authorization when TLS is on:
 // the victim's certificate without a password gets in. Two clusters on
 // one issuer's CA are no longer possible for routes: the API refuses
 // spec.tls.routes.issuerRef, and the route CA is always the operator's

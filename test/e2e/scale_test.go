@@ -184,8 +184,9 @@ func TestScaleOutAndBackIn(t *testing.T) {
 // client-go's event recorder writes a repeat as a series whose count it
 // writes at the second occurrence only, so a third PeerRemoved reads as
 // two. Careless variant run: each removal asked again once it succeeded
-// (recorded as an event each time): the events still read two, this fails
-// with "nats-3 was asked to be removed again after its removal".
+// (recorded as an event each time, four in all): this failed with "nats-4
+// was asked to be removed again after its removal", where the event count
+// read two.
 func peersRemovedOnce(t *testing.T, requests *systemRequests, answers *systemAnswers, removed []string) {
 	t.Helper()
 	all := requests.of(removePeerSubject, "")

@@ -47,9 +47,9 @@ import (
 // at once: the UID count per name is then not 3, the first of which is
 // the chart's); new claims instead of the chart's (the claim UIDs change,
 // the stream's messages would be gone from the new servers). Run: every
-// chart pod deleted at once once the StatefulSet is released (the data
-// was intact, the UID count too; the gate failed it: "servers down at
-// once").
+// outdated server deleted in one pass of the rollout (the chart's three
+// went at once; the gate failed it: "3 servers down at once ([nats-0
+// nats-1 nats-2]), 2.413s after the roll began").
 func TestTakeOverAChartRelease(t *testing.T) {
 	e2ekit.Parallel(t, 90*time.Second)
 	ns := namespace(t)

@@ -24,9 +24,11 @@ import (
 // cannot be checked and is logged; every other one is.
 //
 // Careless variant run: the streams dashboard's "Messages per stream"
-// grouped by stream (the label is stream_name): TestDashboardsUseServedSeries
-// passed, this failed with "groups by stream, which none of
-// nats_stream_total_messages's served series carries".
+// grouped by stream and shown as {{stream}} (the label is stream_name):
+// TestDashboardsUseServedSeries passed, this failed with "groups by
+// stream, which none of [nats_stream_total_messages]'s served series
+// carries" and "its legend shows stream, which its answer ... does not
+// carry".
 func checkDashboardLabels(t *testing.T, f *e2ekit.Formed, p *promserver.Server) {
 	ctx := e2ekit.Ctx(t)
 	served := map[string]map[string]bool{} // series name -> its labels, as scraped
