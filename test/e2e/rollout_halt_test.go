@@ -88,11 +88,16 @@ func haltAndRevert(t *testing.T, bad, revert func(*v1alpha1.NatsClusterSpec), tr
 		return halted(t, c, broken, troubles)
 	})
 	t.Logf("halted on %s: %s", broken, meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady).Message)
-	pod := &corev1.Pod{}
-	if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: broken}, pod); err != nil {
-		t.Fatal(err)
-	}
-	checkBrokenPod(t, pod, troubles)
+	// A crash-looping container is started again whenever its back-off
+	// ends, and shows no waiting reason while it runs: the pod is read
+	// until it shows its trouble, as a user's kubectl would soon show it.
+	eventually(t, brokenPodTimeout, func() error {
+		pod := &corev1.Pod{}
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKey{Namespace: f.NS, Name: broken}, pod); err != nil {
+			return err
+		}
+		return brokenPodShows(pod, troubles)
+	})
 
 	// Over a window: still halted, and nothing else touched.
 	others := slices.DeleteFunc(slices.Clone(f.Pods), func(p string) bool { return p == broken })
@@ -175,9 +180,12 @@ func halted(t *testing.T, c *v1alpha1.NatsCluster, server string, troubles []str
 	return nil
 }
 
-// checkBrokenPod: the pod shows what a real cluster would show.
-func checkBrokenPod(t *testing.T, pod *corev1.Pod, troubles []string) {
-	t.Helper()
+// brokenPodTimeout bounds the wait for a crash-looping pod to be seen in
+// its back-off: the loopback kubelet's longest back-off is well under it.
+const brokenPodTimeout = time.Minute
+
+// brokenPodShows: the pod shows what a real cluster would show.
+func brokenPodShows(pod *corev1.Pod, troubles []string) error {
 	var shown []string
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
@@ -196,6 +204,7 @@ func checkBrokenPod(t *testing.T, pod *corev1.Pod, troubles []string) {
 		phase = corev1.PodRunning
 	}
 	if !slices.ContainsFunc(shown, func(s string) bool { return slices.Contains(troubles, s) }) || pod.Status.Phase != phase {
-		t.Fatalf("broken pod %s: phase %s, reasons %v; want %s with one of %v", pod.Name, pod.Status.Phase, shown, phase, troubles)
+		return fmt.Errorf("broken pod %s: phase %s, reasons %v; want %s with one of %v", pod.Name, pod.Status.Phase, shown, phase, troubles)
 	}
+	return nil
 }
