@@ -80,13 +80,32 @@ image-check: ## Build the image twice and fail unless both digests are the same.
 	@a=$$(grep -o 'sha256:[0-9a-f]*' $(BIN)/image-check.1); b=$$(grep -o 'sha256:[0-9a-f]*' $(BIN)/image-check.2); \
 	[ -n "$$a" ] && [ "$$a" = "$$b" ] || { echo "two builds of one commit: $$a and $$b"; exit 1; }; echo "reproducible: $$a"
 
+# The real node's images (test/realnode), as OCI archives in bin/node-images
+# for `ctr -n k8s.io images import`: nats:<v> and nats:<v>-alpine laid out as
+# the official images from the static nats-servers, the pause image, and the
+# operator's image for this machine's platform under its shipped name.
+NODE_IMAGES ?= $(BIN)/node-images
+NODE_ARCH   := $(shell go env GOARCH)
+
+.PHONY: node-images
+node-images: ## Build the real node's images (NATS, pause, the operator for this platform) into bin/node-images.
+	hack/build-nats-servers.sh
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(NODE_IMAGES)/bin/pause ./hack/pause
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(NODE_ARCH) go build -trimpath -ldflags "-s -w -X main.version=$(IMAGE_VERSION)" -o $(NODE_IMAGES)/bin/kubenats ./cmd/kubenats
+	cd hack/image && go run . node -out $(NODE_IMAGES) -arch $(NODE_ARCH) -nats $(BIN)/nats-server \
+		-pause $(NODE_IMAGES)/bin/pause -operator $(NODE_IMAGES)/bin/kubenats -ref $(IMAGE) \
+		-source https://github.com/kubenats/kubenats -revision "$$(git rev-parse HEAD)" \
+		-version $(IMAGE_VERSION) -created "$$(git log -1 --format=%ct)"
+
 .PHONY: test-bins
-test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector and Prometheus binaries for the tests (first time ~25 min).
+test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector, Prometheus and the real node's binaries for the tests, install containerd and the CNI plugins from Debian (first time ~45 min).
 	hack/build-k8s-bins.sh
 	hack/build-nats-servers.sh
 	hack/build-cert-manager.sh
 	hack/build-istio.sh
 	hack/build-prometheus.sh
+	hack/build-node-bins.sh
+	hack/install-node-packages.sh
 
 .PHONY: test
 # The main module's tests are long and mostly wait (the end-to-end suite

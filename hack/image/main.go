@@ -6,6 +6,7 @@
 //
 //	image build -ref R -out DIR -bin amd64=PATH -bin arm64=PATH -source URL -revision SHA -version V -created UNIX
 //	image push -layout DIR -ref R
+//	image node -out DIR -nats DIR -pause PATH -operator PATH -ref R -created UNIX (node.go)
 package main
 
 import (
@@ -25,7 +26,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: image build|push [flags]")
+		fmt.Fprintln(os.Stderr, "usage: image build|push|node [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -34,8 +35,10 @@ func main() {
 		err = runBuild(os.Args[2:])
 	case "push":
 		err = runPush(os.Args[2:])
+	case "node":
+		err = runNode(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: build or push", os.Args[1])
+		err = fmt.Errorf("unknown command %q: build, push or node", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image:", err)

@@ -1,6 +1,7 @@
 package loopback
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -39,7 +40,7 @@ type controlPlane struct {
 const kcmControllers = "*,-serviceaccount-token-controller,-node-ipam-controller," +
 	"-endpoints-controller,-endpointslice-controller,-endpointslice-mirroring-controller"
 
-func startControlPlane(ctx context.Context, o Options, dir string, r *reaper, log *fileLog) (*controlPlane, error) {
+func startControlPlaneWith(ctx context.Context, o Options, dir string, r *reaper, log *fileLog, x planeExtras) (*controlPlane, error) {
 	cp := &controlPlane{
 		env: &envtest.Environment{
 			CRDDirectoryPaths:     o.CRDDirectoryPaths,
@@ -47,6 +48,9 @@ func startControlPlane(ctx context.Context, o Options, dir string, r *reaper, lo
 			BinaryAssetsDirectory: o.KubernetesBinaries,
 		},
 		kcmStopWait: 10 * time.Second,
+	}
+	if x.configure != nil {
+		x.configure(cp.env)
 	}
 	began := time.Now()
 	cfg, err := cp.env.Start()
@@ -66,7 +70,7 @@ func startControlPlane(ctx context.Context, o Options, dir string, r *reaper, lo
 	r.removeAtExit(cp.env.ControlPlane.APIServer.CertDir)
 	log.printf("kube-apiserver and etcd up in %s", time.Since(began).Round(time.Millisecond))
 	began = time.Now()
-	if err := cp.startControllerManager(ctx, o, dir, r); err != nil {
+	if err := cp.startControllerManager(ctx, o, dir, r, x); err != nil {
 		cp.stop(r)
 		return nil, err
 	}
@@ -74,7 +78,7 @@ func startControlPlane(ctx context.Context, o Options, dir string, r *reaper, lo
 	return cp, nil
 }
 
-func (cp *controlPlane) startControllerManager(ctx context.Context, o Options, dir string, r *reaper) error {
+func (cp *controlPlane) startControllerManager(ctx context.Context, o Options, dir string, r *reaper, x planeExtras) error {
 	kubeconfigPath, err := adminKubeconfig(cp.env, dir, "kube-controller-manager")
 	if err != nil {
 		return err
@@ -85,8 +89,9 @@ func (cp *controlPlane) startControllerManager(ctx context.Context, o Options, d
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--use-service-account-credentials=false",
-		"--controllers=" + kcmControllers,
+		"--controllers=" + cmp.Or(x.controllers, kcmControllers),
 	}
+	args = append(args, x.kcmArgs...)
 	bin := filepath.Join(o.KubernetesBinaries, "kube-controller-manager")
 	cp.kcm, err = startProcess(r, bin, args, os.Environ(), dir, cp.kcmLog, "")
 	if err != nil {

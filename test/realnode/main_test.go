@@ -1,0 +1,197 @@
+package realnode_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/manifest"
+	"github.com/kubenats/kubenats/test/e2ekit"
+	"github.com/kubenats/kubenats/test/realnode"
+)
+
+// The suite shares one node, with the install applied once; each test
+// works in namespaces of its own.
+var (
+	node *realnode.Node
+	// unusable is why this machine cannot run the node: the tests skip
+	// with it. Only a machine without root or cgroups skips; a missing
+	// binary fails.
+	unusable string
+	scheme   = runtime.NewScheme()
+)
+
+const (
+	operatorNamespace = "kubenats-system"
+	operatorName      = "kubenats"
+)
+
+func TestMain(m *testing.M) {
+	if unusable = realnode.Unusable(); unusable != "" {
+		os.Exit(m.Run())
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrllog.SetLogger(logr.Discard())
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1alpha1.AddToScheme, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	root, err := repoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// The images, as `make node-images` writes them: the operator's from
+	// this tree, the NATS images from the static servers of test-bins.
+	began := time.Now()
+	build := exec.Command("make", "--no-print-directory", "-C", root, "node-images")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "make node-images:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "realnode: images built in %s\n", time.Since(began).Round(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	began = time.Now()
+	node, err = realnode.New(ctx, realnode.Options{RepoRoot: root, Scheme: scheme, Volumes: 12})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer node.Stop()
+	fmt.Fprintf(os.Stderr, "realnode: node up in %s: %v\n", time.Since(began).Round(time.Millisecond), node.BringUp)
+	began = time.Now()
+	if err := applyInstall(ctx, filepath.Join(root, "dist", "install.yaml")); err != nil {
+		fmt.Fprintln(os.Stderr, "applying dist/install.yaml:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "realnode: dist/install.yaml applied in %s\n", time.Since(began).Round(time.Millisecond))
+	code := m.Run()
+	if code != 0 {
+		dumpLogs()
+	}
+	return code
+}
+
+// applyInstall applies the install as shipped, as `kubectl apply
+// --server-side` would: the Namespace and CRDs first, established, then
+// everything else.
+func applyInstall(ctx context.Context, path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	docs, err := manifest.Documents(data)
+	if err != nil {
+		return err
+	}
+	var first, rest []*unstructured.Unstructured
+	for _, doc := range docs {
+		u := &unstructured.Unstructured{}
+		if err := utilyaml.Unmarshal(doc, &u.Object); err != nil {
+			return err
+		}
+		if u.GetKind() == "Namespace" || u.GetKind() == "CustomResourceDefinition" {
+			first = append(first, u)
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	apply := func(objs []*unstructured.Unstructured) error {
+		for _, u := range objs {
+			if err := node.Client.Patch(ctx, u, client.Apply, client.FieldOwner("realnode-test"), client.ForceOwnership); err != nil {
+				return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
+			}
+		}
+		return nil
+	}
+	if err := apply(first); err != nil {
+		return err
+	}
+	for _, u := range first {
+		if u.GetKind() != "CustomResourceDefinition" {
+			continue
+		}
+		if err := waitFor(ctx, time.Minute, func() error {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := node.Client.Get(ctx, client.ObjectKey{Name: u.GetName()}, crd); err != nil {
+				return err
+			}
+			for _, c := range crd.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return nil
+				}
+			}
+			return fmt.Errorf("CRD %s not established", u.GetName())
+		}); err != nil {
+			return err
+		}
+	}
+	return apply(rest)
+}
+
+func waitFor(ctx context.Context, timeout time.Duration, check func() error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// dumpLogs prints the ends of the node components' logs after a failure.
+func dumpLogs() {
+	for _, name := range []string{"node", "kubelet", "containerd", "kube-proxy", "kube-scheduler", "coredns", "kube-controller-manager"} {
+		fmt.Fprintf(os.Stderr, "----- %s (last 40 lines)\n%s\n", name, e2ekit.LastLines(node.Log(name), 40))
+	}
+	d := &appsv1.Deployment{}
+	_ = node.Client.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: operatorName}, d)
+	fmt.Fprintf(os.Stderr, "----- operator Deployment status: %+v\n", d.Status)
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
