@@ -115,9 +115,7 @@ func TestNatsClusterOnTheRealNode(t *testing.T) {
 	}
 	nc := clientConn(t, c)
 	js := e2ekit.AppJetStream(t, nc)
-	if _, err := js.CreateStream(ctxOf(t), natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
 	for i := range 100 {
 		if _, err := js.Publish(ctxOf(t), "orders.new", []byte(strconv.Itoa(i))); err != nil {
 			t.Fatalf("publishing %d: %v", i, err)
@@ -146,9 +144,7 @@ func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
 	uids := watchPodUIDs(t, ns)
 	nc := clientConn(t, c)
 	js := e2ekit.AppJetStream(t, nc)
-	if _, err := js.CreateStream(ctxOf(t), natsjs.StreamConfig{Name: "EVENTS", Subjects: []string{"events"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, natsjs.StreamConfig{Name: "EVENTS", Subjects: []string{"events"}, Replicas: 3})
 	pub := e2ekit.StartPublisher(js, "events")
 	defer pub.Halt()
 	poll.Until(t, wait, func() error {
@@ -242,9 +238,7 @@ func TestRetainedClaimsKeepTheStream(t *testing.T) {
 	ns := namespace(t)
 	c := formCluster(t, ns, "keep", nil)
 	js := e2ekit.AppJetStream(t, clientConn(t, c))
-	if _, err := js.CreateStream(ctxOf(t), natsjs.StreamConfig{Name: "KEPT", Subjects: []string{"kept"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, natsjs.StreamConfig{Name: "KEPT", Subjects: []string{"kept"}, Replicas: 3})
 	for i := range 20 {
 		if _, err := js.Publish(ctxOf(t), "kept", []byte(strconv.Itoa(i))); err != nil {
 			t.Fatal(err)
@@ -316,4 +310,17 @@ func TestRetainedClaimsKeepTheStream(t *testing.T) {
 			t.Errorf("claim %s was made anew", after.Items[i].Name)
 		}
 	}
+}
+
+// createStream creates the stream, again while it fails: a new meta
+// leader learns its peers' state a moment after it is elected (placement
+// answers "no suitable peers" or times out meanwhile, as the e2e suite
+// knows too), and the same config again is fine if a timed-out create
+// went through.
+func createStream(t *testing.T, js natsjs.JetStream, cfg natsjs.StreamConfig) {
+	t.Helper()
+	poll.Until(t, wait, func() error {
+		_, err := js.CreateStream(ctxOf(t), cfg)
+		return err
+	})
 }
