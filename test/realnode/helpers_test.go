@@ -191,9 +191,9 @@ func waitClusterReady(t *testing.T, c *v1alpha1.NatsCluster, more func([]corev1.
 // ClusterIP.
 func clientConn(t *testing.T, c *v1alpha1.NatsCluster, opts ...nats.Option) *nats.Conn {
 	t.Helper()
-	host := fmt.Sprintf("%s.%s.svc.cluster.local", render.ClientServiceName(c), c.Namespace)
+	host := fmt.Sprintf("%s.%s.svc.cluster.local", c.ClientServiceName(), c.Namespace)
 	svc := &corev1.Service{}
-	if err := node.Client.Get(ctxOf(t), client.ObjectKey{Namespace: c.Namespace, Name: render.ClientServiceName(c)}, svc); err != nil {
+	if err := node.Client.Get(ctxOf(t), client.ObjectKey{Namespace: c.Namespace, Name: c.ClientServiceName()}, svc); err != nil {
 		t.Fatal(err)
 	}
 	addrs, err := realnode.Resolver().LookupHost(ctxOf(t), host)
