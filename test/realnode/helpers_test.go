@@ -189,6 +189,10 @@ func waitClusterReady(t *testing.T, c *v1alpha1.NatsCluster, more func([]corev1.
 // the server under that name against the credentials Secret's ca.crt, and
 // the Secret's credentials. It checks that the name did resolve to the
 // ClusterIP.
+// serviceAnswerTimeout bounds the wait for a new Service to reach its
+// ready pods through kube-proxy.
+const serviceAnswerTimeout = 30 * time.Second
+
 func clientConn(t *testing.T, c *v1alpha1.NatsCluster, opts ...nats.Option) *nats.Conn {
 	t.Helper()
 	host := fmt.Sprintf("%s.%s.svc.cluster.local", c.ClientServiceName(), c.Namespace)
@@ -221,10 +225,17 @@ func clientConn(t *testing.T, c *v1alpha1.NatsCluster, opts ...nats.Option) *nat
 	} else {
 		all = append(all, nats.UserInfo(string(secret.Data["user"]), string(secret.Data["password"])))
 	}
-	nc, err := nats.Connect("tls://"+net.JoinHostPort(host, "4222"), append(all, opts...)...)
-	if err != nil {
-		t.Fatalf("connecting to %s: %v", host, err)
-	}
+	// Ready pods are in the Service's EndpointSlice at once, in kube-proxy's
+	// rules a sync later: the client dials until the Service answers.
+	var nc *nats.Conn
+	poll.Until(t, serviceAnswerTimeout, func() error {
+		var err error
+		nc, err = nats.Connect("tls://"+net.JoinHostPort(host, "4222"), append(all, opts...)...)
+		if err != nil {
+			return fmt.Errorf("connecting to %s: %w", host, err)
+		}
+		return nil
+	})
 	t.Cleanup(nc.Close)
 	return nc
 }
