@@ -1,31 +1,20 @@
 package e2e_test
 
 import (
-	"encoding/json"
-	"fmt"
-	"net"
 	"net/http"
 	"time"
+
+	"github.com/kubenats/kubenats/test/e2ekit"
 )
 
 // The servers' monitoring endpoint (port 8222), read as an operator of a
 // real cluster would, at each pod's address.
 
+// monitorClient reads what e2ekit.Monitor does not decode (/healthz).
 var monitorClient = &http.Client{Timeout: 5 * time.Second}
 
-// monitor GETs path from the server at ip and decodes its JSON into out.
-func monitor(ip, path string, out any) error {
-	url := "http://" + net.JoinHostPort(ip, "8222") + path
-	resp, err := monitorClient.Get(url)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	return json.NewDecoder(resp.Body).Decode(out)
-}
+// monitor is e2ekit.Monitor: GET path from the server at ip, JSON into out.
+var monitor = e2ekit.Monitor
 
 // routez is the part of /routez the tests read.
 type routez struct {

@@ -56,7 +56,7 @@ func run(m *testing.M) int {
 			return 1
 		}
 	}
-	root, err := repoRoot()
+	root, err := realnode.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -177,21 +177,4 @@ func dumpLogs() {
 	d := &appsv1.Deployment{}
 	_ = node.Client.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: operatorName}, d)
 	fmt.Fprintf(os.Stderr, "----- operator Deployment status: %+v\n", d.Status)
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

@@ -89,7 +89,7 @@ func New(ctx context.Context, o Options) (_ *Node, err error) {
 		return nil, errors.New(why)
 	}
 	if o.RepoRoot == "" {
-		if o.RepoRoot, err = repoRoot(); err != nil {
+		if o.RepoRoot, err = RepoRoot(); err != nil {
 			return nil, err
 		}
 	}
@@ -565,7 +565,9 @@ func (n *Node) Stop() {
 	n.Dir = ""
 }
 
-func repoRoot() (string, error) {
+// RepoRoot is the nearest directory above the working directory that
+// holds a go.mod: the repository, for a test run inside it.
+func RepoRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err

@@ -32,7 +32,7 @@ import (
 // seen failing: readOnlyRootFilesystem off in the install (the root reads
 // writable).
 func TestOperatorDeploymentRunsAsShipped(t *testing.T) {
-	skipUnusable(t)
+	needNode(t)
 	pod := waitOperator(t)
 	t.Logf("operator pod created to Ready: %s", readyAfter(pod).Round(10*time.Millisecond))
 	if got := pod.Spec.Containers[0].Image; got != release.Image {
@@ -53,7 +53,7 @@ func TestOperatorDeploymentRunsAsShipped(t *testing.T) {
 // naming a port the container does not have (the Stream admitted for the
 // whole minute).
 func TestWebhookReachedThroughItsService(t *testing.T) {
-	skipUnusable(t)
+	needNode(t)
 	waitOperator(t)
 	ns := namespace(t)
 	poll.Until(t, wait, func() error {
@@ -82,7 +82,7 @@ func TestWebhookReachedThroughItsService(t *testing.T) {
 // servers' readOnlyRootFilesystem off in render (the root reads
 // writable).
 func TestNatsClusterOnTheRealNode(t *testing.T) {
-	skipUnusable(t)
+	needNode(t)
 	waitOperator(t)
 	ns := namespace(t)
 	c := formCluster(t, ns, "nats", nil)
@@ -136,7 +136,7 @@ func TestNatsClusterOnTheRealNode(t *testing.T) {
 // back, and each server is replaced exactly once (counted by pod UIDs)
 // through the real kubelet's probes and preStop hook.
 func TestRollingUpgradeKeepsEveryAcknowledgedMessage(t *testing.T) {
-	skipUnusable(t)
+	needNode(t)
 	waitOperator(t)
 	const from, to = "2.14.10", "2.15.3"
 	ns := namespace(t)
@@ -233,7 +233,7 @@ func watchPodUIDs(t *testing.T, ns string) *podUIDs {
 // claims. Careless variant seen failing: pvcRetentionPolicy Delete in
 // render (the claims go with the StatefulSet).
 func TestRetainedClaimsKeepTheStream(t *testing.T) {
-	skipUnusable(t)
+	needNode(t)
 	waitOperator(t)
 	ns := namespace(t)
 	c := formCluster(t, ns, "keep", nil)
