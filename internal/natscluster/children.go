@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,13 +38,26 @@ const (
 // whose replicas the user has yet to lower raises no Kubernetes event.
 const refusedRetry = 30 * time.Second
 
+// passAttempts bounds how often one pass starts over after a Secret it
+// read changed before its write (reconcileChildren).
+const passAttempts = 3
+
 // reconcileChildren renders c's objects and applies them. A blocker is what
 // the user should know; an error is retried with backoff.
 //
 // want are the marks the servers report once they loaded the files applied
 // here (reloadConfig), nil when the pass stopped short.
+//
+// A Secret whose content this pass derived from what it read (a
+// certificate, a generated value) is written only over what was read: one
+// changed meanwhile, by anyone, fails the write with a conflict, and the
+// pass is made again from a fresh read, at most passAttempts times. A
+// careless write would put back a renewal computed from the old content.
 func (r *Reconciler) reconcileChildren(ctx context.Context, c *v1alpha1.NatsCluster, obs *status.ClusterObservation, mesh *render.MeshStage) (_ ctrl.Result, _ *status.Blocker, want plan.Marks, _ error) {
 	result, blocker, want, err := r.applyChildren(ctx, c, obs, mesh)
+	for attempt := 1; attempt < passAttempts && apierrors.IsConflict(err); attempt++ {
+		result, blocker, want, err = r.applyChildren(ctx, c, obs, mesh)
+	}
 	if blocker != nil || err != nil {
 		want = nil
 	}
@@ -126,10 +140,18 @@ func (r *Reconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster,
 	// read must be reported by the next pass (missingGenerated), not made
 	// again from the value read.
 	secrets := slices.DeleteFunc(render.Secrets(c, cred), func(s *corev1.Secret) bool { return upToDate(read[s.Name], s) })
+	for _, s := range secrets {
+		if live := read[s.Name]; live != nil {
+			s.ResourceVersion = live.ResourceVersion
+		}
+	}
 	for _, obj := range append(asObjects(secrets), objs...) {
 		if err := r.Applier.Apply(ctx, c, obj); err != nil {
 			if b := certManagerMissing(err); b != nil {
 				return ctrl.Result{}, b, nil, nil
+			}
+			if apierrors.IsConflict(err) {
+				return ctrl.Result{}, nil, nil, err
 			}
 			if conflict := (*apply.ConflictError)(nil); errors.As(err, &conflict) {
 				return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonNameConflict, Message: err.Error(), Fatal: true}, nil, nil

@@ -59,7 +59,7 @@ func (r *Reconciler) clientPKI(ctx context.Context, c *v1alpha1.NatsCluster, rea
 	if err != nil || blocker != nil {
 		return nil, 0, blocker, err
 	}
-	cert, err := r.ownedKeyPair(ctx, c, c.ClientTLSSecretName())
+	cert, err := r.ownedKeyPair(ctx, c, c.ClientTLSSecretName(), read)
 	if err != nil {
 		return nil, 0, nil, err
 	}

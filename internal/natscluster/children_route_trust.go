@@ -1,7 +1,6 @@
 package natscluster
 
 import (
-	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,12 +21,9 @@ const overlapRecheck = 5 * time.Second
 // is the CA cert-manager issued under an earlier release, when it signed
 // the certificate the servers serve: it stands in for the signer the
 // route Secret does not record, so that the move off it overlaps too.
-// It returns what to write and when to look again.
-func (r *Reconciler) signRoutes(ctx context.Context, c *v1alpha1.NatsCluster, ca pki.KeyPair, names []string, now time.Time, legacy *pki.KeyPair) (*render.RoutePKI, time.Duration, error) {
-	s, err := r.ownedSecret(ctx, c, c.RouteTLSSecretName())
-	if err != nil {
-		return nil, 0, err
-	}
+// s is the route TLS Secret this pass read (nil: none). It returns what
+// to write and when to look again.
+func (r *Reconciler) signRoutes( c *v1alpha1.NatsCluster, ca pki.KeyPair, names []string, now time.Time, legacy *pki.KeyPair, s *corev1.Secret) (*render.RoutePKI, time.Duration, error) {
 	written, pair := writtenRouteTLS(s)
 	written.Signer = knownSigner(written, legacy)
 	step := pki.PlanRouteTrust(pki.RouteTrustObservation{

@@ -34,7 +34,7 @@ func (r *Reconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read
 	if err := r.deleteLegacyRouteCertificates(ctx, c); err != nil {
 		return nil, 0, nil, err
 	}
-	cert, err := r.ownedKeyPair(ctx, c, c.RouteTLSSecretName())
+	cert, err := r.ownedKeyPair(ctx, c, c.RouteTLSSecretName(), read)
 	if err != nil {
 		return nil, 0, nil, err
 	}
@@ -64,7 +64,7 @@ func (r *Reconciler) routePKI(ctx context.Context, c *v1alpha1.NatsCluster, read
 		}
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, "CertificateIssued", "IssueRouteCA", "made a new route CA: %s", why)
 	}
-	out, next, err := r.signRoutes(ctx, c, ca, names, now, legacy)
+	out, next, err := r.signRoutes(c, ca, names, now, legacy, read[c.RouteTLSSecretName()])
 	return out, next, nil, err
 }
 
@@ -98,12 +98,13 @@ func (r *Reconciler) keptCA(ctx context.Context, c *v1alpha1.NatsCluster, name s
 }
 
 // ownedKeyPair reads tls.crt and tls.key of a Secret the operator made for
-// c; anything else (absent, another's) reads as empty.
-func (r *Reconciler) ownedKeyPair(ctx context.Context, c *v1alpha1.NatsCluster, name string) (pki.KeyPair, error) {
+// c, recorded in read; anything else (absent, another's) reads as empty.
+func (r *Reconciler) ownedKeyPair(ctx context.Context, c *v1alpha1.NatsCluster, name string, read map[string]*corev1.Secret) (pki.KeyPair, error) {
 	s, err := r.ownedSecret(ctx, c, name)
 	if err != nil || s == nil {
 		return pki.KeyPair{}, err
 	}
+	read[name] = s
 	return pki.KeyPair{Cert: string(s.Data[render.TLSCertKey]), Key: string(s.Data[render.TLSKeyKey])}, nil
 }
 

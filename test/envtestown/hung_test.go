@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,12 +97,18 @@ func TestAHungClusterHoldsNoOtherBack(t *testing.T) {
 // says otherwise, so that only a test ends a held request.
 func startOperator(t *testing.T, o manager.Options, namespaces ...string) {
 	t.Helper()
+	startOperatorWith(t, operatorCfg, o, namespaces...)
+}
+
+// startOperatorWith is startOperator reaching the API server through cfg.
+func startOperatorWith(t *testing.T, cfg *rest.Config, o manager.Options, namespaces ...string) {
+	t.Helper()
 	o.WatchNamespaces = namespaces
 	if o.ServerAnswerBound == 0 {
 		o.ServerAnswerBound = 10 * time.Minute
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	stop, err := inprocess.OperatorWith(ctx, operatorCfg, o)
+	stop, err := inprocess.OperatorWith(ctx, cfg, o)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
