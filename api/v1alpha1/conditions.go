@@ -62,6 +62,10 @@ const (
 	// rollout replaces no other server until the change is fixed or
 	// reverted.
 	ReasonRolloutHalted = "RolloutHalted"
+	// ReasonVersionChangeRefused: a change of the nats-server version was
+	// checked before anything restarted and is not rolled; the message
+	// says each reason.
+	ReasonVersionChangeRefused = "VersionChangeRefused"
 	// ReasonServerHung: a server whose pod looks ready does not answer the
 	// operator (stopped, or cut off); no server is replaced or removed
 	// until it answers again.

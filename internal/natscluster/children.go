@@ -239,7 +239,7 @@ func retryAfter(b *status.Blocker) time.Duration {
 	switch {
 	case b == nil:
 		return 0
-	case b.Reason == reasonScaleDownRefused:
+	case b.Reason == reasonScaleDownRefused, b.Reason == v1alpha1.ReasonVersionChangeRefused:
 		return refusedRetry
 	case b.Reason == v1alpha1.ReasonProgressing, b.Reason == reasonScalingDown, b.Reason == reasonScalingUp:
 		return settleRetry

@@ -67,6 +67,9 @@ func (r *Reconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsClust
 	if err != nil {
 		return false, nil, err
 	}
+	if blocker, err := r.versionChangeRefusal(ctx, c, &live, pods); err != nil || blocker != nil {
+		return true, blocker, err
+	}
 	allowed, blocker, err := r.scaleDown(ctx, c, ptr.Deref(live.Spec.Replicas, 1), pods)
 	desired.Spec.Replicas = ptr.To(allowed)
 	return false, blocker, err

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 
 	"github.com/kubenats/kubenats/internal/natsmon"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/servers"
 )
 
@@ -61,6 +62,21 @@ func (p *VersionProbe) Oldest(ctx context.Context, pods []corev1.Pod, a servers.
 		return ""
 	}
 	return oldest.String()
+}
+
+// Running is the version each pod's server runs: what it reports when
+// ready, else the version its pod was made for (its version label), ""
+// when neither is known.
+func (p *VersionProbe) Running(ctx context.Context, pods []corev1.Pod, a servers.Access) map[string]string {
+	out := make(map[string]string, len(pods))
+	for i := range pods {
+		v := p.version(ctx, &pods[i], a)
+		if v == "" {
+			v = pods[i].Labels[render.LabelVersion]
+		}
+		out[pods[i].Name] = v
+	}
+	return out
 }
 
 func (p *VersionProbe) version(ctx context.Context, pod *corev1.Pod, a servers.Access) string {

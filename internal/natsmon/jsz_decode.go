@@ -2,6 +2,7 @@ package natsmon
 
 import (
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -131,7 +132,9 @@ func (d *jsonReader) stream(b *jszBudget) (Stream, error) {
 		case "name":
 			st.Name, err = d.String("stream name")
 		case "config":
-			st.Replicas, err = d.replicasOf()
+			var cfg groupConfig
+			cfg, err = d.configOf()
+			st.Replicas, st.RequiredLevel, st.DiscardNewSchedules = cfg.replicas, cfg.requiredLevel, cfg.discardNew && cfg.schedules
 		case "cluster":
 			st.Cluster, err = d.group(b)
 		case "state":
@@ -162,7 +165,9 @@ func (d *jsonReader) consumer(b *jszBudget) (Consumer, error) {
 		case "name":
 			c.Name, err = d.String("consumer name")
 		case "config":
-			c.Replicas, err = d.replicasOf()
+			var cfg groupConfig
+			cfg, err = d.configOf()
+			c.Replicas, c.RequiredLevel = cfg.replicas, cfg.requiredLevel
 		case "cluster":
 			c.Cluster, err = d.group(b)
 		default:
@@ -173,21 +178,77 @@ func (d *jsonReader) consumer(b *jszBudget) (Consumer, error) {
 	return c, err
 }
 
-// replicasOf reads num_replicas out of a stream's or consumer's config.
-func (d *jsonReader) replicasOf() (int, error) {
-	replicas := 0
+// groupConfig is what the operator reads of a stream's or consumer's
+// config.
+type groupConfig struct {
+	replicas int
+	// requiredLevel is metadata["_nats.req.level"]: the JetStream API
+	// level the configuration needs (0: none recorded).
+	requiredLevel int
+	// discardNew, schedules: `discard: new` and allow_msg_schedules.
+	discardNew, schedules bool
+}
+
+// requiredLevelKey is the metadata key under which nats-server 2.11+
+// records the API level a stream or consumer needs
+// (server.JSRequiredLevelMetadataKey).
+const requiredLevelKey = "_nats.req.level"
+
+// maxAPILevel bounds a recorded level: nats-server 2.15 is at 5.
+const maxAPILevel = 1000
+
+// configOf reads a stream's or consumer's config.
+func (d *jsonReader) configOf() (groupConfig, error) {
+	var cfg groupConfig
 	err := d.Object(func(key []byte) error {
-		if string(key) != "num_replicas" {
-			return d.Skip()
+		var err error
+		switch string(key) {
+		case "num_replicas":
+			var n int64
+			n, err = d.Int()
+			if err == nil && (n < 0 || n > maxGroupReplicas) {
+				err = d.Errorf("states %d replicas", n)
+			}
+			cfg.replicas = int(n)
+		case "discard":
+			var v string
+			v, err = d.String("discard policy")
+			cfg.discardNew = v == "new"
+		case "allow_msg_schedules":
+			cfg.schedules, err = d.Bool()
+		case "metadata":
+			cfg.requiredLevel, err = d.requiredLevel()
+		default:
+			err = d.Skip()
 		}
-		n, err := d.Int()
-		if err == nil && (n < 0 || n > maxGroupReplicas) {
-			err = d.Errorf("states %d replicas", n)
-		}
-		replicas = int(n)
 		return err
 	})
-	return replicas, err
+	return cfg, err
+}
+
+// requiredLevel reads requiredLevelKey out of a config's metadata, keeping
+// nothing else.
+func (d *jsonReader) requiredLevel() (int, error) {
+	if isNull, err := d.Null(); isNull || err != nil {
+		return 0, err
+	}
+	level := 0
+	err := d.Object(func(key []byte) error {
+		if string(key) != requiredLevelKey {
+			return d.Skip()
+		}
+		v, err := d.String("API level")
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > maxAPILevel {
+			return d.Errorf("records API level %q", Shown(v))
+		}
+		level = n
+		return nil
+	})
+	return level, err
 }
 
 // group reads a Raft group; null is nil.

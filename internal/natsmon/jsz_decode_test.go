@@ -28,10 +28,11 @@ func TestDecodeJSZReadsWhatNatsServerWrites(t *testing.T) {
 			Name: "ORDERS", Created: since,
 			Cluster: &server.ClusterInfo{Name: "nats", Leader: "n-0", LeaderSince: &since, Replicas: peers,
 				Desired: &server.DesiredClusterInfo{Created: since, Name: "x"}},
-			Config: &server.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3, Storage: server.FileStorage, Metadata: map[string]string{"a": "b"}},
+			Config: &server.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3, Storage: server.FileStorage,
+				Discard: server.DiscardNew, AllowMsgSchedules: true, Metadata: map[string]string{"a": "b", "_nats.req.level": "2"}},
 			State:  server.StreamState{Msgs: 10, FirstTime: since},
 			Consumer: []*server.ConsumerInfo{{Stream: "ORDERS", Name: "W\u00e9",
-				Config:  &server.ConsumerConfig{Durable: "W", Replicas: 2, FilterSubjects: []string{"a", "b"}},
+				Config:  &server.ConsumerConfig{Durable: "W", Replicas: 2, FilterSubjects: []string{"a", "b"}, Metadata: map[string]string{"_nats.req.level": "4"}},
 				Cluster: &server.ClusterInfo{Leader: "n-1", Replicas: peers[:1]}}},
 		}}}},
 	}
@@ -50,9 +51,9 @@ func TestDecodeJSZReadsWhatNatsServerWrites(t *testing.T) {
 	want := &JSInfo{
 		Meta: &MetaGroup{Leader: "n-0", Replicas: wantPeers},
 		Accounts: []Account{{Name: "APP", Streams: []Stream{{
-			Name: "ORDERS", Replicas: 3, Messages: 10,
+			Name: "ORDERS", Replicas: 3, Messages: 10, RequiredLevel: 2, DiscardNewSchedules: true,
 			Cluster: &Group{Leader: "n-0", Replicas: wantPeers, Moving: true},
-			Consumers: []Consumer{{Name: "W\u00e9", Replicas: 2,
+			Consumers: []Consumer{{Name: "W\u00e9", Replicas: 2, RequiredLevel: 4,
 				Cluster: &Group{Leader: "n-1", Replicas: wantPeers[:1]}}},
 		}}}},
 	}
@@ -100,6 +101,8 @@ func TestDecodeJSZRefuses(t *testing.T) {
 		{"a long name", streams(1, `{"name":"`+strings.Repeat("a", maxNameLen+1)+`"}`), "stream name longer than 256 bytes"},
 		{"a long number", `{"x":` + strings.Repeat("1", 100) + `}`, "number longer than"},
 		{"a fraction for a count", streams(1, `{"config":{"num_replicas":1.5}}`), `"1.5" where an integer`},
+		{"an API level that is no number", streams(1, `{"config":{"metadata":{"_nats.req.level":"x"}}}`), `records API level "x"`},
+		{"an API level out of range", streams(1, `{"config":{"metadata":{"_nats.req.level":"1000000"}}}`), `records API level "1000000"`},
 		{"replicas out of range", streams(1, `{"config":{"num_replicas":100000}}`), "states 100000 replicas"},
 		{"a string for a bool", `{"meta_cluster":{"replicas":[{"current":"yes"}]}}`, "true or false"},
 		{"a truncated body", `{"meta_cluster":{"leader":"n-0"`, "ends in the middle"},

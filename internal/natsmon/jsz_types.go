@@ -42,6 +42,12 @@ type Stream struct {
 	// Messages is state.messages, as this server holds the stream.
 	Messages  uint64
 	Consumers []Consumer
+	// RequiredLevel is the JetStream API level its configuration needs
+	// (config.metadata "_nats.req.level"; 0 when not recorded).
+	RequiredLevel int
+	// DiscardNewSchedules: config has allow_msg_schedules and
+	// `discard: new`, which nats-server 2.14 and later refuse.
+	DiscardNewSchedules bool
 }
 
 // Consumer is one entry of "consumer_detail".
@@ -50,6 +56,8 @@ type Consumer struct {
 	// Replicas is config.num_replicas (0: its stream's).
 	Replicas int
 	Cluster  *Group
+	// RequiredLevel is as a Stream's.
+	RequiredLevel int
 }
 
 // Group is a stream's or consumer's Raft group ("cluster").
