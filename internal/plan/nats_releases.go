@@ -26,11 +26,12 @@ type natsRelease struct {
 }
 
 // natsReleases are the release lines this operator knows, oldest first.
-// A version of a line not listed is refused (VersionUnknown): what it
-// requires is not known here. Levels: server/jetstream_versioning.go
-// (TTL 2.11 level 1; counters, atomic batch, schedules and async
-// persistence 2.12 level 2; fast batch and flow-control acks 2.14 level 4;
-// 2.15.3 reports 5). Stepping stones: the 2.15 upgrade guide asks for
+// A version of a line not listed is refused: what it requires is not
+// known here. Levels are server.JSApiLevel of 2.11.0 (1), 2.12.0 (2),
+// 2.14.10 (4) and 2.15.3 (5); what needs which is
+// server/jetstream_versioning.go (TTL 1; counters, atomic batch,
+// schedules and async persistence 2; fast batch and flow-control acks 4).
+// 2.12.0 accepts schedules with discard new, 2.14.10 refuses them. Stepping stones: the 2.15 upgrade guide asks for
 // 2.14.7 or later first (2.15 proposes delete ranges as one Raft entry,
 // which only 2.14 applies; server/feature_flags.go).
 var natsReleases = []natsRelease{
