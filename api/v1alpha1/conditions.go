@@ -70,6 +70,9 @@ const (
 	// operator (stopped, or cut off); no server is replaced or removed
 	// until it answers again.
 	ReasonServerHung = "ServerHung"
+	// ReasonOOMKilled: a server is not ready because the kernel killed it
+	// for going over its memory limit.
+	ReasonOOMKilled = "OOMKilled"
 	// Reasons of StorageAvailable.
 	ReasonStorageAvailable = "StorageAvailable"
 	ReasonStorageUnknown   = "StorageUnknown"

@@ -36,6 +36,7 @@ func (r *Reconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *
 	if err != nil {
 		return nil, nil, err
 	}
+	obs.OOMKilled = oomKilledServers(pods)
 	// Without the access (a Secret not there yet) no server is asked: the
 	// version is then the configured one.
 	if a, err := r.Servers.Access(ctx, c); err == nil {

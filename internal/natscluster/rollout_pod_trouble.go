@@ -46,6 +46,9 @@ func podTrouble(pod *corev1.Pod, now time.Time) string {
 	}
 	for _, statuses := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range statuses {
+			if oom := oomKill(pod, cs); oom != "" {
+				return oom
+			}
 			if w := cs.State.Waiting; w != nil && troubleReasons[w.Reason] {
 				return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
 			}

@@ -37,6 +37,9 @@ type ClusterObservation struct {
 	Takeover *v1alpha1.TakeoverStatus
 	// Blocker is set when the pass stopped short.
 	Blocker *Blocker
+	// OOMKilled says, per server that is not ready, that the kernel
+	// killed it for its memory limit; empty when none was.
+	OOMKilled []string
 	// Hung names the servers whose pods pass their probes but which do not
 	// answer the operator (stopped, cut off); "" when every one answers.
 	Hung string
@@ -137,6 +140,9 @@ func readiness(o ClusterObservation, want int32, lbPending bool, certs Verdict) 
 	}
 	if b := o.Blocker; b != nil {
 		return notReady(b.Reason, b.Message)
+	}
+	if len(o.OOMKilled) > 0 {
+		return notReady(v1alpha1.ReasonOOMKilled, strings.Join(o.OOMKilled, "; "))
 	}
 	if o.Hung != "" {
 		return notReady(v1alpha1.ReasonServerHung, o.Hung)
