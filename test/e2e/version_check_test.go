@@ -85,9 +85,12 @@ func TestVersionChangeIsCheckedBeforeAnythingRestarts(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := js.Stream(testCtx(t), "FAST"); err != nil {
-		t.Fatalf("the stream after the allowed change: %v", err)
-	}
+	// Every server restarted: a new connection, to the new pods.
+	js = appJetStream(t, appConn(t, f, "version-check-after", f.Pods...))
+	eventually(t, wait, func() error {
+		_, err := js.Stream(testCtx(t), "FAST")
+		return err
+	})
 	expectWarningEvent(t, f.NS, "VersionChangeAllowed")
 }
 
