@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/status"
 )
 
 // Flag is the manager's flag that pauses every object of every kind.
@@ -46,15 +47,8 @@ func Annotated(obj metav1.Object) bool {
 	return obj.GetAnnotations()[v1alpha1.AnnotationPauseReconciliation] == "true"
 }
 
-// Condition is the Paused condition of a paused object at generation,
-// its transition time kept from prev when it was paused already.
-func (s State) Condition(prev []metav1.Condition, generation int64, now metav1.Time) metav1.Condition {
-	c := metav1.Condition{Type: v1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: s.Reason,
-		Message: s.Message, ObservedGeneration: generation, LastTransitionTime: now}
-	for _, p := range prev {
-		if p.Type == v1alpha1.ConditionPaused && p.Status == metav1.ConditionTrue {
-			c.LastTransitionTime = p.LastTransitionTime
-		}
-	}
-	return c
+// Verdict is the Paused condition of a paused object, for
+// status.Conditions (which keeps its transition time while it holds).
+func (s State) Verdict() status.Verdict {
+	return status.Verdict{Type: v1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: s.Reason, Message: s.Message}
 }

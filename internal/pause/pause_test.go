@@ -3,7 +3,6 @@ package pause
 import (
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -65,24 +64,13 @@ func TestOf(t *testing.T) {
 	}
 }
 
-// TestConditionKeepsItsTransitionTime: a pass that finds the object still
-// paused does not move the condition's time (which would be a status
-// write every pass). Careless variant caught: the time always now.
-func TestConditionKeepsItsTransitionTime(t *testing.T) {
+// TestVerdictIsTheStatesCondition: the condition says what Of decided,
+// True, under the type every controller writes.
+func TestVerdictIsTheStatesCondition(t *testing.T) {
 	s := Of(withAnnotation(ptr("true")), false)
-	then := metav1.NewTime(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC))
-	now := metav1.NewTime(then.Add(time.Hour))
-	first := s.Condition(nil, 3, then)
-	if first.Status != metav1.ConditionTrue || first.Type != v1alpha1.ConditionPaused || first.ObservedGeneration != 3 || !first.LastTransitionTime.Equal(&then) {
-		t.Fatalf("first condition %+v", first)
-	}
-	if again := s.Condition([]metav1.Condition{first}, 4, now); !again.LastTransitionTime.Equal(&then) || again.ObservedGeneration != 4 {
-		t.Errorf("again %+v, want the time of the first", again)
-	}
-	stale := first
-	stale.Status = metav1.ConditionFalse
-	if again := s.Condition([]metav1.Condition{stale}, 4, now); !again.LastTransitionTime.Equal(&now) {
-		t.Errorf("from False: %+v, want now", again)
+	v := s.Verdict()
+	if v.Type != v1alpha1.ConditionPaused || v.Status != metav1.ConditionTrue || v.Reason != s.Reason || v.Message != s.Message {
+		t.Errorf("Verdict = %+v for %+v", v, s)
 	}
 }
 
