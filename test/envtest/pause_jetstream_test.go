@@ -172,11 +172,14 @@ func startPaused(t *testing.T, k pauseKind) (ns string, obj v1alpha1.JetStreamOb
 // says it is paused and that the spec waits. Resumed, both are corrected
 // and Paused is gone.
 //
-// Careless variants seen to fail here: pause checked on the create path
-// only (sync's ErrNotFound branch): every kind's window broke at once,
-// "the server holds description \"second\""; the annotation not waking
-// the controller (For without pause.Changed): the Paused condition never
-// came, as the annotation's change woke nothing.
+// Careless variants seen to fail here: pause left to the create path
+// (Reconcile always calling sync, as a pause checked only where sync
+// creates would for these existing objects): every kind's window broke
+// at once, "the server holds description \"second\", limit 100";
+// the annotation not waking the controller (pause.Changed passing
+// nothing): the resume was never picked up, "not within 30s: the server
+// holds description \"first\", limit 7" (the pause itself happened to
+// be seen, by the pass its own creation's advisory woke).
 func TestPausedJetStreamResourceChangesNothingUntilResumed(t *testing.T) {
 	for _, k := range pauseKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -210,11 +213,15 @@ func TestPausedJetStreamResourceChangesNothingUntilResumed(t *testing.T) {
 // would hide the careless variants here: any write of the resumed pass
 // carries the whole spec.
 //
-// Careless variants seen to fail here: the paused pass recording the
-// configuration it observed (outcome.observed set): resumed, the stream
-// read as in sync and kept maxMsgs 7 for good; pause checked only for a
+// Careless variants seen to fail here: the paused pass reading as sync
+// does, taking the pool's mark of another client's write and recording
+// the configuration it observed: resumed, the stream read as in sync and
+// kept maxMsgs 7 for good ("not within 30s"); pause checked only for a
 // changed generation (a pass woken by an advisory synced): the window
-// broke on the first advisory.
+// broke on the first advisory. (Recording the configuration alone passes
+// here: the mark, still set, makes the resumed pass write; an operator
+// restarted while paused would lose the mark, which is why the paused
+// pass records nothing.)
 func TestPausedStreamDriftIsUndoneOnResume(t *testing.T) {
 	k := pauseKinds[0]
 	_, obj, j := startPaused(t, k)

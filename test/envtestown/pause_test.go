@@ -2,11 +2,15 @@ package envtestown_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,25 +20,54 @@ import (
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/test/inprocess"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // pausedWindow is how long the paused operator is watched making nothing.
 const pausedWindow = 4 * time.Second
 
 // An operator started with --pause-reconciliation makes nothing for a new
-// NatsCluster, not even its deletion guard, over a window, and says so in
-// the cluster's status (Paused, reason OperatorPaused). The same operator
-// started again without the flag makes the cluster's children.
+// NatsCluster, not even its deletion guard, and no stream on the servers
+// for a new Stream, over a window, and says so in both statuses (Paused,
+// reason OperatorPaused). The same operator started again without the
+// flag makes the cluster's children and the stream.
 //
 // Careless variants seen to fail here: the flag parsed but not handed to
-// the NatsCluster controller (manager.New without OperatorPaused): the
-// StatefulSet and Secrets came at once; the Paused condition written
-// with the annotation's reason for both (pause.Of without the switch
-// first): "Paused ... want True/OperatorPaused".
+// the NatsCluster controller (manager.New without its OperatorPaused):
+// "Paused nil, want True/OperatorPaused", the cluster's children made
+// meanwhile; nor to the JetStream controllers: "the Stream's Paused nil";
+// the switch reported with the annotation's reason
+// (pause.Of's operator-only case): "Reason:ReconciliationPaused ... want
+// True/OperatorPaused".
 func TestOperatorPausedMakesNothing(t *testing.T) {
 	ns := namespace(t, "paused")
 	stopPaused := startStoppable(t, manager.Options{PauseReconciliation: true}, ns)
 	c := oneServerCluster(t, ns)
+	s := testnats.Start(t, 0)
+	st := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}}
+	st.Spec.Name, st.Spec.Subjects = "orders", []string{"orders.>"}
+	st.Spec.Target.Connection = &v1alpha1.Connection{Servers: []string{testnats.URL(s)}}
+	if err := k8s.Create(context.Background(), st); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, wait, func() error {
+		var live v1alpha1.Stream
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(st), &live); err != nil {
+			return err
+		}
+		p := meta.FindStatusCondition(live.Status.Conditions, v1alpha1.ConditionPaused)
+		if p == nil || p.Status != metav1.ConditionTrue || p.Reason != v1alpha1.ReasonOperatorPaused {
+			return fmt.Errorf("the Stream's Paused %+v, want True/OperatorPaused", p)
+		}
+		return nil
+	})
+	j := jetStream(t, s)
+	noStream := func() error {
+		if _, err := j.Stream(context.Background(), "orders"); !errors.Is(err, js.ErrStreamNotFound) {
+			return fmt.Errorf("the stream on the server: %v", err)
+		}
+		return nil
+	}
 	poll.Until(t, wait, func() error {
 		var live v1alpha1.NatsCluster
 		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(c), &live); err != nil {
@@ -46,7 +79,7 @@ func TestOperatorPausedMakesNothing(t *testing.T) {
 		}
 		return nil
 	})
-	poll.Holds(t, pausedWindow, func() error { return madeNothing(t, c) })
+	poll.Holds(t, pausedWindow, func() error { return errors.Join(madeNothing(t, c), noStream()) })
 	stopPaused()
 
 	startOperator(t, manager.Options{}, ns)
@@ -61,6 +94,25 @@ func TestOperatorPausedMakesNothing(t *testing.T) {
 		var cm corev1.ConfigMap
 		return k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: c.ConfigMapName()}, &cm)
 	})
+	poll.Until(t, wait, func() error {
+		_, err := j.Stream(context.Background(), "orders")
+		return err
+	})
+}
+
+// jetStream is the test's own client of s.
+func jetStream(t *testing.T, s *server.Server) js.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	j, err := js.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
 }
 
 // madeNothing is an error once anything of the operator's exists for c:
