@@ -13,8 +13,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/internal/natscluster"
+	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/serverbudget"
 	"github.com/kubenats/kubenats/internal/webhook"
 )
@@ -49,6 +51,7 @@ func runManager(args []string, stderr io.Writer) int {
 	fs.DurationVar(&o.ServerAnswerBound, "server-answer-timeout", natscluster.DefaultAnswerBound, "how long a ready server has to answer on its monitor port before it counts as hung")
 	fs.StringVar(&o.PprofBindAddress, "pprof-bind-address", "", `address of net/http/pprof; "0" disables it`)
 	fs.StringVar(&o.ExporterImage, "exporter-image", os.Getenv("KUBENATS_IMAGE"), "image of the servers' metrics containers: this operator's own (KUBENATS_IMAGE)")
+	fs.BoolVar(&o.PauseReconciliation, pause.Flag, false, "pause every NatsCluster and JetStream resource: nothing is applied or written to the servers, status still reports (before an operator or CRD upgrade); the annotation "+v1alpha1.AnnotationPauseReconciliation+"=true pauses one")
 	fs.BoolVar(&o.LeaderElection, "leader-elect", false, "elect a leader among replicas of the operator")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader lease when running outside a cluster")
 	fs.DurationVar(&o.LeaderElectionLeaseDuration, "leader-election-lease-duration", 0, "how long the leader's lease holds unrenewed, the wait of a replacement after the leader dies; 0: 15s")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/pause"
 )
 
 // finalize removes the server object of a deleted resource, unless asked
@@ -21,12 +22,15 @@ import (
 // create, and it does not block forever on a target that is gone (a
 // NatsCluster deleted, a namespace no longer allowed, a Secret no longer
 // usable) or in a namespace being deleted: then it leaves the server object
-// in place, with a Warning event.
-func (r *Reconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T) (ctrl.Result, error) {
+// in place, with a Warning event. A paused resource lets go at once and
+// leaves its server object in place (releasePaused).
+func (r *Reconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T, paused pause.State) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(obj, v1alpha1.JetStreamFinalizer) {
 		return ctrl.Result{}, nil
 	}
-	if !obj.GetLifecycle().PreventDelete {
+	if paused.Paused {
+		r.releasePaused(obj, paused)
+	} else if !obj.GetLifecycle().PreventDelete {
 		blocked, err := r.deleteOnServer(ctx, obj)
 		if err != nil {
 			return ctrl.Result{}, err
@@ -53,7 +57,7 @@ func (r *Reconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T
 // is still there, so that a Terminating resource does not look Synced.
 func (r *Reconciler[T, C]) reportBlockedDeletion(ctx context.Context, obj T, why string) error {
 	prev := obj.GetJetStreamStatus().DeepCopy()
-	next := jetStreamStatus(obj, prev, outcome{reason: reasonDeletionBlocked, message: why})
+	next := jetStreamStatus(obj, prev, outcome{reason: reasonDeletionBlocked, message: why}, pause.State{})
 	if equality.Semantic.DeepEqual(*prev, next) {
 		return nil
 	}

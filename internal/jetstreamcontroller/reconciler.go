@@ -22,6 +22,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/metrics"
+	"github.com/kubenats/kubenats/internal/pause"
 )
 
 // resync is how often a settled resource is compared with the server even
@@ -69,6 +70,9 @@ type Base struct {
 	// ConnectionNamespaces, when not empty, are the only namespaces whose
 	// resources may use spec.connection (--connection-allowed-namespaces).
 	ConnectionNamespaces []string
+	// OperatorPaused pauses every resource (--pause-reconciliation): each
+	// is observed and reported, nothing is written to its servers.
+	OperatorPaused bool
 }
 
 // NewBackoff is the retry schedule of waiting JetStream resources.
@@ -99,10 +103,14 @@ func (r *Reconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	paused := pause.Of(obj, r.OperatorPaused)
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return r.finalize(ctx, req, obj)
+		return r.finalize(ctx, req, obj, paused)
 	}
-	if !controllerutil.ContainsFinalizer(obj, v1alpha1.JetStreamFinalizer) {
+	// A paused resource gets no finalizer either: pause writes nothing but
+	// status, and one deleted before it ever had one has nothing of
+	// kubenats' on the server.
+	if !paused.Paused && !controllerutil.ContainsFinalizer(obj, v1alpha1.JetStreamFinalizer) {
 		patch := client.MergeFrom(obj.DeepCopyObject().(T))
 		controllerutil.AddFinalizer(obj, v1alpha1.JetStreamFinalizer)
 		if err := r.Patch(ctx, obj, patch); err != nil {
@@ -112,14 +120,19 @@ func (r *Reconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 	current := r.written.current(obj)
 	prev := &current
-	out := r.sync(ctx, obj)
-	next := jetStreamStatus(obj, prev, out)
+	var out outcome
+	if paused.Paused {
+		out = r.observePaused(ctx, obj, paused)
+	} else {
+		out = r.sync(ctx, obj)
+	}
+	next := jetStreamStatus(obj, prev, out, paused)
 	metrics.ResourcesSet.Set(r.Kind.Name(), obj.GetNamespace(), obj.GetName(), resourceState(next))
 	r.announceJetStream(obj, out)
 	// A brand-new resource that must wait (its stream is a moment behind)
 	// gets a few retries before its status says so: one API write less for
 	// every consumer created together with its stream.
-	quiet := out.retry && len(prev.Conditions) == 0 && r.Backoff.NumRequeues(req) < quietRetries
+	quiet := !paused.Paused && out.retry && len(prev.Conditions) == 0 && r.Backoff.NumRequeues(req) < quietRetries
 	if !quiet && !equality.Semantic.DeepEqual(*prev, next) {
 		*obj.GetJetStreamStatus() = next
 		if err := r.Status().Update(ctx, obj); apierrors.IsConflict(err) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/namespaceshare"
+	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
@@ -45,7 +46,9 @@ func (r *Reconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamesp
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(r.Kind.Name()).
-		For(obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// The pause annotation too: a resume must run the pass that
+		// picks up what changed meanwhile, a pause the one that says so.
+		For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, pause.Changed{}))).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
 		WatchesRawSource(wakes.source()).
 		WatchesRawSource(usersecrets.Source(r.UserSecrets, r.Client, r.Kind.NewList)).

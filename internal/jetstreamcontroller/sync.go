@@ -45,25 +45,37 @@ type outcome struct {
 	observed *jetstream.Observed
 }
 
-// sync brings the server object to the spec, or says why it cannot.
-func (r *Reconciler[T, C]) sync(ctx context.Context, obj T) outcome {
+// reach connects to the resource's servers for one pass's calls: ctx
+// bounds them, done ends them. A pass that cannot have them gets the
+// outcome that says why.
+func (r *Reconciler[T, C]) reach(ctx context.Context, obj T) (_ context.Context, _ *jetstream.Conn, done func(), failed *outcome) {
 	spec, problem, err := r.resolveTarget(ctx, obj)
 	if err != nil {
-		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+		return nil, nil, nil, &outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
 	}
 	if problem != nil {
-		return outcome{reason: problem.reason, message: problem.message, retry: problem.reason != reasonNotAllowed}
+		return nil, nil, nil, &outcome{reason: problem.reason, message: problem.message, retry: problem.reason != reasonNotAllowed}
 	}
-	user := r.user(obj.GetNamespace(), obj.GetName())
-	conn, err := r.Pool.Acquire(ctx, user, r.Kind.Address(obj), spec)
+	conn, err := r.Pool.Acquire(ctx, r.user(obj.GetNamespace(), obj.GetName()), r.Kind.Address(obj), spec)
 	if err != nil {
-		return acquireFailed(ctx, spec, err)
+		out := acquireFailed(ctx, spec, err)
+		return nil, nil, nil, &out
 	}
-	ctx, done, err := serverCalls(ctx)
+	ctx, done, err = serverCalls(ctx)
 	if err != nil {
-		return outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+		return nil, nil, nil, &outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}
+	}
+	return ctx, conn, done, nil
+}
+
+// sync brings the server object to the spec, or says why it cannot.
+func (r *Reconciler[T, C]) sync(ctx context.Context, obj T) outcome {
+	ctx, conn, done, failed := r.reach(ctx, obj)
+	if failed != nil {
+		return *failed
 	}
 	defer done()
+	user := r.user(obj.GetNamespace(), obj.GetName())
 	desired, err := r.Kind.Desired(obj, r.owner(obj).String())
 	if err != nil {
 		return outcome{reason: reasonInvalidSpec, message: err.Error()}

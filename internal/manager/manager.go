@@ -159,6 +159,11 @@ type Options struct {
 	// ExporterImage is the image of the servers' metrics containers
 	// (spec.monitoring): the operator's own; render's default when empty.
 	ExporterImage string
+	// PauseReconciliation pauses every NatsCluster and JetStream resource
+	// (--pause-reconciliation), as their annotation pauses one: before an
+	// operator or CRD upgrade, nothing is changed and status still says
+	// what is observed.
+	PauseReconciliation bool
 }
 
 // Scheme knows the built-in kinds and kubenats'.
@@ -261,6 +266,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Workers:             o.NatsClusterWorkers,
 		WorkersPerNamespace: o.NatsClusterWorkersPerNamespace,
 		AnswerBound:         o.ServerAnswerBound,
+		OperatorPaused:      o.PauseReconciliation,
 
 		RouteCertRenewBefore: o.RouteCertificateRenewBefore,
 	}
@@ -306,6 +312,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		Namespaces:  o.WatchNamespaces,
 
 		ConnectionNamespaces: o.ConnectionAllowedNamespaces,
+		OperatorPaused:       o.PauseReconciliation,
 	}
 	workers := o.JetStreamWorkers
 	if workers <= 0 {

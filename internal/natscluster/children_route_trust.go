@@ -23,7 +23,7 @@ const overlapRecheck = 5 * time.Second
 // route Secret does not record, so that the move off it overlaps too.
 // s is the route TLS Secret this pass read (nil: none). It returns what
 // to write and when to look again.
-func (r *Reconciler) signRoutes( c *v1alpha1.NatsCluster, ca pki.KeyPair, names []string, now time.Time, legacy *pki.KeyPair, s *corev1.Secret) (*render.RoutePKI, time.Duration, error) {
+func (r *Reconciler) signRoutes(c *v1alpha1.NatsCluster, ca pki.KeyPair, names []string, now time.Time, legacy *pki.KeyPair, s *corev1.Secret) (*render.RoutePKI, time.Duration, error) {
 	written, pair := writtenRouteTLS(s)
 	written.Signer = knownSigner(written, legacy)
 	step := pki.PlanRouteTrust(pki.RouteTrustObservation{

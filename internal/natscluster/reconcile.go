@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -29,6 +30,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Once the guard lets it go, garbage collection removes the
 		// children.
 		return r.guardDeletion(ctx, &live)
+	}
+	if paused := pause.Of(&live, r.OperatorPaused); paused.Paused {
+		return r.reconcilePaused(ctx, &live, paused)
 	}
 	if err := r.holdDeletion(ctx, &live); err != nil {
 		return ctrl.Result{}, err

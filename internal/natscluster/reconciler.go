@@ -87,6 +87,9 @@ type Reconciler struct {
 	// to every sidecar before a stage that needs it in force;
 	// DefaultMeshPushAllowance when zero.
 	MeshPushAllowance time.Duration
+	// OperatorPaused pauses every cluster (--pause-reconciliation), as the
+	// annotation pauses one (reconcilePaused).
+	OperatorPaused bool
 
 	meshTrouble meshTrouble
 	// meshModes: since when each cluster's policy has had its mode.

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -73,14 +74,32 @@ type ClusterObservation struct {
 	OperatorKeys *Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
+	// Paused is the Paused condition of a paused cluster, nil otherwise.
+	// The status then tells what runs, not what the spec will bring once
+	// resumed: the StatefulSet's own replicas are wanted, the
+	// observedGeneration stays the one last acted on (kstatus reads a
+	// change made meanwhile as not yet current), a rollout waits for the
+	// resume by name, and the conditions the paused pass does not look at
+	// (mesh, monitoring, key rotation) keep their last value.
+	Paused *Verdict
 }
 
 // NatsCluster computes the status of a NatsCluster.
 func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	c := o.Cluster
 	want := c.Spec.ReplicaCount()
+	generation := c.Generation
+	if o.Paused != nil {
+		generation = c.Status.ObservedGeneration
+		if sts := o.StatefulSet; sts != nil && sts.Spec.Replicas != nil {
+			want = *sts.Spec.Replicas
+		}
+		o.Mesh = cmp.Or(o.Mesh, carried(c.Status.Conditions, v1alpha1.ConditionMeshReady))
+		o.Monitoring = cmp.Or(o.Monitoring, carried(c.Status.Conditions, v1alpha1.ConditionMonitoringReady))
+		o.OperatorKeys = cmp.Or(o.OperatorKeys, carried(c.Status.Conditions, v1alpha1.ConditionOperatorSigningKeyRotated))
+	}
 	st := v1alpha1.NatsClusterStatus{
-		ObservedGeneration:   c.Generation,
+		ObservedGeneration:   generation,
 		ServerVersion:        c.Spec.Version,
 		ServerVersionSource:  v1alpha1.VersionConfigured,
 		CredentialsSecretRef: &corev1.LocalObjectReference{Name: c.CredentialsSecretName()},
@@ -116,9 +135,21 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	if o.OperatorKeys != nil {
 		verdicts = append(verdicts, *o.OperatorKeys)
 	}
+	if o.Paused != nil {
+		verdicts = append(verdicts, *o.Paused)
+	}
 	st.Conditions = conditions(c.Status.Conditions, c.Generation, o.Now, verdicts...)
 	st.Phase = phase(o.Blocker, ready)
 	return st
+}
+
+// carried is the last verdict of condition t, nil when there was none.
+func carried(prev []metav1.Condition, t string) *Verdict {
+	c := meta.FindStatusCondition(prev, t)
+	if c == nil {
+		return nil
+	}
+	return &Verdict{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message}
 }
 
 // availability: clients can use JetStream once a quorum of servers is ready.
@@ -150,7 +181,9 @@ func readiness(o ClusterObservation, want int32, lbPending bool, certs Verdict) 
 	if certs.Status != metav1.ConditionTrue {
 		return notReady(certs.Reason, certs.Message)
 	}
-	if msg := rolloutPending(o.StatefulSet, want); msg != "" {
+	if msg := rolloutPending(o.StatefulSet, want); msg != "" && o.Paused != nil {
+		return notReady(o.Paused.Reason, msg+"; paused, the operator does not carry it on")
+	} else if msg != "" {
 		return notReady(v1alpha1.ReasonProgressing, msg)
 	}
 	if len(o.ConfigBehind) > 0 {

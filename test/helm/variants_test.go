@@ -99,9 +99,9 @@ func TestValueVariants(t *testing.T) {
 				}
 			}
 		}},
-		{"tuning flags", "jetstreamWorkers: 4\nnatsclusterWorkers: 2\nserverAnswerTimeout: 5s\nrouteCertificateRenewBefore: 720h\nallowLocalTargets: true\nleaderElection: false\nextraArgs: [--zap-log-level=debug]", func(t *testing.T, objs objects) {
+		{"tuning flags", "jetstreamWorkers: 4\nnatsclusterWorkers: 2\nserverAnswerTimeout: 5s\nrouteCertificateRenewBefore: 720h\nallowLocalTargets: true\nleaderElection: false\npauseReconciliation: true\nextraArgs: [--zap-log-level=debug]", func(t *testing.T, objs objects) {
 			a := args(t, objs)
-			for _, want := range []string{"--jetstream-workers=4", "--natscluster-workers=2", "--server-answer-timeout=5s", "--route-certificate-renew-before=720h", "--allow-local-targets", "--zap-log-level=debug"} {
+			for _, want := range []string{"--jetstream-workers=4", "--natscluster-workers=2", "--server-answer-timeout=5s", "--route-certificate-renew-before=720h", "--allow-local-targets", "--pause-reconciliation", "--zap-log-level=debug"} {
 				if !slices.Contains(a, want) {
 					t.Errorf("no %s in %v", want, a)
 				}

@@ -54,6 +54,9 @@
 {{- with .Values.routeCertificateRenewBefore }}
 - --route-certificate-renew-before={{ . }}
 {{- end }}
+{{- if .Values.pauseReconciliation }}
+- --pause-reconciliation
+{{- end }}
 {{- range .Values.extraArgs }}
 - {{ . }}
 {{- end }}
