@@ -2,6 +2,7 @@ package envtest_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,7 +40,41 @@ func kstatusNow(t *testing.T, obj client.Object) (*kstatus.Result, string, error
 			}
 		}
 	}
+	// kubectl wait --for=condition=Ready ends exactly when kstatus reads
+	// Current: a Ready it may not count would let a pipeline go on
+	// before the change is done, or hang on a done one. (Careless
+	// variant, run: conditions stamped with the generation before, read
+	// Current by kstatus and never met by kubectl wait.)
+	if waited := kubectlWaitReadyMet(u); waited != (res.Status == kstatus.CurrentStatus) {
+		return nil, "", fmt.Errorf("%s: kubectl wait --for=condition=Ready would end: %t, with kstatus %s (%s)", obj.GetName(), waited, res.Status, res.Message)
+	}
 	return res, reason, nil
+}
+
+// kubectlWaitReadyMet is the rule of kubectl wait --for=condition=Ready
+// (k8s.io/kubectl v0.37.2, pkg/cmd/wait/condition.go), as written there:
+// the condition named Ready, when the generation it was written for
+// (its own observedGeneration, else the status') is not older than the
+// object's, with status True. kubectl itself is not built here (it is no
+// part of the control plane the tests build), so its rule is.
+func kubectlWaitReadyMet(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if name, _ := m["type"].(string); !strings.EqualFold(name, "Ready") {
+			continue
+		}
+		observed, found, _ := unstructured.NestedInt64(m, "observedGeneration")
+		if !found {
+			observed, found, _ = unstructured.NestedInt64(u.Object, "status", "observedGeneration")
+		}
+		if found && observed < u.GetGeneration() {
+			return false
+		}
+		status, _ := m["status"].(string)
+		return strings.EqualFold(status, "True")
+	}
+	return false
 }
 
 // kstatusIs waits until kstatus reads obj as want with its Ready reason
