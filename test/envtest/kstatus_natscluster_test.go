@@ -15,7 +15,7 @@ import (
 // runs here: the StatefulSet's status is written as its controller would
 // (serversReady), and a rollout is seen where the StatefulSet controller
 // has not caught up with the operator's change. A Ready cluster of real
-// servers is TestKstatusReadsAFormedCluster's, in test/e2e.
+// servers is checked in every e2e formation (e2ekit.KstatusCurrent).
 //
 // Careless variants, each run: Stalled never written (the refused spec
 // reads InProgress: kstatus falls back on Ready False); Reconciling
