@@ -20,6 +20,21 @@ const (
 	ConditionStorageAvailable = "StorageAvailable"
 )
 
+// ConditionReconciling and ConditionStalled are what GitOps tools read
+// (kstatus, sigs.k8s.io/cli-utils/pkg/kstatus, behind Flux's health
+// checks): Reconciling while the operator works toward the spec or waits
+// for what comes by itself (InProgress), Stalled when it cannot go on
+// without someone's change (Failed). They are the one exception to "True
+// is good": kstatus defines them abnormal-true, so each is written only
+// while True, with Ready's reason and message, and is absent otherwise
+// (absent reads as False). Ready alone would do for InProgress in the
+// kstatus of today, but only as a fallback it documents as a guess, and
+// nothing but Stalled reads as Failed.
+const (
+	ConditionReconciling = "Reconciling"
+	ConditionStalled     = "Stalled"
+)
+
 // Reasons of ConfigLoaded, and of a deleted generated Secret.
 const (
 	ReasonConfigLoaded = "ConfigLoaded"

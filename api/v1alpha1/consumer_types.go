@@ -143,7 +143,11 @@ type Consumer struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ConsumerSpec    `json:"spec"`
+	Spec ConsumerSpec `json:"spec"`
+	// Status is the operator's. Until its first pass it reads
+	// observedGeneration 0 (a default), so that GitOps tools (kstatus)
+	// read a resource just made as in progress, not as current.
+	// +kubebuilder:default={observedGeneration:0}
 	Status JetStreamStatus `json:"status,omitempty"`
 }
 

@@ -156,8 +156,17 @@ type SourceConsumer struct {
 // JetStreamStatus is the status every JetStream resource shares. Nothing in
 // it changes while the system is idle: no counters.
 type JetStreamStatus struct {
+	// ObservedGeneration is the generation this status describes, whether
+	// the server holds it or not: Stalled True says the spec of this
+	// generation cannot be applied (refused), Reconciling True that it is
+	// on its way.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// SyncedGeneration is the generation whose spec the server object was
+	// last brought to; below observedGeneration while a newer spec waits
+	// or was refused.
+	// +optional
+	SyncedGeneration int64 `json:"syncedGeneration,omitempty"`
 	// Conditions, Ready first.
 	// +listType=map
 	// +listMapKey=type

@@ -69,7 +69,11 @@ type KeyValue struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   KeyValueSpec    `json:"spec"`
+	Spec KeyValueSpec `json:"spec"`
+	// Status is the operator's. Until its first pass it reads
+	// observedGeneration 0 (a default), so that GitOps tools (kstatus)
+	// read a resource just made as in progress, not as current.
+	// +kubebuilder:default={observedGeneration:0}
 	Status JetStreamStatus `json:"status,omitempty"`
 }
 

@@ -246,7 +246,11 @@ type NatsAccount struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   NatsAccountSpec   `json:"spec"`
+	Spec NatsAccountSpec `json:"spec"`
+	// Status is the operator's. Until its first pass it reads
+	// observedGeneration 0 (a default), so that GitOps tools (kstatus)
+	// read a resource just made as in progress, not as current.
+	// +kubebuilder:default={observedGeneration:0}
 	Status NatsAccountStatus `json:"status,omitempty"`
 }
 

@@ -300,7 +300,11 @@ type NatsCluster struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// +kubebuilder:default={}
-	Spec   NatsClusterSpec   `json:"spec,omitempty"`
+	Spec NatsClusterSpec `json:"spec,omitempty"`
+	// Status is the operator's. Until its first pass it reads
+	// observedGeneration 0 (a default), so that GitOps tools (kstatus)
+	// read a resource just made as in progress, not as current.
+	// +kubebuilder:default={observedGeneration:0}
 	Status NatsClusterStatus `json:"status,omitempty"`
 }
 

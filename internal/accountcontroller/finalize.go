@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accounts"
+	"github.com/kubenats/kubenats/internal/status"
 )
 
 // finalizeBound is how long a deleted account waits for its servers to
@@ -43,8 +44,8 @@ func (r *Reconciler) finalize(ctx context.Context, a *v1alpha1.NatsAccount, user
 			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, v1alpha1.ReasonAccountKeysMismatch, "Delete",
 				"the Secret of the account's keys was not made for this account: nothing was revoked with it")
 		case err != nil && time.Since(a.DeletionTimestamp.Time) < finalizeBound:
-			return ctrl.Result{RequeueAfter: 5 * time.Second}, r.setAccountReady(ctx, a, false, v1alpha1.ReasonPushFailed,
-				"deleting: the servers have not taken the disabled account yet: "+err.Error())
+			return ctrl.Result{RequeueAfter: 5 * time.Second}, r.setAccountReady(ctx, a, status.AccountPass(false, v1alpha1.ReasonPushFailed,
+				"deleting: the servers have not taken the disabled account yet: "+err.Error()))
 		case err != nil:
 			r.Recorder.Eventf(a, nil, corev1.EventTypeWarning, "FinalizerReleased", "Delete",
 				"the servers did not take the disabled account within %s; its users stay valid on them until they do: %v", finalizeBound, err)
@@ -114,7 +115,7 @@ func (r *Reconciler) orphanUsers(ctx context.Context, users []*v1alpha1.NatsUser
 		return err
 	}
 	for _, u := range live {
-		if err := r.setUserReady(ctx, u, false, v1alpha1.ReasonAccountNotFound, "the NatsAccount "+u.Spec.Account+" is not in this namespace", ""); err != nil {
+		if err := r.setUserReady(ctx, u, status.AccountPass(false, v1alpha1.ReasonAccountNotFound, "the NatsAccount "+u.Spec.Account+" is not in this namespace"), ""); err != nil {
 			return err
 		}
 	}

@@ -32,12 +32,12 @@ func (r *Reconciler) refuse(ctx context.Context, a *v1alpha1.NatsAccount, users 
 // report writes what stops an account's pass on the account and its live
 // users, and lets no user go.
 func (r *Reconciler) report(ctx context.Context, a *v1alpha1.NatsAccount, users []*v1alpha1.NatsUser, reason, message string) error {
-	if err := r.setAccountReady(ctx, a, false, reason, message); err != nil {
+	if err := r.setAccountReady(ctx, a, status.AccountPass(false, reason, message)); err != nil {
 		return err
 	}
 	for _, u := range users {
 		if u.DeletionTimestamp.IsZero() {
-			if err := r.setUserReady(ctx, u, false, v1alpha1.ReasonAccountNotFound, "the account is not ready: "+message, ""); err != nil {
+			if err := r.setUserReady(ctx, u, status.UserOfUnreadyAccount(reason, message), ""); err != nil {
 				return err
 			}
 		}
@@ -45,11 +45,12 @@ func (r *Reconciler) report(ctx context.Context, a *v1alpha1.NatsAccount, users 
 	return nil
 }
 
-// setAccountReady writes a's Ready condition alone.
-func (r *Reconciler) setAccountReady(ctx context.Context, a *v1alpha1.NatsAccount, ready bool, reason, message string) error {
+// setAccountReady writes a's Ready condition alone (and what GitOps
+// tools read beside it).
+func (r *Reconciler) setAccountReady(ctx context.Context, a *v1alpha1.NatsAccount, p status.Pass) error {
 	next := a.Status.DeepCopy()
 	next.ObservedGeneration = a.Generation
-	next.Conditions = status.ReadyConditions(a.Status.Conditions, a.Generation, metav1.Now(), ready, reason, message)
+	next.Conditions = status.ReadyConditions(a.Status.Conditions, a.Generation, metav1.Now(), p)
 	return r.writeAccountStatus(ctx, a, next)
 }
 
@@ -62,10 +63,10 @@ func (r *Reconciler) writeAccountStatus(ctx context.Context, a *v1alpha1.NatsAcc
 }
 
 // setUserReady writes u's Ready condition, and its key when one is given.
-func (r *Reconciler) setUserReady(ctx context.Context, u *v1alpha1.NatsUser, ready bool, reason, message, publicKey string) error {
+func (r *Reconciler) setUserReady(ctx context.Context, u *v1alpha1.NatsUser, p status.Pass, publicKey string) error {
 	next := u.Status.DeepCopy()
 	next.ObservedGeneration = u.Generation
-	next.Conditions = status.ReadyConditions(u.Status.Conditions, u.Generation, metav1.Now(), ready, reason, message)
+	next.Conditions = status.ReadyConditions(u.Status.Conditions, u.Generation, metav1.Now(), p)
 	if publicKey != "" {
 		next.PublicKey = publicKey
 		next.ExpiresAt = u.Spec.ExpiresAt
@@ -111,7 +112,8 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 			next.JetStream = &v1alpha1.AccountJetStreamUsage{Memory: js.Memory, Storage: js.Storage, Streams: js.Streams, Consumers: js.Consumers}
 		}
 	}
-	verdicts := []status.Verdict{{Type: v1alpha1.ConditionReady, Status: conditionStatus(ready), Reason: reason, Message: message}}
+	pass := status.AccountPass(ready, reason, message)
+	verdicts := status.WithProgress(pass.Verdict(), pass.Stalled)
 	if v := rotationVerdict(keys, p, done); v != nil {
 		verdicts = append(verdicts, *v)
 	}
@@ -123,25 +125,25 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 		return err
 	}
 	for _, u := range p.Conflict {
-		if err := r.setUserReady(ctx, u, false, v1alpha1.ReasonNameConflict,
-			fmt.Sprintf("the Secret %s exists and is not this user's: rename it or set spec.secretName", u.CredentialsSecretName()), ""); err != nil {
+		if err := r.setUserReady(ctx, u, status.AccountPass(false, v1alpha1.ReasonNameConflict,
+			fmt.Sprintf("the Secret %s exists and is not this user's: rename it or set spec.secretName", u.CredentialsSecretName())), ""); err != nil {
 			return err
 		}
 	}
 	for _, is := range p.Issue {
 		res := done[is.User.UID]
 		if res.Err != nil {
-			if err := r.setUserReady(ctx, is.User, false, v1alpha1.ReasonApplyFailed, "issuing the credentials: "+res.Err.Error(), ""); err != nil {
+			if err := r.setUserReady(ctx, is.User, status.AccountPass(false, v1alpha1.ReasonApplyFailed, "issuing the credentials: "+res.Err.Error()), ""); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := r.setUserReady(ctx, is.User, true, v1alpha1.ReasonReady, userReadyMessage(is.User), res.PublicKey); err != nil {
+		if err := r.setUserReady(ctx, is.User, status.AccountPass(true, v1alpha1.ReasonReady, userReadyMessage(is.User)), res.PublicKey); err != nil {
 			return err
 		}
 	}
 	for _, c := range p.Current {
-		if err := r.setUserReady(ctx, c.User, true, v1alpha1.ReasonReady, userReadyMessage(c.User), c.Key); err != nil {
+		if err := r.setUserReady(ctx, c.User, status.AccountPass(true, v1alpha1.ReasonReady, userReadyMessage(c.User)), c.Key); err != nil {
 			return err
 		}
 	}
@@ -150,11 +152,4 @@ func (r *Reconciler) writeStatuses(ctx context.Context, a *v1alpha1.NatsAccount,
 
 func userReadyMessage(u *v1alpha1.NatsUser) string {
 	return "credentials in Secret " + u.CredentialsSecretName()
-}
-
-func conditionStatus(ok bool) metav1.ConditionStatus {
-	if ok {
-		return metav1.ConditionTrue
-	}
-	return metav1.ConditionFalse
 }

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -57,7 +58,9 @@ func (r *Reconciler[T, C]) finalize(ctx context.Context, req ctrl.Request, obj T
 // is still there, so that a Terminating resource does not look Synced.
 func (r *Reconciler[T, C]) reportBlockedDeletion(ctx context.Context, obj T, why string) error {
 	prev := obj.GetJetStreamStatus().DeepCopy()
-	next := jetStreamStatus(obj, prev, outcome{reason: reasonDeletionBlocked, message: why}, pause.State{})
+	// retry: the finalizer tries again with backoff; it is the server
+	// that must come back, not the user who must act.
+	next := jetStreamStatus(obj, prev, outcome{reason: reasonDeletionBlocked, message: why, retry: true}, pause.State{}, metav1.Now())
 	if equality.Semantic.DeepEqual(*prev, next) {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -126,7 +127,7 @@ func (r *Reconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	} else {
 		out = r.sync(ctx, obj)
 	}
-	next := jetStreamStatus(obj, prev, out, paused)
+	next := jetStreamStatus(obj, prev, out, paused, metav1.Now())
 	metrics.ResourcesSet.Set(r.Kind.Name(), obj.GetNamespace(), obj.GetName(), resourceState(next))
 	r.announceJetStream(obj, out)
 	// A brand-new resource that must wait (its stream is a moment behind)

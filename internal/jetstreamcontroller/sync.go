@@ -116,7 +116,7 @@ func (r *Reconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	// configuration reads as the operator's last: the server's answer to
 	// that write, where the operator took it from, may already have held
 	// the other client's (docs/jetstream.md, "Drift").
-	inSync := event == "" && unchanged && !foreign && st.ObservedGeneration == obj.GetGeneration()
+	inSync := event == "" && unchanged && !foreign && syncedGeneration(st) == obj.GetGeneration()
 	if lc.PreventUpdate {
 		if st.ServerConfigHash != "" && st.ServerConfigHash != observed.Hash {
 			return outcome{reason: reasonDrifted, message: "the server object changed and preventUpdate forbids restoring it", observed: &observed}
@@ -133,7 +133,7 @@ func (r *Reconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	}
 	if event == "" {
 		event = reasonUpdated
-		if st.ObservedGeneration == obj.GetGeneration() && st.ServerConfigHash != "" {
+		if syncedGeneration(st) == obj.GetGeneration() && st.ServerConfigHash != "" {
 			event = reasonDriftCorrected // the spec did not change: the server did
 		}
 	}

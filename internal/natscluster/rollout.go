@@ -77,7 +77,7 @@ func (r *Reconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *
 			// A Warning, repeated while it holds (the recorder folds repeats
 			// into a series): the user has to fix or revert the change.
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, v1alpha1.ReasonRolloutHalted, "Halt", "%s", step.Waiting)
-			return &status.Blocker{Reason: v1alpha1.ReasonRolloutHalted, Message: "rolling update " + step.Waiting}, settleRetry, nil
+			return &status.Blocker{Reason: v1alpha1.ReasonRolloutHalted, Message: "rolling update " + step.Waiting, Fatal: true}, settleRetry, nil
 		}
 		return waiting(step.Waiting)
 	}

@@ -78,7 +78,9 @@ func (r *Reconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, liv
 	case plan.Wait:
 		switch {
 		case step.Refused:
-			return allowed, &status.Blocker{Reason: reasonScaleDownRefused, Message: step.Waiting}, nil
+			// Fatal: only the user lifts it (fewer stream replicas, or the
+			// replicas asked back), though the pass keeps looking.
+			return allowed, &status.Blocker{Reason: reasonScaleDownRefused, Message: step.Waiting, Fatal: true}, nil
 		case step.Waiting == "":
 			return allowed, nil, nil
 		}

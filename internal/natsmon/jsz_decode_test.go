@@ -30,7 +30,7 @@ func TestDecodeJSZReadsWhatNatsServerWrites(t *testing.T) {
 				Desired: &server.DesiredClusterInfo{Created: since, Name: "x"}},
 			Config: &server.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3, Storage: server.FileStorage,
 				Discard: server.DiscardNew, AllowMsgSchedules: true, Metadata: map[string]string{"a": "b", "_nats.req.level": "2"}},
-			State:  server.StreamState{Msgs: 10, FirstTime: since},
+			State: server.StreamState{Msgs: 10, FirstTime: since},
 			Consumer: []*server.ConsumerInfo{{Stream: "ORDERS", Name: "W\u00e9",
 				Config:  &server.ConsumerConfig{Durable: "W", Replicas: 2, FilterSubjects: []string{"a", "b"}, Metadata: map[string]string{"_nats.req.level": "4"}},
 				Cluster: &server.ClusterInfo{Leader: "n-1", Replicas: peers[:1]}}},

@@ -42,7 +42,7 @@ func TestBoundMessage(t *testing.T) {
 // through the bound.
 func TestConditionMessagesAreBounded(t *testing.T) {
 	long := strings.Repeat("nats-server rejects the configuration: ", 1000)
-	conds := ReadyConditions(nil, 1, metav1.Now(), false, "ServerError", long)
+	conds := ReadyConditions(nil, 1, metav1.Now(), Pass{Reason: "ServerError", Message: long})
 	if got := len(conds[0].Message); got > MaxMessage {
 		t.Fatalf("condition message of %d bytes", got)
 	}

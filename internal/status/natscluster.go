@@ -18,8 +18,10 @@ import (
 type Blocker struct {
 	Reason  string
 	Message string
-	// Fatal blockers need the user to act (a name conflict, a bad Secret);
-	// others clear up by themselves (an API error).
+	// Fatal blockers need the user to act (a name conflict, a bad Secret,
+	// a refused scale-down, a halted rollout); others clear up by
+	// themselves (an API error). Fatal is phase Failed and the Stalled
+	// condition, which GitOps tools read as Failed.
 	Fatal bool
 }
 
@@ -122,7 +124,9 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	if loaded.Type == "" {
 		loaded = Verdict{Type: v1alpha1.ConditionConfigLoaded, Status: metav1.ConditionUnknown, Reason: v1alpha1.ReasonReloadNotChecked, Message: "not checked"}
 	}
-	verdicts := []Verdict{ready, available, certs, loaded}
+	// A fatal blocker is the one state GitOps tools read as Failed: the
+	// pass stopped and only the user's change lifts it.
+	verdicts := WithProgress(ready, o.Blocker != nil && o.Blocker.Fatal, available, certs, loaded)
 	if c.Spec.JetStreamEnabled() {
 		verdicts = append(verdicts, storage(o.Stores))
 	}

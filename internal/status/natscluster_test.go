@@ -327,14 +327,16 @@ func TestNatsClusterListsReadyFirstThenAvailable(t *testing.T) {
 			{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonReady, LastTransitionTime: t0},
 		}
 	}
+	// What GitOps tools read comes right after Ready, while it is there.
 	for _, tc := range []struct {
-		name string
-		obs  ClusterObservation
+		name     string
+		obs      ClusterObservation
+		progress string
 	}{
-		{"no StatefulSet", ClusterObservation{Cluster: natsCluster(3)}},
-		{"all ready", ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3)}},
-		{"fatal blocker", ClusterObservation{Cluster: natsCluster(3), Blocker: &Blocker{Reason: v1alpha1.ReasonNameConflict, Message: "m", Fatal: true}}},
-		{"previous status lists Available first", ClusterObservation{Cluster: natsCluster(3, reversed), StatefulSet: settled(3, 3)}},
+		{"no StatefulSet", ClusterObservation{Cluster: natsCluster(3)}, v1alpha1.ConditionReconciling},
+		{"all ready", ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 3)}, ""},
+		{"fatal blocker", ClusterObservation{Cluster: natsCluster(3), Blocker: &Blocker{Reason: v1alpha1.ReasonNameConflict, Message: "m", Fatal: true}}, v1alpha1.ConditionStalled},
+		{"previous status lists Available first", ClusterObservation{Cluster: natsCluster(3, reversed), StatefulSet: settled(3, 3)}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.obs.Now = now
@@ -344,6 +346,9 @@ func TestNatsClusterListsReadyFirstThenAvailable(t *testing.T) {
 				types = append(types, c.Type)
 			}
 			want := []string{v1alpha1.ConditionReady, v1alpha1.ConditionAvailable, v1alpha1.ConditionCertificatesReady, v1alpha1.ConditionConfigLoaded, v1alpha1.ConditionStorageAvailable}
+			if tc.progress != "" {
+				want = append([]string{want[0], tc.progress}, want[1:]...)
+			}
 			if !reflect.DeepEqual(types, want) {
 				t.Fatalf("condition types = %v, want %v", types, want)
 			}

@@ -78,6 +78,7 @@ func (f *Forming) Ready(t *testing.T) *Formed {
 		}
 		return nil
 	})
+	KstatusCurrent(t, c)
 	// The watch that times it may trail this poll by a moment.
 	Eventually(t, Wait, func() error {
 		tl.mu.Lock()

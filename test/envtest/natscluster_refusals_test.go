@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -29,6 +30,9 @@ func TestScaleDownInTokenModeIsRefusedNotAttempted(t *testing.T) {
 	if msg := c.Status.Conditions[0].Message; !strings.Contains(msg, "system account") {
 		t.Fatalf("message %q does not say why", msg)
 	}
+	// The user has to act: GitOps tools read it as Failed (careless
+	// variant, run: the refusal left a non-fatal blocker, read InProgress).
+	kstatusIs(t, c, kstatus.FailedStatus, "ScaleDownRefused")
 	eventually(t, wait, func() error { return eventWithReason(t, ns, "ScaleDownRefused") })
 	get(t, sts)
 	if got := *sts.Spec.Replicas; got != 5 {
