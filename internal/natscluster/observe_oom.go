@@ -45,6 +45,10 @@ func oomKill(pod *corev1.Pod, cs corev1.ContainerStatus) string {
 			limit = "its memory limit of " + q.String()
 		}
 	}
-	return fmt.Sprintf("container %s was killed for going over %s (OOMKilled, %d restarts): raise spec.resources.limits.memory, or lower what the server keeps in memory",
-		cs.Name, limit, cs.RestartCount)
+	restarts := ""
+	if cs.RestartCount > 0 {
+		restarts = fmt.Sprintf(", restarted %d times", cs.RestartCount)
+	}
+	return fmt.Sprintf("container %s was killed for going over %s (OOMKilled%s): raise spec.resources.limits.memory, or lower what the server keeps in memory",
+		cs.Name, limit, restarts)
 }

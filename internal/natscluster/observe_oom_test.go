@@ -41,7 +41,7 @@ func TestOOMKilledServers(t *testing.T) {
 		pod("nats-3", false, corev1.ContainerStatus{State: backOff, LastTerminationState: crashed, RestartCount: 3}),
 	}
 	got := oomKilledServers(pods)
-	if len(got) != 2 || !strings.HasPrefix(got[0], "nats-0: container nats was killed for going over its memory limit of 12Mi (OOMKilled, 3 restarts)") ||
+	if len(got) != 2 || !strings.HasPrefix(got[0], "nats-0: container nats was killed for going over its memory limit of 12Mi (OOMKilled, restarted 3 times)") ||
 		!strings.HasPrefix(got[1], "nats-1: ") {
 		t.Fatalf("oomKilledServers = %q", got)
 	}

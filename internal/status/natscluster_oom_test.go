@@ -13,7 +13,7 @@ import (
 // StatefulSet's count ("2 of 3 servers ready"), which says nothing a user
 // can act on.
 func TestOOMKilledServersAreNamed(t *testing.T) {
-	msg := "nats-1: container nats was killed for going over its memory limit of 12Mi (OOMKilled, 3 restarts)"
+	msg := "nats-1: container nats was killed for going over its memory limit of 12Mi (OOMKilled, restarted 3 times)"
 	st := NatsCluster(ClusterObservation{Cluster: natsCluster(3), StatefulSet: settled(3, 2), OOMKilled: []string{msg}})
 	ready := condition(t, st, v1alpha1.ConditionReady)
 	if ready.Reason != v1alpha1.ReasonOOMKilled || !strings.Contains(ready.Message, msg) {
