@@ -16,8 +16,9 @@ help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build bin/kubenats.
+build: ## Build bin/kubenats and the kubectl plugin bin/kubectl-kubenats.
 	go build -trimpath -o $(BIN)/kubenats ./cmd/kubenats
+	go build -trimpath -o $(BIN)/kubectl-kubenats ./cmd/kubectl-kubenats
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the alert rules and dashboards, the chart's copies of them, dist/install.yaml and docs/api.md.
