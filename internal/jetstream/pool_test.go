@@ -347,21 +347,6 @@ func (w *wakeups) until(t *testing.T, marker User, mark func() error) map[User]i
 	return seen
 }
 
-// otherClient is a JetStream client that is not the pool's.
-func otherClient(t *testing.T, s *server.Server) js.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	j, err := js.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
-
 // acquireAll acquires every user at its address and returns the last
 // connection, its advisory subscription in place on the server.
 func acquireAll(t *testing.T, p *Pool, spec ConnSpec, users map[User]Address) *Conn {
@@ -383,7 +368,7 @@ func TestPoolAdvisoriesWakeTheUsersOfTheStream(t *testing.T) {
 	s := poolServer(t, 0)
 	p := newTestPool(t)
 	w := recordWakeups(p)
-	other := otherClient(t, s)
+	other := testnats.JetStream(t, s)
 	for _, name := range []string{"orders", "other"} {
 		if _, err := other.CreateStream(testCtx(t), js.StreamConfig{Name: name, Subjects: []string{name + ".>"}}); err != nil {
 			t.Fatal(err)
@@ -427,7 +412,7 @@ func TestPoolConsumerNewsWakesOnlyThatConsumer(t *testing.T) {
 	s := poolServer(t, 0)
 	p := newTestPool(t)
 	w := recordWakeups(p)
-	other := otherClient(t, s)
+	other := testnats.JetStream(t, s)
 	pooled := acquireAll(t, p, specFor(s), map[User]Address{
 		"Stream/ns/orders":     {Stream: "orders"},
 		"Consumer/ns/worker":   {Stream: "orders", Consumer: "worker"},
@@ -517,7 +502,7 @@ func TestPoolEveryNewsWakesEvenAfterAnOwnWrite(t *testing.T) {
 	s := poolServer(t, 0)
 	p := newTestPool(t)
 	w := recordWakeups(p)
-	other := otherClient(t, s)
+	other := testnats.JetStream(t, s)
 	c := acquireAll(t, p, specFor(s), map[User]Address{
 		"Stream/ns/orders":   {Stream: "orders"},
 		"Stream/ns/sentinel": {Stream: "sentinel"},
@@ -576,7 +561,7 @@ func TestPoolForeignWriteIsMarked(t *testing.T) {
 	s := poolServer(t, 0)
 	p := newTestPool(t)
 	recordWakeups(p)
-	other := otherClient(t, s)
+	other := testnats.JetStream(t, s)
 	c := acquireAll(t, p, specFor(s), map[User]Address{
 		"Stream/ns/orders":   {Stream: "orders"},
 		"Consumer/ns/worker": {Stream: "orders", Consumer: "worker"},

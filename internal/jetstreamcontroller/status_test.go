@@ -55,14 +55,7 @@ func TestJetStreamStatusForGitOpsTools(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "orders", Generation: 3}}
 			s.Status = jetStreamStatus(s, &tc.prev, tc.out, pause.State{}, now)
-			m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := kstatus.Compute(&unstructured.Unstructured{Object: m})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := kstatusOf(t, s)
 			if res.Status != tc.want {
 				t.Errorf("kstatus = %s (%s), want %s; status %+v", res.Status, res.Message, tc.want, s.Status)
 			}
@@ -92,14 +85,7 @@ func TestPausedJetStreamStatusForGitOpsTools(t *testing.T) {
 	paused := pause.State{Paused: true, Reason: "ReconciliationPaused", Message: "m"}
 	prev := syncedAt(2)
 	s.Status = jetStreamStatus(s, &prev, outcome{reason: "ReconciliationPaused", message: "a spec change waits"}, paused, metav1.Now())
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := kstatus.Compute(&unstructured.Unstructured{Object: m})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := kstatusOf(t, s)
 	if res.Status != kstatus.InProgressStatus || s.Status.ObservedGeneration != 2 {
 		t.Fatalf("kstatus = %s (%s), observedGeneration %d; want InProgress at 2", res.Status, res.Message, s.Status.ObservedGeneration)
 	}
@@ -110,4 +96,18 @@ func TestPausedJetStreamStatusForGitOpsTools(t *testing.T) {
 func syncedAt(gen int64) v1alpha1.JetStreamStatus {
 	return v1alpha1.JetStreamStatus{ObservedGeneration: gen, SyncedGeneration: gen, ServerConfigHash: "h2",
 		Conditions: []metav1.Condition{{Type: v1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: reasonSynced, ObservedGeneration: gen}}}
+}
+
+// kstatusOf is what kstatus reads of obj.
+func kstatusOf(t *testing.T, obj any) *kstatus.Result {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := kstatus.Compute(&unstructured.Unstructured{Object: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -207,7 +206,7 @@ func measureRestart(b testing.TB, op *operator, binary, kubeconfig string, syste
 // stream's and consumer's info on s from 8 goroutines.
 func readDirect(b testing.TB, s *server.Server) time.Duration {
 	b.Helper()
-	j := jetStreamClient(b, s)
+	j := testnats.JetStream(b, s)
 	ctx := context.Background()
 	start := time.Now()
 	var names []string
@@ -320,26 +319,11 @@ func removeFloor(b testing.TB, k client.Client, ns string) {
 	}
 }
 
-// jetStreamClient is a nats.go JetStream client of s, closed with the run.
-func jetStreamClient(b testing.TB, s *server.Server) js.JetStream {
-	b.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(nc.Close)
-	j, err := js.New(nc)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return j
-}
-
 // createDirect is the NATS floor: the same streams and consumers made with
 // nats.go from 8 goroutines.
 func createDirect(b testing.TB, s *server.Server, objects int) (time.Duration, []time.Duration) {
 	b.Helper()
-	j := jetStreamClient(b, s)
+	j := testnats.JetStream(b, s)
 	ctx := context.Background()
 	var mu sync.Mutex
 	var done []time.Duration

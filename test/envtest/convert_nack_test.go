@@ -18,6 +18,7 @@ import (
 	"github.com/kubenats/kubenats/internal/convert"
 	"github.com/kubenats/kubenats/internal/manifest"
 	"github.com/kubenats/kubenats/internal/metrics"
+	"github.com/kubenats/kubenats/test/testnats"
 	"github.com/kubenats/kubenats/test/upstream"
 )
 
@@ -67,7 +68,7 @@ spec:
 func TestMovingFromNACK(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // deleteAndWait deletes obj and waits until it is gone.
@@ -32,7 +33,7 @@ func deleteAndWait(t *testing.T, obj client.Object) {
 func TestAdoptionCannotTakeAnotherTenantsStream(t *testing.T) {
 	a, b := namespace(t), namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	owner := newStream(a, "orders", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) {
 		sp.Name = "SHARED"
 		sp.Description = "a's"
@@ -79,7 +80,7 @@ func TestAdoptionCannotTakeAnotherTenantsStream(t *testing.T) {
 func TestAdoptionOfAGoneOwnersStream(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	first := newStream(ns, "kept", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) { sp.PreventDelete = true })
 	create(t, first)
 	jsReady(t, first, metav1.ConditionTrue, "Synced")
@@ -115,7 +116,7 @@ func TestGuestCannotAdoptTheClusterTeamsStream(t *testing.T) {
 	home, guest := namespace(t), namespace(t)
 	s := natsServer(t, 0)
 	clusterAt(t, home, "shared", s, guest)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	if _, err := j.CreateStream(ctx(t), js.StreamConfig{Name: "LEGACY", Subjects: []string{"legacy.>"}, Description: "the team's"}); err != nil {
 		t.Fatal(err)
 	}

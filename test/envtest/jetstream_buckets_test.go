@@ -10,12 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 func TestKeyValueCreateUpdateDelete(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	kv := &v1alpha1.KeyValue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}
 	kv.Spec.Target = at(serverURL(s))
 	kv.Spec.Bucket = "settings"
@@ -53,7 +54,7 @@ func TestKeyValueCreateUpdateDelete(t *testing.T) {
 func TestObjectStoreCreateUpdateDelete(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	obj := &v1alpha1.ObjectStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "blobs"}}
 	obj.Spec.Target = at(serverURL(s))
 	obj.Spec.Bucket = "blobs"

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 func TestNatsDownAtCreateTimeThenBack(t *testing.T) {
@@ -28,7 +29,7 @@ func TestNatsDownAtCreateTimeThenBack(t *testing.T) {
 	s := natsServer(t, port)
 	// Retries back off to about a minute at most; the first ones are quick.
 	jsReady(t, st, metav1.ConditionTrue, "Synced")
-	if _, err := serverStream(t, jsClient(t, s), "late"); err != nil {
+	if _, err := serverStream(t, testnats.JetStream(t, s), "late"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -56,7 +57,7 @@ func TestOneConnectionPerSystem(t *testing.T) {
 		if n := s.NumClients(); n != 1 {
 			t.Fatalf("system %d has %d client connections for %d resources, want 1", i, n, perSystem)
 		}
-		names := jsClient(t, s).StreamNames(ctx(t))
+		names := testnats.JetStream(t, s).StreamNames(ctx(t))
 		n := 0
 		for range names.Name() {
 			n++
@@ -140,7 +141,7 @@ func TestTwoNatsSystemsAtOnce(t *testing.T) {
 	jsReady(t, sa, metav1.ConditionTrue, "Synced")
 	jsReady(t, sb, metav1.ConditionTrue, "Synced")
 	for s, want := range map[*server.Server]string{a: "on a", b: "on b"} {
-		cfg, err := serverStream(t, jsClient(t, s), "same-name")
+		cfg, err := serverStream(t, testnats.JetStream(t, s), "same-name")
 		if err != nil || cfg.Description != want {
 			t.Fatalf("stream on %s: %q (%v), want %q", s.Addr(), cfg.Description, err, want)
 		}

@@ -10,12 +10,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 func TestConsumerWaitsForItsStream(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	target := at(serverURL(s))
 	cons := newConsumer(ns, "worker", "jobs", target, func(c *v1alpha1.ConsumerSpec) {
 		c.FilterSubjects = []string{"jobs.a", "jobs.b"}
@@ -77,7 +78,7 @@ func TestConsumerWaitsForItsStream(t *testing.T) {
 func TestConsumerEditedOnTheServerIsRestored(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	target := at(serverURL(s))
 	create(t, newStream(ns, "edits", target))
 	cons := newConsumer(ns, "edited", "edits", target, func(c *v1alpha1.ConsumerSpec) { c.MaxAckPending = 10 })

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // restoreBound is how soon after another client's edit the server must hold
@@ -46,7 +47,7 @@ const raceRounds = 50
 func TestDriftAroundOwnWritesIsUndone(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	advisories := watchStreamAdvisories(t, s, "race")
 	burnCPU(t)
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // reconnectBound is how soon after its connection is back the operator must
@@ -30,7 +31,7 @@ const reconnectBound = 10 * time.Second
 func TestDriftMadeWhileCutIsUndoneOnReconnect(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	proxy := newCutProxy(t, s.Addr().String())
 
 	st := newStream(ns, "cut", at("nats://"+proxy.addr), func(sp *v1alpha1.StreamSpec) { sp.MaxMsgs = 100 })

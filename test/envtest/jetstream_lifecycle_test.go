@@ -81,7 +81,7 @@ func TestFinalizerReleasedWhenTheClusterIsGone(t *testing.T) {
 	eventually(t, wait, func() error {
 		return eventAbout(t, st, "FinalizerReleased", "NatsCluster "+ns+"/nats does not exist")
 	})
-	cfg, err := serverStream(t, jsClient(t, s), "outlives")
+	cfg, err := serverStream(t, testnats.JetStream(t, s), "outlives")
 	if err != nil {
 		t.Fatalf("the server stream went with its cluster's resource: %v", err)
 	}

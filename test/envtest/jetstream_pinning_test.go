@@ -12,6 +12,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // TestClusterConnectionsReachOnlyTheClustersPods: a Stream naming a
@@ -37,12 +38,12 @@ func TestClusterConnectionsReachOnlyTheClustersPods(t *testing.T) {
 	st := newStream(ns, "pinned", v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "nats"}})
 	create(t, st)
 	jsReady(t, st, metav1.ConditionTrue, "Synced")
-	if _, err := serverStream(t, jsClient(t, own), "pinned"); err != nil {
+	if _, err := serverStream(t, testnats.JetStream(t, own), "pinned"); err != nil {
 		t.Fatalf("the cluster's own server has no stream: %v", err)
 	}
 	poll.Holds(t, 3*time.Second, func() error {
 		for name, s := range map[string]*server.Server{"the Service's steered endpoint": steered, "the impostor pod": impostor} {
-			if _, err := serverStream(t, jsClient(t, s), "pinned"); err == nil {
+			if _, err := serverStream(t, testnats.JetStream(t, s), "pinned"); err == nil {
 				return fmt.Errorf("%s got the stream", name)
 			}
 		}

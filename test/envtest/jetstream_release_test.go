@@ -34,7 +34,7 @@ func TestFinalizerReleasedWhenTheNamespaceIsNoLongerAllowed(t *testing.T) {
 	eventually(t, wait, func() error {
 		return eventAbout(t, st, "FinalizerReleased", "does not list namespace")
 	})
-	if _, err := serverStream(t, jsClient(t, s), "orphaned"); err != nil {
+	if _, err := serverStream(t, testnats.JetStream(t, s), "orphaned"); err != nil {
 		t.Fatalf("the server stream went although the operator could not reach it as the resource: %v", err)
 	}
 }
@@ -73,7 +73,7 @@ func TestFinalizerReleasedInATerminatingNamespace(t *testing.T) {
 	deleteAndWait(t, st)
 
 	s = testnats.Start(t, port, keepStore)
-	if _, err := serverStream(t, jsClient(t, s), "stranded"); err != nil {
+	if _, err := serverStream(t, testnats.JetStream(t, s), "stranded"); err != nil {
 		t.Fatalf("the stream the operator could not delete is gone: %v", err)
 	}
 }

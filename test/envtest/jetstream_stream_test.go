@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // serverStream reads a stream's config from the server, as a user would.
@@ -24,7 +25,7 @@ func serverStream(t *testing.T, j js.JetStream, name string) (js.StreamConfig, e
 func TestStreamCreateUpdateDelete(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	st := newStream(ns, "orders", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) { sp.Description = "first" })
 	create(t, st)
 	jsReady(t, st, metav1.ConditionTrue, "Synced")
@@ -62,7 +63,7 @@ func TestStreamCreateUpdateDelete(t *testing.T) {
 func TestFieldsResetToZeroReachTheServer(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	st := newStream(ns, "reset", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) {
 		sp.Description = "x"
 		sp.AllowRollup = true
@@ -90,7 +91,7 @@ func TestFieldsResetToZeroReachTheServer(t *testing.T) {
 func TestDriftIsCorrected(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	st := newStream(ns, "drift", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) { sp.MaxMsgs = 10 })
 	create(t, st)
 	jsReady(t, st, metav1.ConditionTrue, "Synced")
@@ -128,7 +129,7 @@ func TestDriftIsCorrected(t *testing.T) {
 func TestPreventDeleteAndPreventUpdate(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 
 	kept := newStream(ns, "kept", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) { sp.PreventDelete = true })
 	create(t, kept)
@@ -168,7 +169,7 @@ func TestPreventDeleteAndPreventUpdate(t *testing.T) {
 func TestAdoptionIsRefusedUnlessAsked(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	if _, err := j.CreateStream(ctx(t), js.StreamConfig{Name: "legacy", Subjects: []string{"legacy.>"}, Description: "theirs"}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // TestKstatusReadsAStreamAndItsConsumerInEachPhase: what GitOps tools
@@ -26,7 +27,7 @@ import (
 func TestKstatusReadsAStreamAndItsConsumerInEachPhase(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	target := at(serverURL(s))
 
 	cons := newConsumer(ns, "worker", "orders", target)
@@ -75,7 +76,7 @@ func TestKstatusReadsAStreamAndItsConsumerInEachPhase(t *testing.T) {
 func TestKstatusReadsBucketsInEachPhase(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
-	j := jsClient(t, s)
+	j := testnats.JetStream(t, s)
 	target := at(serverURL(s))
 
 	kv := &v1alpha1.KeyValue{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
-	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kubenats/kubenats/test/testnats"
 )
@@ -18,22 +16,6 @@ import (
 func natsServer(t *testing.T, port int) *server.Server { return testnats.Start(t, port) }
 
 func freePort(t *testing.T) int { return testnats.FreePort(t) }
-
-// jsClient is a test's own JetStream client: the "someone else" who edits
-// and deletes server objects behind the operator's back.
-func jsClient(t *testing.T, s *server.Server) js.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	j, err := js.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
-}
 
 // clusterDNS maps the host names a NatsCluster's endpoint uses to test
 // servers. The operator's dialer resolves through it, the way cluster DNS

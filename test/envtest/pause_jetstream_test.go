@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/poll"
+	"github.com/kubenats/kubenats/test/testnats"
 )
 
 // pauseKind is one JetStream kind as the pause tests drive it: a resource
@@ -149,7 +150,7 @@ func startPaused(t *testing.T, k pauseKind) (ns string, obj v1alpha1.JetStreamOb
 	t.Helper()
 	ns = namespace(t)
 	s := natsServer(t, 0)
-	j = jsClient(t, s)
+	j = testnats.JetStream(t, s)
 	target := at(serverURL(s))
 	if k.name == "Consumer" {
 		create(t, newStream(ns, "held", target))

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -61,7 +59,7 @@ func TestOperatorPausedMakesNothing(t *testing.T) {
 		}
 		return nil
 	})
-	j := jetStream(t, s)
+	j := testnats.JetStream(t, s)
 	noStream := func() error {
 		if _, err := j.Stream(context.Background(), "orders"); !errors.Is(err, js.ErrStreamNotFound) {
 			return fmt.Errorf("the stream on the server: %v", err)
@@ -98,21 +96,6 @@ func TestOperatorPausedMakesNothing(t *testing.T) {
 		_, err := j.Stream(context.Background(), "orders")
 		return err
 	})
-}
-
-// jetStream is the test's own client of s.
-func jetStream(t *testing.T, s *server.Server) js.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	j, err := js.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j
 }
 
 // madeNothing is an error once anything of the operator's exists for c:

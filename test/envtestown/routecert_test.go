@@ -42,15 +42,7 @@ func TestRouteCertificateIsRenewedWhenDueByItself(t *testing.T) {
 	if err := k8s.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.CASecretName()}}
-	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.RouteTLSSecretName()}}
-	read := func(s *corev1.Secret) error { return k8s.Get(context.Background(), client.ObjectKeyFromObject(s), s) }
-	poll.Until(t, wait, func() error {
-		if err := read(caSecret); err != nil {
-			return err
-		}
-		return read(routeSecret)
-	})
+	caSecret, routeSecret := routeSecrets(t, c)
 	ca, err := pki.ParseCert(string(caSecret.Data[render.TLSCertKey]))
 	if err != nil || !ca.IsCA {
 		t.Fatalf("%s holds no CA: %v", caSecret.Name, err)
@@ -60,7 +52,7 @@ func TestRouteCertificateIsRenewedWhenDueByItself(t *testing.T) {
 	seen := []*x509.Certificate{routeCertificate(t, routeSecret, ca, ns)}
 	for len(seen) < 3 {
 		poll.Until(t, wait, func() error {
-			if err := read(routeSecret); err != nil {
+			if err := readSecret(routeSecret); err != nil {
 				return err
 			}
 			if cert, err := pki.ParseCert(string(routeSecret.Data[render.TLSCertKey])); err != nil || cert.SerialNumber.Cmp(seen[len(seen)-1].SerialNumber) == 0 {
@@ -75,7 +67,7 @@ func TestRouteCertificateIsRenewedWhenDueByItself(t *testing.T) {
 			t.Errorf("certificate %d came %s after the one before: renewed before it was due (%s)", i+1, gap, dueAfter)
 		}
 	}
-	if err := read(caSecret); err != nil {
+	if err := readSecret(caSecret); err != nil {
 		t.Fatal(err)
 	}
 	if again, _ := pki.ParseCert(string(caSecret.Data[render.TLSCertKey])); again == nil || !again.Equal(ca) {
@@ -88,6 +80,26 @@ func TestRouteCertificateIsRenewedWhenDueByItself(t *testing.T) {
 	if live.Generation != generation {
 		t.Errorf("the cluster's generation went from %d to %d: something edited its spec", generation, live.Generation)
 	}
+}
+
+// routeSecrets waits for the route CA and route certificate Secrets the
+// operator makes for c, and returns them as read.
+func routeSecrets(t *testing.T, c *v1alpha1.NatsCluster) (ca, route *corev1.Secret) {
+	t.Helper()
+	ca = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.CASecretName()}}
+	route = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.RouteTLSSecretName()}}
+	poll.Until(t, wait, func() error {
+		if err := readSecret(ca); err != nil {
+			return err
+		}
+		return readSecret(route)
+	})
+	return ca, route
+}
+
+// readSecret reads s again from the API server.
+func readSecret(s *corev1.Secret) error {
+	return k8s.Get(context.Background(), client.ObjectKeyFromObject(s), s)
 }
 
 // routeCertificate verifies the route Secret's certificate against ca for

@@ -17,7 +17,6 @@ import (
 	"github.com/kubenats/kubenats/internal/manager"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
-	"github.com/kubenats/kubenats/test/poll"
 )
 
 // TestSecretChangedDuringAPassIsNotOverwritten: the operator renews a
@@ -48,15 +47,7 @@ func TestSecretChangedDuringAPassIsNotOverwritten(t *testing.T) {
 	if err := k8s.Create(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}
-	caSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.CASecretName()}}
-	routeSecret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: c.RouteTLSSecretName()}}
-	read := func(s *corev1.Secret) error { return k8s.Get(context.Background(), client.ObjectKeyFromObject(s), s) }
-	poll.Until(t, wait, func() error {
-		if err := read(caSecret); err != nil {
-			return err
-		}
-		return read(routeSecret)
-	})
+	caSecret, routeSecret := routeSecrets(t, c)
 	ca := pki.KeyPair{Cert: string(caSecret.Data[render.TLSCertKey]), Key: string(caSecret.Data[render.TLSKeyKey])}
 	ours, err := pki.Issue(ca, c.RouteDNSNames(render.DefaultClusterDomain), time.Now(), pki.CertValidity)
 	if err != nil {
@@ -80,7 +71,7 @@ func TestSecretChangedDuringAPassIsNotOverwritten(t *testing.T) {
 	if race.err != nil {
 		t.Fatalf("the test's own write: %v", race.err)
 	}
-	if err := read(routeSecret); err != nil {
+	if err := readSecret(routeSecret); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(routeSecret.Data[render.TLSCertKey]); got != ours.Cert {

@@ -1,0 +1,26 @@
+package testnats
+
+import (
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// JetStream is a test's own JetStream client of s, closed when the test
+// ends: the "someone else" who edits and deletes server objects behind
+// the operator's back, or the floor a benchmark measures against.
+func JetStream(tb testing.TB, s *server.Server) jetstream.JetStream {
+	tb.Helper()
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	j, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j
+}
