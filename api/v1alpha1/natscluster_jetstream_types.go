@@ -33,6 +33,26 @@ type JetStreamSpec struct {
 	// +listType=set
 	// +optional
 	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+
+	// BalanceLeaders spreads the stream and consumer leaders over the
+	// servers once the cluster is settled (after a rollout, a scale-up, a
+	// restart): no server leads more than one group above another. Each
+	// move asks a leader to step down to a current follower, one group of
+	// a stream at a time. The groups of the cluster's application account;
+	// accounts of mode jwt are left to NATS' own elections.
+	// +kubebuilder:default=true
+	// +optional
+	BalanceLeaders *bool `json:"balanceLeaders,omitempty"`
+}
+
+// AnnotationBalanceLeaders on a NatsCluster asks for a balance of its
+// leaders now: any new value (a time, a counter) is a new request,
+// carried out once the cluster is settled (kubectl kubenats balance).
+const AnnotationBalanceLeaders = "kubenats.io/balance-leaders"
+
+// BalancesLeaders reports whether the operator spreads the leaders.
+func (s JetStreamSpec) BalancesLeaders() bool {
+	return s.BalanceLeaders == nil || *s.BalanceLeaders
 }
 
 // PVCRetentionPolicy says what happens to the claims when servers go away.

@@ -280,6 +280,22 @@ type NatsClusterStatus struct {
 	// Takeover is how far the takeover of a chart release has come.
 	// +optional
 	Takeover *TakeoverStatus `json:"takeover,omitempty"`
+
+	// Leaders counts the stream and consumer groups each server leads, as
+	// the servers last reported them (with spec.jetstream.balanceLeaders).
+	// +listType=map
+	// +listMapKey=server
+	// +kubebuilder:validation:MaxItems=99
+	// +optional
+	Leaders []ServerLeaders `json:"leaders,omitempty"`
+}
+
+// ServerLeaders is how many Raft groups one server leads.
+type ServerLeaders struct {
+	// +kubebuilder:validation:MaxLength=253
+	Server string `json:"server"`
+	// Groups are the streams and consumers it leads.
+	Groups int32 `json:"groups"`
 }
 
 // NatsCluster is a clustered NATS server with JetStream.

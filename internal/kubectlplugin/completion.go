@@ -17,7 +17,7 @@ import (
 const completeVerb = "__complete"
 
 // verbs are what the first word completes to.
-var verbs = []string{"status", "report", "pause", "resume", "completion", "version"}
+var verbs = []string{"status", "report", "pause", "resume", "balance", "completion", "version"}
 
 // complete prints the candidates for the last word of args.
 func complete(ctx context.Context, c client.Client, ns string, args []string, w io.Writer) error {
@@ -25,7 +25,7 @@ func complete(ctx context.Context, c client.Client, ns string, args []string, w 
 	switch {
 	case len(args) <= 1:
 		candidates = verbs
-	case (args[0] == "status" || args[0] == "report") && len(args) == 2:
+	case (args[0] == "status" || args[0] == "report" || args[0] == "balance") && len(args) == 2:
 		candidates = names(ctx, c, "natscluster", ns)
 	case (args[0] == "pause" || args[0] == "resume") && len(args) == 2:
 		candidates = KindNames

@@ -23,6 +23,7 @@ Usage:
   kubectl kubenats report NATSCLUSTER [-o FILE]   a support bundle (gzipped tar), no secret in it
   kubectl kubenats pause KIND NAME                the operator makes no change to it until resumed
   kubectl kubenats resume KIND NAME               the operator carries out every change made meanwhile
+  kubectl kubenats balance NATSCLUSTER            ask the operator to spread the stream and consumer leaders now
   kubectl kubenats completion bash                a bash completion script
   kubectl kubenats version
 
@@ -80,7 +81,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 		fmt.Fprint(stdout, bashCompletion)
 		return 0
 	}
-	want := map[string]int{"status": 1, "report": 1, "pause": 2, "resume": 2, completeVerb: -1}
+	want := map[string]int{"status": 1, "report": 1, "pause": 2, "resume": 2, "balance": 1, completeVerb: -1}
 	n, known := want[verb]
 	if !known {
 		fmt.Fprintf(stderr, "kubectl kubenats: unknown command %q\n\n%s", verb, usage)
@@ -133,6 +134,12 @@ func runVerb(ctx context.Context, c client.Client, verb string, args []string, n
 			what = "resumed: the operator carries out what changed meanwhile"
 		}
 		_, err := fmt.Fprintf(stdout, "%s %s/%s %s\n", strings.ToLower(args[0]), ns, args[1], what)
+		return err
+	case "balance":
+		if err := RequestBalance(ctx, c, ns, args[0], time.Now()); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "natscluster %s/%s: a balance of its leaders is asked for; kubectl kubenats status %s shows the count\n", ns, args[0], args[0])
 		return err
 	case completeVerb:
 		return complete(ctx, c, ns, args, stdout)

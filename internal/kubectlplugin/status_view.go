@@ -40,6 +40,13 @@ func WriteStatus(w io.Writer, c *Cluster, now time.Time) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if len(st.Leaders) > 0 {
+		var counts []string
+		for _, l := range st.Leaders {
+			counts = append(counts, fmt.Sprintf("%s %d", l.Server, l.Groups))
+		}
+		fmt.Fprintf(w, "  leaders: %s\n", strings.Join(counts, ", "))
+	}
 	if exp := st.CertificatesExpiry; exp != nil {
 		fmt.Fprintf(w, "  certificates: the first expires %s (in %s)\n", exp.UTC().Format(time.RFC3339), humanDuration(exp.Sub(now)))
 	}

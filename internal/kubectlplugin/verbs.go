@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,6 +63,21 @@ func SetPaused(ctx context.Context, c client.Client, kind, ns, name string, paus
 	if err != nil {
 		return err
 	}
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+}
+
+// RequestBalance asks the operator to spread the leaders of the
+// NatsCluster ns/name now: the request annotation set to now, by a merge
+// patch of metadata alone.
+func RequestBalance(ctx context.Context, c client.Client, ns, name string, now time.Time) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
+		v1alpha1.AnnotationBalanceLeaders: now.UTC().Format(time.RFC3339Nano)}}})
+	if err != nil {
+		return err
+	}
+	obj := &v1alpha1.NatsCluster{}
 	obj.SetNamespace(ns)
 	obj.SetName(name)
 	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))

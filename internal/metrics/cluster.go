@@ -28,6 +28,9 @@ type Cluster struct {
 	// what a rollout, scale-down or reload waits for (RollingUpdate,
 	// ServerHung, ScalingDown, ...); "" when Ready.
 	Waiting string
+	// Leaders counts the Raft groups each server leads, by server (the
+	// status' count); nil: not counted.
+	Leaders map[string]int32
 }
 
 type key struct{ namespace, name string }
@@ -37,7 +40,7 @@ type Clusters struct {
 	mu  sync.Mutex
 	all map[key]Cluster
 
-	condition, servers, ready, pending, reload, expiry, mesh, waiting *prometheus.Desc
+	condition, servers, ready, pending, reload, expiry, mesh, waiting, leaders *prometheus.Desc
 }
 
 // NewClusters makes an empty set.
@@ -53,6 +56,7 @@ func NewClusters() *Clusters {
 		expiry:    prometheus.NewDesc(ClusterCertExpiry, "When the first of the servers' certificates expires, Unix seconds.", l, nil),
 		mesh:      prometheus.NewDesc(ClusterMeshStage, "1 for the mesh stage the cluster is in (None, Permissive, Strict).", append(l, "stage"), nil),
 		waiting:   prometheus.NewDesc(ClusterWaiting, "1 while the NatsCluster is not Ready, labelled with what it waits for (the Ready condition's reason); no series when Ready.", append(l, "reason"), nil),
+		leaders:   prometheus.NewDesc(ClusterLeaders, "Stream and consumer Raft groups the server leads, as last counted (spec.jetstream.balanceLeaders).", append(l, "server"), nil),
 	}
 }
 
@@ -72,7 +76,7 @@ func (s *Clusters) Delete(namespace, name string) {
 
 // Describe implements prometheus.Collector.
 func (s *Clusters) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{s.condition, s.servers, s.ready, s.pending, s.reload, s.expiry, s.mesh, s.waiting} {
+	for _, d := range []*prometheus.Desc{s.condition, s.servers, s.ready, s.pending, s.reload, s.expiry, s.mesh, s.waiting, s.leaders} {
 		ch <- d
 	}
 }
@@ -120,6 +124,14 @@ func (s *Clusters) Collect(ch chan<- prometheus.Metric) {
 		}
 		if c.Waiting != "" {
 			gauge(s.waiting, 1, k.namespace, k.name, c.Waiting)
+		}
+		servers := make([]string, 0, len(c.Leaders))
+		for server := range c.Leaders {
+			servers = append(servers, server)
+		}
+		sort.Strings(servers)
+		for _, server := range servers {
+			gauge(s.leaders, float64(c.Leaders[server]), k.namespace, k.name, server)
 		}
 	}
 }

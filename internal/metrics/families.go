@@ -12,6 +12,7 @@ const (
 	ClusterCertExpiry   = "kubenats_natscluster_certificate_expiry_timestamp_seconds"
 	ClusterMeshStage    = "kubenats_natscluster_mesh_stage"
 	ClusterWaiting      = "kubenats_natscluster_waiting"
+	ClusterLeaders      = "kubenats_natscluster_leaders"
 	JetStreamResources  = "kubenats_jetstream_resources"
 	// JetStreamServerCalls and the two after it are counters
 	// (jetstream_calls.go).
@@ -34,7 +35,7 @@ var ControllerRuntime = []string{
 func Families() []string {
 	return append([]string{
 		ClusterCondition, ClusterServers, ClusterServersReady, ClusterPending, ClusterReload,
-		ClusterCertExpiry, ClusterMeshStage, ClusterWaiting, JetStreamResources, PoolConnections,
+		ClusterCertExpiry, ClusterMeshStage, ClusterWaiting, ClusterLeaders, JetStreamResources, PoolConnections,
 		JetStreamServerCalls, JetStreamServerCallErrors, JetStreamWrites,
 	}, ControllerRuntime...)
 }

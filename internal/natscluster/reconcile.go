@@ -27,6 +27,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if !live.DeletionTimestamp.IsZero() {
 		forgetMetrics(req.Namespace, req.Name)
+		r.leaders.forget(live.UID)
 		// Once the guard lets it go, garbage collection removes the
 		// children.
 		return r.guardDeletion(ctx, &live)
@@ -78,6 +79,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		obs.ConfigLoaded, retry = r.reloadConfig(ctx, c, &obs, pods, hung, want)
 		result.RequeueAfter = soonest(result.RequeueAfter, retry)
 	}
+	// A settled cluster: nothing to roll, no server hung. Its leaders are
+	// spread once for each new set of servers or request.
+	if blocker == nil && applyErr == nil && len(hung) == 0 && result.RequeueAfter == 0 {
+		if occasion := leaderOccasion(c, pods); r.leaders.due(c, occasion) {
+			var state leaderBalance
+			switch obs.Leaders, state = r.balanceLeaders(ctx, c, pods); state {
+			case leadersBalanced:
+				r.leaders.finished(c, occasion)
+			case leadersMoved:
+				result.RequeueAfter = soonest(result.RequeueAfter, leaderRecheck)
+			}
+		}
+	}
 	if c.HasTrust() {
 		var retry time.Duration
 		if obs.OperatorKeys, retry, err = r.rotateOperatorKeys(ctx, c, blocker == nil && applyErr == nil && want != nil); err != nil {
@@ -115,6 +129,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	return result, nil
 }
+
+// leaderRecheck is how soon a pass that moved leaders looks at them
+// again: an election takes a moment.
+const leaderRecheck = 2 * time.Second
 
 // conflictRetry is how soon a pass whose status write lost a race runs again.
 const conflictRetry = 100 * time.Millisecond

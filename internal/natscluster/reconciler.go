@@ -96,6 +96,8 @@ type Reconciler struct {
 	meshModes meshModes
 
 	reloads reloads
+	// leaders: the occasion of each cluster's last finished balance.
+	leaders leaderRounds
 }
 
 // Servers is how the NatsCluster controller reaches a cluster's servers:

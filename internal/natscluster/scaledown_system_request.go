@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubenats/kubenats/internal/jetstream"
@@ -23,6 +24,12 @@ func systemRequest(ctx context.Context, pods []corev1.Pod, a servers.Access, sub
 		return err
 	}
 	defer nc.Close()
+	return apiRequest(ctx, nc, subject, body)
+}
+
+// apiRequest sends one JetStream API request on nc and reads the error
+// the server answers, if any.
+func apiRequest(ctx context.Context, nc *nats.Conn, subject string, body any) error {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return err

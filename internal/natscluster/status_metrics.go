@@ -47,6 +47,12 @@ func clusterMetrics(c *v1alpha1.NatsCluster, obs *status.ClusterObservation, nex
 	if next.CertificatesExpiry != nil {
 		m.CertExpiry = *next.CertificatesExpiry
 	}
+	if len(next.Leaders) > 0 {
+		m.Leaders = make(map[string]int32, len(next.Leaders))
+		for _, l := range next.Leaders {
+			m.Leaders[l.Server] = l.Groups
+		}
+	}
 	if mesh := meta.FindStatusCondition(next.Conditions, v1alpha1.ConditionMeshReady); mesh != nil {
 		switch mesh.Reason {
 		case v1alpha1.ReasonMeshStrict:

@@ -92,6 +92,8 @@ func TestClusterGaugesFollowTheStatus(t *testing.T) {
 		{"waiting for sidecars", v1alpha1.NatsClusterStatus{Conditions: []metav1.Condition{
 			cond(v1alpha1.ConditionMeshReady, metav1.ConditionFalse, v1alpha1.ReasonWaitingForSidecars)}},
 			metrics.Cluster{MeshStage: "Permissive"}},
+		{"leaders counted", v1alpha1.NatsClusterStatus{Leaders: []v1alpha1.ServerLeaders{{Server: "nats-0", Groups: 4}, {Server: "nats-1", Groups: 2}}},
+			metrics.Cluster{Leaders: map[string]int32{"nats-0": 4, "nats-1": 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &v1alpha1.NatsCluster{Spec: v1alpha1.NatsClusterSpec{Replicas: ptr.To[int32](3)}}

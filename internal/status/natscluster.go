@@ -63,6 +63,9 @@ type ClusterObservation struct {
 	// Ready, a renewal loaded seconds late does not turn it False: the
 	// old certificate is still valid.
 	CertificatesBehind []string
+	// Leaders are the groups each server leads, as counted by this pass;
+	// nil when it did not count them.
+	Leaders []v1alpha1.ServerLeaders
 	// Stores is what the ready servers reported of their JetStream file
 	// stores, by server; a server that did not answer is absent.
 	Stores map[string]natsmon.StoreUse
@@ -109,6 +112,15 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	}
 	if o.ObservedVersion != "" {
 		st.ServerVersion, st.ServerVersionSource = o.ObservedVersion, v1alpha1.VersionObserved
+	}
+	// The leaders as last counted: a pass that did not count them (the
+	// cluster not settled) keeps the count before.
+	st.Leaders = c.Status.Leaders
+	if o.Leaders != nil {
+		st.Leaders = o.Leaders
+	}
+	if !c.Spec.JetStream.BalancesLeaders() || !c.Spec.JetStreamEnabled() {
+		st.Leaders = nil
 	}
 	if sts := o.StatefulSet; sts != nil {
 		st.Replicas, st.ReadyReplicas = sts.Status.Replicas, sts.Status.ReadyReplicas
