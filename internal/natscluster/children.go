@@ -128,7 +128,7 @@ func (r *Reconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster,
 	if sts != nil {
 		obs.Template = sts.Spec.Template.Annotations
 	}
-	hold, blocker, err := r.guardStatefulSet(ctx, c, sts)
+	hold, blocker, err := r.guardStatefulSet(ctx, c, sts, &obs.Silent)
 	if err != nil {
 		return ctrl.Result{}, nil, nil, err
 	}

@@ -40,7 +40,7 @@ func findStatefulSet(objs []client.Object) *appsv1.StatefulSet {
 //   - Scale-down goes one server at a time, each emptied first (scaleDown).
 //
 // hold is true when the StatefulSet must not be applied this pass.
-func (r *Reconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, desired *appsv1.StatefulSet) (hold bool, _ *status.Blocker, _ error) {
+func (r *Reconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsCluster, desired *appsv1.StatefulSet, silent *[]string) (hold bool, _ *status.Blocker, _ error) {
 	var live appsv1.StatefulSet
 	err := r.Get(ctx, client.ObjectKeyFromObject(desired), &live)
 	if apierrors.IsNotFound(err) || (err == nil && !metav1.IsControlledBy(&live, c)) {
@@ -67,7 +67,7 @@ func (r *Reconciler) guardStatefulSet(ctx context.Context, c *v1alpha1.NatsClust
 	if err != nil {
 		return false, nil, err
 	}
-	if blocker, err := r.versionChangeRefusal(ctx, c, &live, pods); err != nil || blocker != nil {
+	if blocker, err := r.versionChangeRefusal(ctx, c, &live, pods, silent); err != nil || blocker != nil {
 		return true, blocker, err
 	}
 	allowed, blocker, err := r.scaleDown(ctx, c, ptr.Deref(live.Spec.Replicas, 1), pods)

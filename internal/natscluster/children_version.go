@@ -2,7 +2,10 @@ package natscluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"sort"
 	"strings"
 	"sync"
 
@@ -26,7 +29,9 @@ import (
 //
 // Only the change from the StatefulSet's template to the spec is checked:
 // once the template carries the new version, the rollout is under way.
-func (r *Reconciler) versionChangeRefusal(ctx context.Context, c *v1alpha1.NatsCluster, live *appsv1.StatefulSet, pods []corev1.Pod) (*status.Blocker, error) {
+//
+// silent gets the servers that did not answer within the answer bound.
+func (r *Reconciler) versionChangeRefusal(ctx context.Context, c *v1alpha1.NatsCluster, live *appsv1.StatefulSet, pods []corev1.Pod, silent *[]string) (*status.Blocker, error) {
 	from := live.Spec.Template.Labels[render.LabelVersion]
 	if from == "" || from == c.Spec.Version {
 		return nil, nil
@@ -36,11 +41,19 @@ func (r *Reconciler) versionChangeRefusal(ctx context.Context, c *v1alpha1.NatsC
 		return nil, err
 	}
 	change := plan.VersionChange{To: c.Spec.Version, Servers: r.Versions.Running(ctx, pods, a), Allowed: c.Annotations[plan.AnnotationAllowVersionChange]}
-	var unread []string
-	change.Streams, unread = r.streamUses(ctx, pods, a)
-	if len(unread) > 0 {
+	uses := r.streamUses(ctx, pods, a)
+	change.Streams = uses.streams
+	// A silent server holds the rollout as it would hold any: until it
+	// answers (observe reports it as hung without asking it again).
+	*silent = uses.silent
+	if len(uses.silent) > 0 {
+		return &status.Blocker{Reason: v1alpha1.ReasonProgressing,
+			Message: fmt.Sprintf("rolling update to nats-server %s: checked once every server answers; %s", c.Spec.Version, hungMessage(uses.silent, r.answerBound()))}, nil
+	}
+	if len(uses.unreadable) > 0 && change.Allowed != c.Spec.Version {
 		return &status.Blocker{Reason: v1alpha1.ReasonVersionChangeRefused, Fatal: true,
-			Message: fmt.Sprintf("the change from nats-server %s to %s waits for the servers' streams to be read: %s", from, c.Spec.Version, strings.Join(unread, "; "))}, nil
+			Message: fmt.Sprintf("nats-server stays at %s: the streams of %s could not be read, so the change cannot be checked; allow it with the annotation %s=%s",
+				from, strings.Join(uses.unreadable, "; "), plan.AnnotationAllowVersionChange, c.Spec.Version)}, nil
 	}
 	verdict := plan.CheckVersionChange(change)
 	switch {
@@ -54,15 +67,22 @@ func (r *Reconciler) versionChangeRefusal(ctx context.Context, c *v1alpha1.NatsC
 	return nil, nil
 }
 
+// streamsRead is what the servers said of their streams: the streams and
+// consumers, the servers that did not answer within the bound (silent),
+// and those whose answer could not be read.
+type streamsRead struct {
+	streams            []plan.StreamUse
+	silent, unreadable []string
+}
+
 // streamUses reads every ready server's streams and consumers (each lists
-// those it hosts a replica of), and names the servers that did not say.
-func (r *Reconciler) streamUses(ctx context.Context, pods []corev1.Pod, a servers.Access) ([]plan.StreamUse, []string) {
+// those it hosts a replica of).
+func (r *Reconciler) streamUses(ctx context.Context, pods []corev1.Pod, a servers.Access) streamsRead {
 	plain := natsmon.NewClient(r.answerBound(), r.Versions.HTTP.Transport)
 	var (
-		mu     sync.Mutex
-		uses   []plan.StreamUse
-		unread []string
-		wg     sync.WaitGroup
+		mu  sync.Mutex
+		out streamsRead
+		wg  sync.WaitGroup
 	)
 	for i := range pods {
 		pod := &pods[i]
@@ -76,15 +96,21 @@ func (r *Reconciler) streamUses(ctx context.Context, pods []corev1.Pod, a server
 			info, err := natsmon.FetchJSZ(ctx, hc, url)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				unread = append(unread, pod.Name+": "+natsmon.Shown(err.Error()))
-				return
+			var ne net.Error
+			switch {
+			case err != nil && errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil:
+				out.silent = append(out.silent, pod.Name)
+			case err != nil:
+				out.unreadable = append(out.unreadable, pod.Name+" ("+natsmon.Shown(err.Error())+")")
+			default:
+				out.streams = append(out.streams, streamUsesOf(info)...)
 			}
-			uses = append(uses, streamUsesOf(info)...)
 		}()
 	}
 	wg.Wait()
-	return uses, unread
+	sort.Strings(out.silent)
+	sort.Strings(out.unreadable)
+	return out
 }
 
 // streamUsesOf is what a version change must know of one server's view.

@@ -40,7 +40,7 @@ func (r *Reconciler) observe(ctx context.Context, c *v1alpha1.NatsCluster, obs *
 	// Without the access (a Secret not there yet) no server is asked: the
 	// version is then the configured one.
 	if a, err := r.Servers.Access(ctx, c); err == nil {
-		hung = r.hungServers(ctx, pods, a)
+		hung = r.hungServers(ctx, pods, a, obs.Silent)
 		obs.Hung = hungMessage(hung, r.answerBound())
 		obs.ObservedVersion = r.Versions.Oldest(ctx, pods, a)
 		if c.Spec.JetStreamEnabled() {

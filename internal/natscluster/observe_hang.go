@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -49,8 +50,9 @@ const idleRecheck = 30 * time.Second
 // returns, sorted, the servers whose request got no answer within
 // r.answerBound(). An answer of any kind counts, an error status too; so does
 // a refused connection (nothing listens: the server is down, which its
-// pod's status will show), since only a silent server is a hang.
-func (r *Reconciler) hungServers(ctx context.Context, pods []corev1.Pod, a servers.Access) []string {
+// pod's status will show), since only a silent server is a hang. The
+// servers already found silent in this pass (known) are not asked again.
+func (r *Reconciler) hungServers(ctx context.Context, pods []corev1.Pod, a servers.Access, known []string) []string {
 	bound := r.answerBound()
 	plain := natsmon.NewClient(bound, r.Versions.HTTP.Transport)
 	var (
@@ -61,6 +63,10 @@ func (r *Reconciler) hungServers(ctx context.Context, pods []corev1.Pod, a serve
 	for i := range pods {
 		pod := &pods[i]
 		if pod.Status.PodIP == "" || !pod.DeletionTimestamp.IsZero() || !servers.PodReady(pod) {
+			continue
+		}
+		if slices.Contains(known, pod.Name) {
+			hung = append(hung, pod.Name)
 			continue
 		}
 		url, hc := a.MonitorURL(plain, pod, "/healthz")

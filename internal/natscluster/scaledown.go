@@ -69,7 +69,7 @@ func (r *Reconciler) scaleDown(ctx context.Context, c *v1alpha1.NatsCluster, liv
 			return waiting("reading the operator's access to the servers: " + err.Error())
 		}
 		if shrinking {
-			obs.Hung = hungMessage(r.hungServers(ctx, pods, cred), r.answerBound())
+			obs.Hung = hungMessage(r.hungServers(ctx, pods, cred, nil), r.answerBound())
 		}
 		observeScaleDown(&obs, c, pods, r.jetStreamViews(ctx, c, pods))
 	}

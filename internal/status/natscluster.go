@@ -40,6 +40,10 @@ type ClusterObservation struct {
 	Takeover *v1alpha1.TakeoverStatus
 	// Blocker is set when the pass stopped short.
 	Blocker *Blocker
+	// Silent are the servers that gave no answer within the bound earlier
+	// in the pass (the version check): observe counts them hung without
+	// asking them again, so that a pass waits on a hung server once.
+	Silent []string
 	// OOMKilled says, per server that is not ready, that the kernel
 	// killed it for its memory limit; empty when none was.
 	OOMKilled []string

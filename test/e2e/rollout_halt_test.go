@@ -19,8 +19,9 @@ import (
 // should not touch: several of the operator's one-second retries.
 const haltWindow = 10 * time.Second
 
-// TestBadVersionRevertedRecovers: a version that passes validation but
-// has no image (the loopback kubelet has no nats-server for it, and
+// TestBadVersionRevertedRecovers: a version that passes validation and
+// the version check (a patch of the line the servers run) but has no
+// image (the loopback kubelet has no nats-server for it, and
 // reports ErrImagePull, then ImagePullBackOff, as a kubelet does for a
 // missing tag). The first replaced server never becomes ready: the
 // rollout halts, Ready names that server and the pull error, and no other
@@ -28,7 +29,7 @@ const haltWindow = 10 * time.Second
 // broken server at once (outdated and not ready, it serves nothing), and
 // the cluster is Ready on the old version with nothing else replaced.
 func TestBadVersionRevertedRecovers(t *testing.T) {
-	haltAndRevert(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = "2.99.0" },
+	haltAndRevert(t, func(s *v1alpha1.NatsClusterSpec) { s.Version = "2.15.99" },
 		func(s *v1alpha1.NatsClusterSpec) { s.Version = v1alpha1.DefaultVersion },
 		"ErrImagePull", "ImagePullBackOff")
 }
