@@ -29,7 +29,8 @@ const maxLeaderMoves = 4
 // settled cluster (called once a pass found nothing to roll, no server
 // hung, every group current), each move a step-down to a preferred
 // current follower. It returns the counts as the servers reported them
-// (nil when they were not all read), and how the balance stands.
+// (nil when they were not all read, or the cluster was not settled), and
+// how the balance stands.
 func (r *Reconciler) balanceLeaders(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod) ([]v1alpha1.ServerLeaders, leaderBalance) {
 	if !c.Spec.JetStreamEnabled() || !c.Spec.JetStream.BalancesLeaders() || c.Spec.ReplicaCount() < 3 || len(pods) < 3 {
 		return nil, leadersBalanced
@@ -47,16 +48,17 @@ func (r *Reconciler) balanceLeaders(ctx context.Context, c *v1alpha1.NatsCluster
 		}
 	}
 	groups := leaderGroups(views)
-	_, counts := plan.BalanceLeaders(plan.LeaderBalance{Servers: ready, Groups: groups})
-	observed := serverLeaders(counts)
+	observed := countLeaders(groups, pods)
 	// Moves only between servers that are all ready, on a cluster whose
 	// every group is current, and for the one account the operator has a
 	// user in (mode jwt's accounts are the account controller's).
 	if c.HasTrust() {
 		return observed, leadersBalanced
 	}
+	// Counted only on a settled cluster: a count in the status is one a
+	// balance answered to.
 	if len(ready) != len(pods) || natsmon.Unsettled(views) != "" {
-		return observed, leadersNotNow
+		return nil, leadersNotNow
 	}
 	var movable []plan.LeaderGroup
 	for _, g := range groups {
@@ -89,8 +91,8 @@ const (
 	leadersBalanced leaderBalance = iota
 	// leadersMoved: leaders were moved; look again soon.
 	leadersMoved
-	// leadersNotNow: the cluster is not settled, or a move failed; the
-	// next pass (an event, or the idle recheck) tries again.
+	// leadersNotNow: the cluster is not settled, or a move failed; a
+	// pass a few seconds later tries again.
 	leadersNotNow
 )
 
@@ -180,11 +182,21 @@ func leaderGroups(views map[string]*natsmon.JSInfo) []plan.LeaderGroup {
 	return out
 }
 
-// serverLeaders are counts in the status' order (by server).
-func serverLeaders(counts map[string]int) []v1alpha1.ServerLeaders {
+// countLeaders counts the groups each server of pods leads, every server
+// listed (a server that leads none too), in the status' order.
+func countLeaders(groups []plan.LeaderGroup, pods []corev1.Pod) []v1alpha1.ServerLeaders {
+	counts := make(map[string]int32, len(pods))
+	for i := range pods {
+		counts[pods[i].Name] = 0
+	}
+	for _, g := range groups {
+		if _, ok := counts[g.Leader]; ok {
+			counts[g.Leader]++
+		}
+	}
 	out := make([]v1alpha1.ServerLeaders, 0, len(counts))
 	for s, n := range counts {
-		out = append(out, v1alpha1.ServerLeaders{Server: s, Groups: int32(n)})
+		out = append(out, v1alpha1.ServerLeaders{Server: s, Groups: n})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Server < out[j].Server })
 	return out

@@ -81,14 +81,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	// A settled cluster: nothing to roll, no server hung. Its leaders are
 	// spread once for each new set of servers or request.
+	// The occasion counts as done once the status holding its count is
+	// written: a pass whose status write lost a race balances again.
+	balancedFor := ""
 	if blocker == nil && applyErr == nil && len(hung) == 0 && result.RequeueAfter == 0 {
 		if occasion := leaderOccasion(c, pods); r.leaders.due(c, occasion) {
 			var state leaderBalance
 			switch obs.Leaders, state = r.balanceLeaders(ctx, c, pods); state {
 			case leadersBalanced:
-				r.leaders.finished(c, occasion)
+				balancedFor = occasion
 			case leadersMoved:
 				result.RequeueAfter = soonest(result.RequeueAfter, leaderRecheck)
+			case leadersNotNow:
+				// Nothing raises an event when the groups catch up.
+				result.RequeueAfter = soonest(result.RequeueAfter, leaderNotNowRecheck)
 			}
 		}
 	}
@@ -124,6 +130,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	} else if err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err) // deleted meanwhile
 	}
+	if balancedFor != "" {
+		r.leaders.finished(c, balancedFor)
+	}
 	if applyErr != nil {
 		return ctrl.Result{}, applyErr
 	}
@@ -133,6 +142,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // leaderRecheck is how soon a pass that moved leaders looks at them
 // again: an election takes a moment.
 const leaderRecheck = 2 * time.Second
+
+// leaderNotNowRecheck is how soon a balance that found the cluster not
+// settled looks again.
+const leaderNotNowRecheck = 5 * time.Second
 
 // conflictRetry is how soon a pass whose status write lost a race runs again.
 const conflictRetry = 100 * time.Millisecond

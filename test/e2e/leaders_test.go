@@ -15,6 +15,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/e2ekit"
+	"github.com/kubenats/kubenats/test/poll"
 )
 
 // TestLeadersAreBalancedOnRequest: six R3 streams whose leaders the test
@@ -34,6 +35,19 @@ import (
 func TestLeadersAreBalancedOnRequest(t *testing.T) {
 	e2ekit.Parallel(t, 45*time.Second)
 	f := formCluster(t)
+	c := f.Cluster
+	// The balance that answers to the new cluster's servers is done (it
+	// counted no leader) before the test makes any: from here on only the
+	// request moves a leader.
+	eventually(t, wait, func() error {
+		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
+			return err
+		}
+		if got := leaderCounts(c.Status.Leaders); got != "nats-0=0 nats-1=0 nats-2=0" {
+			return fmt.Errorf("status.leaders %q, want none led yet", got)
+		}
+		return nil
+	})
 	nc := appConn(t, f, "leaders", f.Pods...)
 	js := appJetStream(t, nc)
 	var names []string
@@ -60,7 +74,17 @@ func TestLeadersAreBalancedOnRequest(t *testing.T) {
 	}
 	w := watchLeaders(t, js, names)
 	defer w.stop()
-	c := f.Cluster
+	if counts := w.counts(); counts[pile] != len(names) {
+		t.Fatalf("leaders by server %v after the pile, want all on %s", counts, pile)
+	}
+	// Unasked, nothing moves.
+	poll.Holds(t, 3*time.Second, func() error {
+		if counts := w.counts(); counts[pile] != len(names) {
+			return fmt.Errorf("leaders moved before the request: %v", counts)
+		}
+		return nil
+	})
+	asked := time.Now()
 	eventually(t, wait, func() error {
 		if err := cluster.Client.Get(testCtx(t), client.ObjectKeyFromObject(c), c); err != nil {
 			return err
@@ -86,6 +110,7 @@ func TestLeadersAreBalancedOnRequest(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("balanced %s after the request", time.Since(asked).Round(time.Millisecond))
 	for name, moves := range w.stop() {
 		if moves > 1 {
 			t.Errorf("stream %s's leader moved %d times during the balance, want at most once", name, moves)
