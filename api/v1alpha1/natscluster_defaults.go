@@ -50,6 +50,9 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 	if s.JetStream.Enabled == nil {
 		s.JetStream.Enabled = ptr.To(true)
 	}
+	if s.JetStream.BalanceLeaders == nil {
+		s.JetStream.BalanceLeaders = ptr.To(true)
+	}
 	if m := s.IstioMesh(); m != nil {
 		if m.MTLS == "" {
 			m.MTLS = MeshMTLSStrict
