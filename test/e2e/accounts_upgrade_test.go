@@ -123,6 +123,16 @@ func TestAccountsSurviveARollingUpdate(t *testing.T) {
 		}
 		return nil
 	})
+	// The servers confirm the final keys by reload, and the last one's
+	// replacement into them can come a moment later: the count waits for
+	// the rollout to end (Ready: every pod on the StatefulSet's revision).
+	eventually(t, upgradeTimeout, func() error {
+		get(t, c)
+		if ready := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionReady); ready == nil || ready.Status != metav1.ConditionTrue || ready.ObservedGeneration != c.Generation {
+			return fmt.Errorf("Ready %+v after the rotation", ready)
+		}
+		return nil
+	})
 	refusals, tries, uids := probe.end()
 	if len(refusals) > 0 {
 		t.Fatalf("during the rotation a ready server failed the user's creds (%d of %d tries), first: %s", len(refusals), tries, strings.Join(refusals[:min(5, len(refusals))], "; "))
