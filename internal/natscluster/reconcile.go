@@ -84,7 +84,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The occasion counts as done once the status holding its count is
 	// written: a pass whose status write lost a race balances again.
 	balancedFor := ""
-	if blocker == nil && applyErr == nil && len(hung) == 0 && result.RequeueAfter == 0 {
+	// Not while a chart release is taken over: its phases replace every
+	// server, and a leader moved between them is one more stall.
+	takingOver := obs.Takeover != nil && obs.Takeover.Phase != v1alpha1.TakeoverComplete
+	if blocker == nil && applyErr == nil && len(hung) == 0 && result.RequeueAfter == 0 && !takingOver {
 		if occasion := leaderOccasion(c, pods); r.leaders.due(c, occasion) {
 			var state leaderBalance
 			switch obs.Leaders, state = r.balanceLeaders(ctx, c, pods); state {
