@@ -59,26 +59,27 @@ func SetPaused(ctx context.Context, c client.Client, kind, ns, name string, paus
 	if paused {
 		value = "true"
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.AnnotationPauseReconciliation: value}}})
+	obj.SetNamespace(ns)
+	obj.SetName(name)
+	return annotate(ctx, c, obj, v1alpha1.AnnotationPauseReconciliation, value)
+}
+
+// annotate sets (or, for nil, removes) one annotation of obj by a merge
+// patch of metadata alone, so that nothing else of the resource is
+// written.
+func annotate(ctx context.Context, c client.Client, obj client.Object, key string, value any) error {
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{key: value}}})
 	if err != nil {
 		return err
 	}
-	obj.SetNamespace(ns)
-	obj.SetName(name)
 	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
 }
 
 // RequestBalance asks the operator to spread the leaders of the
-// NatsCluster ns/name now: the request annotation set to now, by a merge
-// patch of metadata alone.
+// NatsCluster ns/name now: the request annotation set to now.
 func RequestBalance(ctx context.Context, c client.Client, ns, name string, now time.Time) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{
-		v1alpha1.AnnotationBalanceLeaders: now.UTC().Format(time.RFC3339Nano)}}})
-	if err != nil {
-		return err
-	}
 	obj := &v1alpha1.NatsCluster{}
 	obj.SetNamespace(ns)
 	obj.SetName(name)
-	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+	return annotate(ctx, c, obj, v1alpha1.AnnotationBalanceLeaders, now.UTC().Format(time.RFC3339Nano))
 }

@@ -42,21 +42,15 @@ func (r *Reconciler) versionChangeRefusal(ctx context.Context, c *v1alpha1.NatsC
 	}
 	change := plan.VersionChange{To: c.Spec.Version, Servers: r.Versions.Running(ctx, pods, a), Allowed: c.Annotations[plan.AnnotationAllowVersionChange]}
 	uses := r.streamUses(ctx, pods, a)
-	change.Streams = uses.streams
-	// A silent server holds the rollout as it would hold any: until it
-	// answers (observe reports it as hung without asking it again).
+	change.Streams, change.Silent, change.Unreadable = uses.streams, uses.silent, uses.unreadable
+	// A silent server is reported hung by observe without being asked
+	// again in this pass.
 	*silent = uses.silent
-	if len(uses.silent) > 0 {
-		return &status.Blocker{Reason: v1alpha1.ReasonProgressing,
-			Message: fmt.Sprintf("rolling update to nats-server %s: checked once every server answers; %s", c.Spec.Version, hungMessage(uses.silent, r.answerBound()))}, nil
-	}
-	if len(uses.unreadable) > 0 && change.Allowed != c.Spec.Version {
-		return &status.Blocker{Reason: v1alpha1.ReasonVersionChangeRefused, Fatal: true,
-			Message: fmt.Sprintf("nats-server stays at %s: the streams of %s could not be read, so the change cannot be checked; allow it with the annotation %s=%s",
-				from, strings.Join(uses.unreadable, "; "), plan.AnnotationAllowVersionChange, c.Spec.Version)}, nil
-	}
 	verdict := plan.CheckVersionChange(change)
 	switch {
+	case verdict.Waits():
+		return &status.Blocker{Reason: v1alpha1.ReasonProgressing,
+			Message: fmt.Sprintf("rolling update to nats-server %s: checked once every server answers; %s", c.Spec.Version, hungMessage(verdict.WaitFor, r.answerBound()))}, nil
 	case verdict.Overridden:
 		r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "VersionChangeAllowed", "CheckVersionChange",
 			"moving to nats-server %s although: %s (allowed by %s)", c.Spec.Version, strings.Join(verdict.Reasons, "; "), plan.AnnotationAllowVersionChange)

@@ -23,6 +23,10 @@ type VersionChange struct {
 	// Streams are the streams and consumers the servers host (any server's
 	// view; the same one seen twice is fine).
 	Streams []StreamUse
+	// Silent are the servers that gave no answer within the bound when
+	// their streams were asked for; Unreadable those whose answer could
+	// not be read (what they said, bounded).
+	Silent, Unreadable []string
 	// Allowed is the version the user allowed whatever the checks say
 	// (the annotation kubenats.io/allow-version-change); it counts only
 	// when it is To.
@@ -49,10 +53,16 @@ type VersionVerdict struct {
 	Reasons []string
 	// Overridden: the checks refused it and the user allowed it anyway.
 	Overridden bool
+	// WaitFor are silent servers: the change waits for them, as a
+	// rollout waits for a hung server, before it is checked at all.
+	WaitFor []string
 }
 
 // Refused reports whether the change must not roll.
 func (v VersionVerdict) Refused() bool { return len(v.Reasons) > 0 && !v.Overridden }
+
+// Waits reports whether the change waits for servers to answer.
+func (v VersionVerdict) Waits() bool { return len(v.WaitFor) > 0 }
 
 // CheckVersionChange decides whether the servers may move to o.To:
 //
@@ -65,8 +75,13 @@ func (v VersionVerdict) Refused() bool { return len(v.Reasons) > 0 && !v.Overrid
 //
 // A server whose version is not known is left out of the stepping-stone
 // rule: its pod says what it was made for, and a crashing server must
-// not keep the user from moving on.
+// not keep the user from moving on. A silent server makes the change
+// wait; one whose streams cannot be read refuses it (what it hosts is
+// unknown), unless allowed.
 func CheckVersionChange(o VersionChange) VersionVerdict {
+	if len(o.Silent) > 0 {
+		return VersionVerdict{WaitFor: o.Silent}
+	}
 	to, err := version.ParseSemantic(o.To)
 	if err != nil {
 		return verdict(o, []string{fmt.Sprintf("spec.version %q is not a version", o.To)})
@@ -77,6 +92,10 @@ func CheckVersionChange(o VersionChange) VersionVerdict {
 			to.Major(), to.Minor(), AnnotationAllowVersionChange, o.To)})
 	}
 	var reasons []string
+	if len(o.Unreadable) > 0 {
+		reasons = append(reasons, fmt.Sprintf("the streams of %s could not be read, so the change cannot be checked; allow it with the annotation %s=%s",
+			named(o.Unreadable), AnnotationAllowVersionChange, o.To))
+	}
 	if r := steppingStone(o.Servers, target); r != "" {
 		reasons = append(reasons, r)
 	}

@@ -46,6 +46,10 @@ func TestCheckVersionChange(t *testing.T) {
 		{"schedules with discard new up to 2.14", VersionChange{To: "2.14.10", Servers: onAll("2.12.4"),
 			Streams: []StreamUse{{Account: "A", Stream: "TIMERS", DiscardNewSchedules: true}}},
 			[]string{"refuses streams with message schedules and discard new; change their discard policy first: stream TIMERS in account A"}, false},
+		{"a server's streams unreadable", VersionChange{To: "2.15.4", Servers: onAll("2.15.3"), Unreadable: []string{"nats-1 (lists more than 4096 streams)"}},
+			[]string{"the streams of nats-1 (lists more than 4096 streams) could not be read"}, false},
+		{"unreadable, allowed", VersionChange{To: "2.15.4", Servers: onAll("2.15.3"), Unreadable: []string{"nats-1 (x)"}, Allowed: "2.15.4"},
+			[]string{"could not be read"}, true},
 		{"schedules with discard new on 2.12", VersionChange{To: "2.12.5", Servers: onAll("2.12.4"),
 			Streams: []StreamUse{{Stream: "TIMERS", DiscardNewSchedules: true}}}, nil, false},
 	}
@@ -64,6 +68,19 @@ func TestCheckVersionChange(t *testing.T) {
 				t.Errorf("overridden %v refused %v", got.Overridden, got.Refused())
 			}
 		})
+	}
+}
+
+// TestSilentServerMakesTheChangeWait: a server that did not answer makes
+// the change wait, refused by nothing and allowed by nothing, whatever
+// else is known. Careless checks it catches: one that refuses (the user
+// would be told to override what only needs patience) and one that lets
+// the change roll on what the other servers said (the silent one may host
+// the only stream the target cannot load).
+func TestSilentServerMakesTheChangeWait(t *testing.T) {
+	got := CheckVersionChange(VersionChange{To: "2.16.0", Servers: map[string]string{"nats-0": "2.15.3"}, Silent: []string{"nats-2"}, Allowed: "2.16.0"})
+	if !got.Waits() || got.WaitFor[0] != "nats-2" || got.Refused() || got.Overridden {
+		t.Fatalf("verdict %+v, want a wait for nats-2 alone", got)
 	}
 }
 
