@@ -145,3 +145,17 @@ const (
 	// installed, so there is no PodMonitor; the metrics are served anyway.
 	ReasonPodMonitorCRDMissing = "PodMonitorCRDMissing"
 )
+
+// ConditionZoneRedundant says, for servers whose nodes span two zones or
+// more, whether the cluster survives the loss of any one zone: True when
+// every zone's loss leaves a quorum of the servers (and so of the
+// JetStream meta group), False (ReasonQuorumInOneZone) when one zone holds
+// so many servers that losing it stops JetStream. Absent when the nodes
+// name fewer than two zones.
+const ConditionZoneRedundant = "ZoneRedundant"
+
+// Reasons of ZoneRedundant.
+const (
+	ReasonZonesSurviveLoss = "AnyZoneCanBeLost"
+	ReasonQuorumInOneZone  = "QuorumInOneZone"
+)

@@ -53,6 +53,9 @@ func (c *NatsCluster) WithDefaults() *NatsCluster {
 	if s.JetStream.BalanceLeaders == nil {
 		s.JetStream.BalanceLeaders = ptr.To(true)
 	}
+	if s.JetStream.ZoneSpread == "" {
+		s.JetStream.ZoneSpread = ZoneSpreadAuto
+	}
 	if m := s.IstioMesh(); m != nil {
 		if m.MTLS == "" {
 			m.MTLS = MeshMTLSStrict

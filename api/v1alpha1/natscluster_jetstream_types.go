@@ -43,7 +43,26 @@ type JetStreamSpec struct {
 	// +kubebuilder:default=true
 	// +optional
 	BalanceLeaders *bool `json:"balanceLeaders,omitempty"`
+
+	// ZoneSpread places the replicas of each stream in different zones
+	// (the nodes' topology.kubernetes.io/zone label, which every server
+	// carries as its JetStream server tag zone:<zone>). Auto, the default,
+	// turns it on when the nodes the servers may run on span three zones
+	// or more: fewer would leave an R3 stream nowhere to go. Off leaves
+	// placement to the servers. A change of it restarts the servers.
+	// +kubebuilder:default=Auto
+	// +optional
+	ZoneSpread ZoneSpread `json:"zoneSpread,omitempty"`
 }
+
+// ZoneSpread says whether replicas are kept in different zones.
+// +kubebuilder:validation:Enum=Auto;Off
+type ZoneSpread string
+
+const (
+	ZoneSpreadAuto ZoneSpread = "Auto"
+	ZoneSpreadOff  ZoneSpread = "Off"
+)
 
 // AnnotationBalanceLeaders on a NatsCluster asks for a balance of its
 // leaders now: any new value (a time, a counter) is a new request,

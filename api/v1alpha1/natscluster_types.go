@@ -288,6 +288,25 @@ type NatsClusterStatus struct {
 	// +kubebuilder:validation:MaxItems=99
 	// +optional
 	Leaders []ServerLeaders `json:"leaders,omitempty"`
+	// Zones lists the servers in each zone, by their pods' zone labels
+	// (the node's, which Kubernetes copies onto the pod when it is
+	// scheduled); empty when no server's node names a zone.
+	// +listType=map
+	// +listMapKey=zone
+	// +kubebuilder:validation:MaxItems=99
+	// +optional
+	Zones []ZoneServers `json:"zones,omitempty"`
+}
+
+// ZoneServers are the servers running in one zone.
+type ZoneServers struct {
+	// Zone is the zone's name; "" for servers on nodes without one.
+	// +kubebuilder:validation:MaxLength=63
+	Zone string `json:"zone"`
+	// +kubebuilder:validation:MaxItems=99
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=atomic
+	Servers []string `json:"servers"`
 }
 
 // ServerLeaders is how many Raft groups one server leads.

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/render"
 )
 
@@ -96,4 +97,14 @@ func leaseShare(d time.Duration, fifteenths int64) *time.Duration {
 	}
 	r := d * time.Duration(fifteenths) / 15
 	return &r
+}
+
+// nodeZones reads the nodes' zones through the manager's cache (metadata
+// only). A namespaced install may not read nodes: nil there, and the
+// servers' own zones decide.
+func nodeZones(mgr ctrl.Manager, watch []string) *natscluster.NodeZones {
+	if len(watch) > 0 {
+		return nil
+	}
+	return &natscluster.NodeZones{Reader: mgr.GetClient()}
 }

@@ -267,6 +267,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		WorkersPerNamespace: o.NatsClusterWorkersPerNamespace,
 		AnswerBound:         o.ServerAnswerBound,
 		OperatorPaused:      o.PauseReconciliation,
+		Nodes:               nodeZones(mgr, o.WatchNamespaces),
 
 		RouteCertRenewBefore: o.RouteCertificateRenewBefore,
 	}

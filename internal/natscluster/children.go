@@ -118,9 +118,16 @@ func (r *Reconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster,
 		// them by a restart.
 		credHash = withCertificates(credHash, obs.Certificates)
 	}
-	objs, err := render.Objects(c, render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain(),
+	zones, err := r.placeZones(ctx, c)
+	if err != nil {
+		return ctrl.Result{}, nil, nil, err
+	}
+	obs.NodeZones = zones.nodeZones
+	in := render.Inputs{CredentialsHash: credHash, ClusterDomain: r.clusterDomain(),
 		Mesh: mesh, NativeSidecars: r.NativeSidecars, ExporterImage: r.ExporterImage,
-		NoPrometheusOperator: !r.prometheusOperator(), Trust: cred.Trust, OperatorNamespace: r.OperatorNamespace})
+		NoPrometheusOperator: !r.prometheusOperator(), Trust: cred.Trust, OperatorNamespace: r.OperatorNamespace,
+		SpreadZones: zones.spread}
+	objs, err := render.Objects(c, in)
 	if err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: reasonConfigInvalid, Message: err.Error(), Fatal: true}, nil, nil
 	}
@@ -162,12 +169,12 @@ func (r *Reconciler) applyChildren(ctx context.Context, c *v1alpha1.NatsCluster,
 	if err := r.pruneOptional(ctx, c, objs); err != nil {
 		return ctrl.Result{}, &status.Blocker{Reason: v1alpha1.ReasonApplyFailed, Message: err.Error()}, nil, err
 	}
-	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, r.wantedMarks(c, cred, obs.Certificates), nil
+	return ctrl.Result{RequeueAfter: soonest(retryAfter(blocker), renewIn)}, blocker, r.wantedMarks(c, cred, in, obs.Certificates), nil
 }
 
 // wantedMarks are the marks of the files just applied.
-func (r *Reconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render.Credentials, certs []status.Certificate) plan.Marks {
-	conf, err := render.ConfTrusting(c, cred.Trust)
+func (r *Reconciler) wantedMarks(c *v1alpha1.NatsCluster, cred render.Credentials, in render.Inputs, certs []status.Certificate) plan.Marks {
+	conf, err := render.ConfWith(c, in)
 	if err != nil {
 		return nil
 	}

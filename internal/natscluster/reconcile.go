@@ -58,6 +58,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	observeZones(&obs, pods)
 	if blocker == nil && applyErr == nil {
 		var wait time.Duration
 		blocker, wait, err = r.rollout(ctx, c, obs.StatefulSet, pods, hung)

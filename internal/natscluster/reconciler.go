@@ -87,6 +87,9 @@ type Reconciler struct {
 	// to every sidecar before a stage that needs it in force;
 	// DefaultMeshPushAllowance when zero.
 	MeshPushAllowance time.Duration
+	// Nodes reads the nodes' zones; nil in a namespaced install, where
+	// the operator may not read nodes (the servers' own zones decide).
+	Nodes *NodeZones
 	// OperatorPaused pauses every cluster (--pause-reconciliation), as the
 	// annotation pauses one (reconcilePaused).
 	OperatorPaused bool

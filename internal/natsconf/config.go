@@ -8,6 +8,9 @@ type Config struct {
 	// ServerName is the server's name, usually Env("SERVER_NAME") so that
 	// every pod of a StatefulSet shares one file. Written as server_name.
 	ServerName Value
+	// ServerTags are the server's JetStream placement tags, each a Value
+	// (an Env value's text must read as a string: a quoted word).
+	ServerTags []Value
 	// Port is the client port (nats-server's default is 4222).
 	Port int
 	// HTTPPort is the monitoring port (conventionally 8222).
@@ -117,6 +120,9 @@ type JetStream struct {
 	MaxMemoryStore int64
 	// Domain is the JetStream domain, for leaf node setups.
 	Domain string
+	// UniqueTag is the tag prefix whose values a stream's replicas must
+	// not share (unique_tag); "" places replicas anywhere.
+	UniqueTag string
 }
 
 // Authorization is the top-level authorization block for the global account.

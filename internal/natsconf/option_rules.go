@@ -77,6 +77,7 @@ var jetStreamRules = map[string]rule{
 	"max_memory_store": intAtLeast(0),
 	"max_file_store":   intAtLeast(0),
 	"domain":           str,
+	"unique_tag":       str,
 }
 
 // authorizationRules: a token, or users (checkUsers checks them across

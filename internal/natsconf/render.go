@@ -56,6 +56,17 @@ func (c *Config) writeServer(w *confWriter) error {
 		}
 		w.keyValue("server_name", name)
 	}
+	if len(c.ServerTags) > 0 {
+		w.openArray("server_tags")
+		for i, tag := range c.ServerTags {
+			v, err := tag.format()
+			if err != nil {
+				return fmt.Errorf("server_tags[%d]: %w", i, err)
+			}
+			w.arrayItem(v)
+		}
+		w.closeArray()
+	}
 	writePort(w, "port", c.Port)
 	writePort(w, "http_port", c.HTTPPort)
 	writePort(w, "https_port", c.HTTPSPort)
@@ -161,6 +172,11 @@ func (c *Config) writeJetStream(w *confWriter) error {
 	}
 	if js.Domain != "" {
 		if err := writeString(w, "domain", js.Domain); err != nil {
+			return fmt.Errorf("jetstream: %w", err)
+		}
+	}
+	if js.UniqueTag != "" {
+		if err := writeString(w, "unique_tag", js.UniqueTag); err != nil {
 			return fmt.Errorf("jetstream: %w", err)
 		}
 	}

@@ -136,6 +136,9 @@ func (c *Config) validateExtraKeys() error {
 			return fmt.Errorf("extra keys %q and %q name the same nats-server setting", other, key)
 		}
 		seen[folded] = key
+		if folded == "server_tags" && len(c.ServerTags) > 0 {
+			return fmt.Errorf("extra key %q and the operator's ServerTags would both set server_tags", key)
+		}
 	}
 	return nil
 }

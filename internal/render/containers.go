@@ -78,6 +78,7 @@ func serverEnv(c *v1alpha1.NatsCluster, resources corev1.ResourceRequirements) [
 			corev1.EnvVar{Name: EnvRouteAdvertise, Value: routeAdvertise(c)})
 	}
 	env = append(env, topologyEnv(c)...)
+	env = append(env, zoneEnv(c)...)
 	if limit := goMemLimit(resources); limit != "" {
 		env = append(env, corev1.EnvVar{Name: "GOMEMLIMIT", Value: limit})
 	}

@@ -53,10 +53,12 @@ const (
 )
 
 // NatsConf is the nats.conf model of c.
-func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) { return natsConfTrusting(c, nil) }
+func NatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, error) { return natsConfWith(c, Inputs{}) }
 
-// natsConfTrusting is NatsConf with the trust Secret's values (mode jwt).
-func natsConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf.Config, error) {
+// natsConfWith is NatsConf with what the controller read or decided: the
+// trust Secret's values (mode jwt), whether replicas spread over zones.
+func natsConfWith(c *v1alpha1.NatsCluster, in Inputs) (*natsconf.Config, error) {
+	trust := in.Trust
 	extra, err := decodeExtra(c.Spec.Config)
 	if err != nil {
 		return nil, err
@@ -70,7 +72,8 @@ func natsConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (*natsco
 		LameDuckDuration:    LameDuckDuration,
 		LameDuckGracePeriod: LameDuckGracePeriod,
 		Cluster:             clusterBlock(c),
-		JetStream:           jetStreamBlock(c),
+		ServerTags:          serverTags(c),
+		JetStream:           jetStreamBlock(c, in.SpreadZones),
 		WebSocket:           webSocketBlock(c),
 		MQTT:                mqttBlock(c),
 		Leafnodes:           leafnodesBlock(c),
@@ -165,7 +168,7 @@ func routeAdvertise(c *v1alpha1.NatsCluster) string {
 	return fmt.Sprintf(`"$(%s).%s:%d"`, EnvPodName, c.HeadlessServiceName(), ClusterPort)
 }
 
-func jetStreamBlock(c *v1alpha1.NatsCluster) *natsconf.JetStream {
+func jetStreamBlock(c *v1alpha1.NatsCluster, spreadZones bool) *natsconf.JetStream {
 	if !c.Spec.JetStreamEnabled() {
 		return nil
 	}
@@ -175,6 +178,9 @@ func jetStreamBlock(c *v1alpha1.NatsCluster) *natsconf.JetStream {
 	}
 	if m := c.Spec.JetStream.MemoryStore; m != nil {
 		js.MaxMemoryStore = m.Size.Value()
+	}
+	if spreadZones && c.Spec.SpreadsZones() {
+		js.UniqueTag = v1alpha1.ZoneTagPrefix
 	}
 	return js
 }
@@ -212,22 +218,26 @@ type RenderedConf struct {
 }
 
 // Conf is c's nats.conf, as the ConfigMap carries it.
-func Conf(c *v1alpha1.NatsCluster) (RenderedConf, error) { return renderConf(c.WithDefaults(), nil) }
+func Conf(c *v1alpha1.NatsCluster) (RenderedConf, error) {
+	return renderConf(c.WithDefaults(), Inputs{})
+}
 
-// ConfTrusting is Conf in mode jwt, with the trust Secret's values.
-func ConfTrusting(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf, error) {
-	return renderConf(c.WithDefaults(), trust)
+// ConfWith is Conf with what the controller read or decided (Inputs.Trust
+// in mode jwt, Inputs.SpreadZones), as Objects renders it.
+func ConfWith(c *v1alpha1.NatsCluster, in Inputs) (RenderedConf, error) {
+	return renderConf(c.WithDefaults(), in)
 }
 
 // MarkedNatsConf is the model of nats.conf exactly as the ConfigMap carries
 // it: NatsConf with the reload marks in its server metadata, and the
 // revision it marks. Its Render is Conf's Text.
 func MarkedNatsConf(c *v1alpha1.NatsCluster) (*natsconf.Config, string, error) {
-	return markedNatsConf(c, nil)
+	return markedNatsConf(c, Inputs{})
 }
 
-func markedNatsConf(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf.Config, string, error) {
-	conf, err := natsConfTrusting(c, trust)
+func markedNatsConf(c *v1alpha1.NatsCluster, in Inputs) (*natsconf.Config, string, error) {
+	trust := in.Trust
+	conf, err := natsConfWith(c, in)
 	if err != nil {
 		return nil, "", err
 	}
@@ -259,8 +269,8 @@ func markedNatsConf(c *v1alpha1.NatsCluster, trust map[string]string) (*natsconf
 //
 // The text carries its own revision in the server metadata, a hash of the
 // text without it; the users.conf revision comes from that file.
-func renderConf(c *v1alpha1.NatsCluster, trust map[string]string) (RenderedConf, error) {
-	conf, revision, err := markedNatsConf(c, trust)
+func renderConf(c *v1alpha1.NatsCluster, in Inputs) (RenderedConf, error) {
+	conf, revision, err := markedNatsConf(c, in)
 	if err != nil {
 		return RenderedConf{}, err
 	}

@@ -33,6 +33,13 @@ var madeUpSecrets = []string{
 	"tapirGlimmerSaffron",
 }
 
+// madeUpZone and madeUpRegion are the labels Kubernetes copies from the
+// node onto the pod in these tests.
+const (
+	madeUpZone   = "eu-west-1b"
+	madeUpRegion = "eu-west-1"
+)
+
 // podEnvironment is the environment the first pod of sts gets in its nats
 // container: the pod name for metadata.name, a made-up value per Secret key
 // (returned in secrets), plain values as they are.
@@ -45,6 +52,10 @@ func podEnvironment(t *testing.T, ctr corev1.Container, podName string) (env map
 			env[e.Name] = expandKubeRefs(e.Value, env)
 		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.name":
 			env[e.Name] = podName
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.labels['"+v1alpha1.LabelZone+"']":
+			env[e.Name] = madeUpZone
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.labels['"+v1alpha1.LabelRegion+"']":
+			env[e.Name] = madeUpRegion
 		case e.ValueFrom.SecretKeyRef != nil:
 			ref := secretRef{e.ValueFrom.SecretKeyRef.Name, e.ValueFrom.SecretKeyRef.Key}
 			if _, ok := secrets[ref]; !ok {
@@ -96,7 +107,13 @@ type loadedConf struct {
 // creates nothing there.
 func loadAsServer(t *testing.T, c *v1alpha1.NatsCluster) loadedConf {
 	t.Helper()
-	objs := renderObjects(t, c, render.Inputs{})
+	return loadAsServerWith(t, c, render.Inputs{})
+}
+
+// loadAsServerWith is loadAsServer with what the controller decided.
+func loadAsServerWith(t *testing.T, c *v1alpha1.NatsCluster, in render.Inputs) loadedConf {
+	t.Helper()
+	objs := renderObjects(t, c, in)
 	cm := find[*corev1.ConfigMap](t, objs, c.ConfigMapName())
 	text := cm.Data[render.ConfigKey]
 	ctr := serverContainerOf(t, c)

@@ -14,7 +14,7 @@ func Objects(c *v1alpha1.NatsCluster, in Inputs) ([]client.Object, error) {
 	if err := checkQuantities(c); err != nil {
 		return nil, err
 	}
-	conf, err := renderConf(c, in.Trust)
+	conf, err := renderConf(c, in)
 	if err != nil {
 		return nil, err
 	}

@@ -72,6 +72,11 @@ type Inputs struct {
 	// off; empty (kubenats render): spec.networkPolicy.operator's, by
 	// default kubenats-system.
 	OperatorNamespace string
+	// SpreadZones: the controller found the servers' nodes in enough
+	// zones (plan.SpreadReplicasOverZones), and nats.conf keeps a stream's
+	// replicas in different zones. False (kubenats render): placement is
+	// the servers' own.
+	SpreadZones bool
 }
 
 func podTemplate(c *v1alpha1.NatsCluster, in Inputs) corev1.PodTemplateSpec {
@@ -123,13 +128,19 @@ func containers(c *v1alpha1.NatsCluster, in Inputs) []corev1.Container {
 	return out
 }
 
-// spread keeps servers on different nodes where it can, without refusing to
-// schedule where it cannot.
+// spread keeps servers in different zones and on different nodes where it
+// can, without refusing to schedule where it cannot.
 func spread(c *v1alpha1.NatsCluster) []corev1.TopologySpreadConstraint {
 	if tsc := c.Spec.PodTemplate.TopologySpreadConstraints; len(tsc) > 0 {
 		return tsc
 	}
+	// Zones first: a zone's loss is the larger one to survive.
 	return []corev1.TopologySpreadConstraint{{
+		MaxSkew:           1,
+		TopologyKey:       corev1.LabelTopologyZone,
+		WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: SelectorLabels(c)},
+	}, {
 		MaxSkew:           1,
 		TopologyKey:       corev1.LabelHostname,
 		WhenUnsatisfiable: corev1.ScheduleAnyway,

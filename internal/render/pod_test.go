@@ -210,7 +210,12 @@ func TestPodTopologySpread(t *testing.T) {
 		in   *v1alpha1.NatsCluster
 		want []corev1.TopologySpreadConstraint
 	}{
-		{"default spreads over hostnames, preferred", cluster(), []corev1.TopologySpreadConstraint{{
+		{"default spreads over zones, then hostnames, preferred", cluster(), []corev1.TopologySpreadConstraint{{
+			MaxSkew:           1,
+			TopologyKey:       "topology.kubernetes.io/zone",
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: render.SelectorLabels(cluster())},
+		}, {
 			MaxSkew:           1,
 			TopologyKey:       "kubernetes.io/hostname",
 			WhenUnsatisfiable: corev1.ScheduleAnyway,

@@ -29,7 +29,7 @@ func TestJWTModeConf(t *testing.T) {
 	}
 	// One server: the route TLS files exist only in a pod.
 	c := cluster(withAuthMode(v1alpha1.AuthJWT), withReplicas(1))
-	conf, err := render.ConfTrusting(c, trust)
+	conf, err := render.ConfWith(c, render.Inputs{Trust: trust})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +43,8 @@ func TestJWTModeConf(t *testing.T) {
 	}
 	text := strings.ReplaceAll(conf.Text, `"`+render.ResolverDir+`"`, `"`+t.TempDir()+`"`)
 	text = strings.ReplaceAll(text, "$"+render.EnvServerName, "nats-0")
+	t.Setenv(render.EnvZoneTag, `"zone:a"`)
+	t.Setenv(render.EnvRegionTag, `"region:r"`)
 	text = strings.ReplaceAll(text, render.TLSDir+"/", writeTestCertificates(t)+"/")
 	path := filepath.Join(t.TempDir(), "nats.conf")
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {

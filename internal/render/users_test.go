@@ -29,6 +29,8 @@ func loadPodConfig(t *testing.T, c *v1alpha1.NatsCluster, cred render.Credential
 		}
 	}
 	t.Setenv(render.EnvServerName, "demo-0")
+	t.Setenv(render.EnvZoneTag, `"zone:`+madeUpZone+`"`)
+	t.Setenv(render.EnvRegionTag, `"region:`+madeUpRegion+`"`)
 	opts, err := server.ProcessConfigFile(filepath.Join(dir, render.ConfigKey))
 	if err != nil {
 		t.Fatalf("nats-server refuses the pod's config: %v", err)

@@ -81,6 +81,14 @@ type ClusterObservation struct {
 	// OperatorKeys is the OperatorSigningKeyRotated condition; nil before
 	// any rotation was asked for.
 	OperatorKeys *Verdict
+	// NodeZones are the zones of the nodes the servers may run on, as the
+	// pass read them; nil when it did not (namespaced install).
+	NodeZones []string
+	// Zones are the servers per zone; nil when no server's node names one.
+	Zones []v1alpha1.ZoneServers
+	// ZoneRedundancy is the ZoneRedundant condition; nil when the nodes
+	// name fewer than two zones.
+	ZoneRedundancy *Verdict
 	// Now is the time a changed condition gets as its transition time.
 	Now metav1.Time
 	// Paused is the Paused condition of a paused cluster, nil otherwise.
@@ -126,6 +134,7 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	if !c.Spec.JetStream.BalancesLeaders() || !c.Spec.JetStreamEnabled() {
 		st.Leaders = nil
 	}
+	st.Zones = o.Zones
 	if sts := o.StatefulSet; sts != nil {
 		st.Replicas, st.ReadyReplicas = sts.Status.Replicas, sts.Status.ReadyReplicas
 	}
@@ -154,6 +163,9 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 	}
 	if o.OperatorKeys != nil {
 		verdicts = append(verdicts, *o.OperatorKeys)
+	}
+	if o.ZoneRedundancy != nil {
+		verdicts = append(verdicts, *o.ZoneRedundancy)
 	}
 	if o.Paused != nil {
 		verdicts = append(verdicts, *o.Paused)
