@@ -46,6 +46,8 @@ type Options struct {
 	// peer's rejoin window, a store to fill, a rollback), so more of them
 	// than cores keeps the suite short.
 	Parallel int
+	// Zones make the loopback cluster one node per zone (loopback.Options).
+	Zones []string
 }
 
 // Cluster is the loopback cluster of the suite that runs.
@@ -164,7 +166,7 @@ func startCluster(opts Options, binDir string) (*loopback.Cluster, error) {
 		return nil, err
 	}
 	return loopback.New(loopback.Options{Scheme: manager.Scheme(), KeepDir: true, CertManager: opts.CertManager, Istio: opts.Istio,
-		KubenatsBinary: kubenatsBinary})
+		KubenatsBinary: kubenatsBinary, Zones: opts.Zones})
 }
 
 // OperatorMetricsAddress is where the operator serves its metrics, with

@@ -48,14 +48,18 @@ func (k *kubelet) bind(pod *corev1.Pod) {
 				k.bind(latest)
 			}
 		}()
-		if why := k.fits(pod); why != "" {
+		k.placing.Lock()
+		defer k.placing.Unlock()
+		target, why := k.place(pod)
+		if why != "" {
 			k.reportUnschedulable(pod, why)
 			return
 		}
 		b := &corev1.Binding{
 			ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
-			Target:     corev1.ObjectReference{Kind: "Node", Name: k.node},
+			Target:     corev1.ObjectReference{Kind: "Node", Name: target},
 		}
+		defer func() { k.placed[pod.UID] = target }()
 		for backoff := 100 * time.Millisecond; ; backoff = min(2*backoff, 2*time.Second) {
 			err := k.cs.CoreV1().Pods(pod.Namespace).Bind(k.ctx, b, metav1.CreateOptions{})
 			if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) || k.ctx.Err() != nil {
@@ -87,16 +91,14 @@ func (k *kubelet) deletePod(ctx context.Context, pod *corev1.Pod) bool {
 	return true
 }
 
-// fits says why pod does not fit the node, "" when it does. A node not in
-// the cache yet (it is registered before the informers start) is read.
-func (k *kubelet) fits(pod *corev1.Pod) string {
-	node, err := k.nodes.Get(k.node)
+// node reads a node of the kubelet's; one not in the cache yet (nodes are
+// registered before the informers start) is read from the API.
+func (k *kubelet) readNode(name string) (*corev1.Node, error) {
+	node, err := k.nodeLister.Get(name)
 	if err != nil {
-		if node, err = k.cs.CoreV1().Nodes().Get(k.ctx, k.node, metav1.GetOptions{}); err != nil {
-			return "" // bind as before: the node is ours, whatever its labels
-		}
+		node, err = k.cs.CoreV1().Nodes().Get(k.ctx, name, metav1.GetOptions{})
 	}
-	return unschedulable(pod, node)
+	return node, err
 }
 
 // reportUnschedulable writes the scheduler's PodScheduled=False condition,

@@ -39,6 +39,11 @@ type Options struct {
 	Scheme *runtime.Scheme
 	// NodeName of the one node; "loopback" when empty.
 	NodeName string
+	// Zones, when set, make the node one node per zone, named
+	// <NodeName>-<zone> and labelled topology.kubernetes.io/zone=<zone>
+	// (region "loopback"), all run by the one kubelet. Pods are bound as
+	// the scheduler's topology spread scoring would (zones.go).
+	Zones []string
 	// CertManager runs cert-manager's controllers against the cluster
 	// (certmanager.go): its CRDs installed, the cert-manager namespace for
 	// ClusterIssuers' Secrets, real issuance and renewal by the CA and
@@ -170,6 +175,7 @@ func New(o Options) (_ *Cluster, err error) {
 		}
 	}
 	c.kubelet = newKubelet(c.Kubernetes, o.NodeName, c.Dir, o.NatsServerBinaries, c.addrs, c.reaper, c.log)
+	c.kubelet.nodes = zonedNodes(o.NodeName, o.Zones)
 	if o.ConfigRefreshDelay > 0 {
 		c.kubelet.refreshDelay = o.ConfigRefreshDelay
 	}

@@ -25,7 +25,13 @@ const nodeIP = "127.0.0.1"
 // node (there is no scheduler) and runs each bound pod in a podWorker.
 type kubelet struct {
 	cs           kubernetes.Interface
-	node         string
+	node         string // the first node's name
+	// nodes are the nodes this kubelet runs: one, or one per zone.
+	nodes []loopbackNode
+	// placing serializes bindings, so that each placement sees the ones
+	// before it (placed: bound, perhaps not in the cache yet).
+	placing sync.Mutex
+	placed  map[types.UID]string
 	dir          string // pods/, claims/, claim-images/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
 	// kubenatsBinary runs the containers of the operator's own image
@@ -48,7 +54,7 @@ type kubelet struct {
 	services   corelisters.ServiceLister
 	claims     corelisters.PersistentVolumeClaimLister
 	pods       corelisters.PodLister
-	nodes      corelisters.NodeLister
+	nodeLister corelisters.NodeLister
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -73,7 +79,7 @@ func newKubelet(cs kubernetes.Interface, node, dir, natsBinaries string, addrs *
 		dns:          newDNSTable(filepath.Join(dir, "dns")),
 		refreshDelay: DefaultConfigRefreshDelay,
 		workers:      map[types.UID]*podWorker{}, finished: map[types.UID]bool{}, binding: map[types.UID]bool{},
-		bindAgain: map[types.UID]bool{},
+		bindAgain: map[types.UID]bool{}, placed: map[types.UID]string{},
 	}
 }
 
@@ -85,20 +91,25 @@ func (k *kubelet) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := registerNode(k.ctx, k.cs, k.node); err != nil {
-		return err
+	if len(k.nodes) == 0 {
+		k.nodes = zonedNodes(k.node, nil)
 	}
-	k.wg.Add(1)
-	go func() {
-		defer k.wg.Done()
-		heartbeat(k.ctx, k.cs, k.node, k.logf)
-	}()
+	for _, n := range k.nodes {
+		if err := registerNode(k.ctx, k.cs, n.name, n.labels); err != nil {
+			return err
+		}
+		k.wg.Add(1)
+		go func() {
+			defer k.wg.Done()
+			heartbeat(k.ctx, k.cs, n.name, k.logf)
+		}()
+	}
 
 	k.factory = informers.NewSharedInformerFactory(k.cs, 0)
 	core := k.factory.Core().V1()
 	k.configMaps, k.secrets = core.ConfigMaps().Lister(), core.Secrets().Lister()
 	k.services, k.claims = core.Services().Lister(), core.PersistentVolumeClaims().Lister()
-	k.pods, k.nodes = core.Pods().Lister(), core.Nodes().Lister()
+	k.pods, k.nodeLister = core.Pods().Lister(), core.Nodes().Lister()
 	handlers := []struct {
 		informer cache.SharedIndexInformer
 		handler  cache.ResourceEventHandler
@@ -169,7 +180,7 @@ func (k *kubelet) onPod(obj any) {
 		}
 		return
 	}
-	if pod.Spec.NodeName != k.node {
+	if !k.runs(pod.Spec.NodeName) {
 		return
 	}
 	k.mu.Lock()
@@ -204,6 +215,9 @@ func (k *kubelet) onPodDeleted(obj any) {
 	if w != nil {
 		w.deleted()
 	}
+	k.placing.Lock()
+	delete(k.placed, pod.UID)
+	k.placing.Unlock()
 }
 
 // workerDone forgets a finished worker and wakes the pods of its namespace:

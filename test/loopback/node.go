@@ -3,6 +3,7 @@ package loopback
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"runtime"
 	"time"
 
@@ -17,12 +18,14 @@ import (
 )
 
 // registerNode creates the node, Ready, with room for any test's pods.
-func registerNode(ctx context.Context, cs kubernetes.Interface, name string) error {
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+func registerNode(ctx context.Context, cs kubernetes.Interface, name string, extra map[string]string) error {
+	labels := map[string]string{
 		corev1.LabelHostname:   name,
 		corev1.LabelOSStable:   runtime.GOOS,
 		corev1.LabelArchStable: runtime.GOARCH,
-	}}}
+	}
+	maps.Copy(labels, extra)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
 	_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
