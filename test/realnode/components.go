@@ -83,6 +83,9 @@ func (n *Node) startKubelet(ctx context.Context) error {
 		"--config="+conf,
 		"--kubeconfig="+kc,
 		"--hostname-override="+nodeName,
+		// A zone, as a cloud's nodes carry: the API server copies it onto
+		// each pod it binds here, and the servers read it as their tag.
+		"--node-labels="+corev1.LabelTopologyZone+"="+nodeZone+","+corev1.LabelTopologyRegion+"="+nodeRegion,
 		"--node-ip="+nodeIP,
 		"--root-dir="+filepath.Join(n.Dir, "kubelet"),
 		"--cert-dir="+filepath.Join(n.Dir, "kubelet", "pki"),

@@ -5,9 +5,14 @@ import (
 	"path/filepath"
 )
 
+// NodeZone is the node's topology.kubernetes.io/zone label.
+const NodeZone = "realnode-zone-a"
+
 // The node's addresses and names. Fixed: one real node per machine.
 const (
 	nodeName    = "realnode"
+	nodeZone    = NodeZone
+	nodeRegion  = "realnode-region"
 	bridgeName  = "kubenats0"
 	podCIDR     = "10.244.0.0/24"
 	nodeIP      = "10.244.0.1" // the bridge's: the API server, kubelet and CoreDNS listen here

@@ -108,6 +108,13 @@ func TestNatsClusterOnTheRealNode(t *testing.T) {
 		if limit != want {
 			t.Errorf("%s: memory cgroup limit %d, want the container's %d", p.Name, limit, want)
 		}
+		// The zone: copied from the node onto the pod at binding (the
+		// real scheduler's binding through PodTopologyLabels admission),
+		// into the server's tag by the real kubelet's downward API and
+		// $(VAR) expansion.
+		if zone, tag := p.Labels[corev1.LabelTopologyZone], environ(t, pid, render.EnvZoneTag); zone != realnode.NodeZone || tag != `"zone:`+realnode.NodeZone+`"` {
+			t.Errorf("%s: zone label %q, zone tag %s; want %s from the node", p.Name, zone, tag, realnode.NodeZone)
+		}
 		gomem, err := strconv.ParseInt(environ(t, pid, "GOMEMLIMIT"), 10, 64)
 		if err != nil || gomem <= 0 || gomem >= limit {
 			t.Errorf("%s: GOMEMLIMIT %d (%v), want below the cgroup's limit %d", p.Name, gomem, err, limit)
