@@ -296,6 +296,10 @@ type NatsClusterStatus struct {
 	// +kubebuilder:validation:MaxItems=99
 	// +optional
 	Zones []ZoneServers `json:"zones,omitempty"`
+	// Carried are the request annotations (kubenats.io/step-down,
+	// kubenats.io/evacuate) last carried out: a value seen here is done.
+	// +optional
+	Carried *CarriedRequests `json:"carried,omitempty"`
 }
 
 // ZoneServers are the servers running in one zone.

@@ -9,7 +9,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name",message="name is immutable: a renamed stream is a new stream"
 // +kubebuilder:validation:XValidation:rule="self.storage == oldSelf.storage",message="storage cannot change on the server"
 // +kubebuilder:validation:XValidation:rule="self.retention == oldSelf.retention || (self.retention != 'workqueue' && oldSelf.retention != 'workqueue')",message="retention cannot change to or from workqueue"
-// +kubebuilder:validation:XValidation:rule="has(self.mirror) == has(oldSelf.mirror) && (!has(self.mirror) || self.mirror.name == oldSelf.mirror.name)",message="mirror cannot be added, removed or pointed elsewhere"
+// +kubebuilder:validation:XValidation:rule="!has(self.mirror) || (has(oldSelf.mirror) && self.mirror.name == oldSelf.mirror.name)",message="mirror cannot be added or pointed elsewhere (removing it promotes the mirror to a stream of its own, once)"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.sealed) || !oldSelf.sealed || (has(self.sealed) && self.sealed)",message="a sealed stream cannot be unsealed"
 // +kubebuilder:validation:XValidation:rule="!has(self.mirror) || (!has(self.subjects) && !has(self.sources))",message="a mirror has no subjects and no sources"
 // +kubebuilder:validation:XValidation:rule="!has(self.firstSequence) || !has(oldSelf.firstSequence) || self.firstSequence == oldSelf.firstSequence",message="firstSequence is immutable"
@@ -80,6 +80,10 @@ type StreamSpec struct {
 	DuplicateWindow Duration `json:"duplicateWindow,omitempty"`
 	// +optional
 	Placement *Placement `json:"placement,omitempty"`
+	// Mirror makes the stream a read-only copy of another stream (a
+	// standby). Removing it promotes the mirror to a stream of its own
+	// (nats-server 2.12+): it keeps its messages and stops following; a
+	// mirror cannot be added back, or pointed at another stream.
 	// +optional
 	Mirror *StreamSource `json:"mirror,omitempty"`
 	// +listType=atomic

@@ -89,6 +89,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// server, and a leader moved between them is one more stall.
 	takingOver := obs.Takeover != nil && obs.Takeover.Phase != v1alpha1.TakeoverComplete
 	if blocker == nil && applyErr == nil && len(hung) == 0 && result.RequeueAfter == 0 && !takingOver {
+		var retry bool
+		if obs.Carried, retry = r.carryOutRequests(ctx, c, pods); retry {
+			result.RequeueAfter = soonest(result.RequeueAfter, leaderNotNowRecheck)
+		}
 		if occasion := leaderOccasion(c, pods); r.leaders.due(c, occasion) {
 			var state leaderBalance
 			switch obs.Leaders, state = r.balanceLeaders(ctx, c, pods); state {

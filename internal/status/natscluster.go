@@ -84,6 +84,8 @@ type ClusterObservation struct {
 	// NodeZones are the zones of the nodes the servers may run on, as the
 	// pass read them; nil when it did not (namespaced install).
 	NodeZones []string
+	// Carried are the request annotations carried out; nil: as before.
+	Carried *v1alpha1.CarriedRequests
 	// Zones are the servers per zone; nil when no server's node names one.
 	Zones []v1alpha1.ZoneServers
 	// ZoneRedundancy is the ZoneRedundant condition; nil when the nodes
@@ -135,6 +137,7 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 		st.Leaders = nil
 	}
 	st.Zones = o.Zones
+	st.Carried = cmp.Or(o.Carried, c.Status.Carried)
 	if sts := o.StatefulSet; sts != nil {
 		st.Replicas, st.ReadyReplicas = sts.Status.Replicas, sts.Status.ReadyReplicas
 	}

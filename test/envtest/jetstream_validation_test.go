@@ -304,6 +304,9 @@ func TestJetStreamValidationRejectsInvalidUpdates(t *testing.T) {
 		return func(o client.Object) { edit(&o.(*v1alpha1.Consumer).Spec) }
 	}
 	none := func(*v1alpha1.StreamSpec) {}
+	mirrorOf := func(origin string) func(*v1alpha1.StreamSpec) {
+		return func(s *v1alpha1.StreamSpec) { s.Subjects, s.Mirror = nil, &v1alpha1.StreamSource{Name: origin} }
+	}
 	plain := func(*v1alpha1.ConsumerSpec) {}
 	push := func(s *v1alpha1.ConsumerSpec) {
 		s.DeliverSubject, s.FlowControl, s.HeartbeatInterval = "deliver.orders", true, "5s"
@@ -329,6 +332,12 @@ func TestJetStreamValidationRejectsInvalidUpdates(t *testing.T) {
 		{name: "stream-denydelete-off", create: stream(func(s *v1alpha1.StreamSpec) { s.DenyDelete = true }),
 			update: onStream(func(s *v1alpha1.StreamSpec) { s.DenyDelete = false }),
 			want:   []string{"denyDelete cannot be turned off on the server"}},
+		{name: "stream-mirror-added", create: stream(none),
+			update: onStream(func(s *v1alpha1.StreamSpec) { s.Subjects, s.Mirror = nil, &v1alpha1.StreamSource{Name: "origin"} }),
+			want:   []string{"mirror cannot be added or pointed elsewhere"}},
+		{name: "stream-mirror-elsewhere", create: stream(mirrorOf("origin")),
+			update: onStream(func(s *v1alpha1.StreamSpec) { s.Mirror.Name = "other" }),
+			want:   []string{"mirror cannot be added or pointed elsewhere"}},
 		{name: "consumer-durable-rename", create: consumer(plain),
 			update: onConsumer(func(s *v1alpha1.ConsumerSpec) { s.DurableName = "renamed" }),
 			want:   []string{"durableName is immutable: a renamed consumer is a new consumer"}},
@@ -366,6 +375,15 @@ func TestJetStreamValidationRejectsInvalidUpdates(t *testing.T) {
 			want:   []string{"bucket is immutable: a renamed bucket is a new bucket"}},
 
 		// What may change, does.
+		// A standby promoted: the mirror removed, subjects of its own.
+		{name: "stream-mirror-promoted", create: stream(mirrorOf("origin")),
+			update: onStream(func(s *v1alpha1.StreamSpec) { s.Mirror, s.Subjects = nil, []string{"promoted.>"} }),
+			check: func(o client.Object) error {
+				if s := o.(*v1alpha1.Stream).Spec; s.Mirror != nil || len(s.Subjects) != 1 {
+					return fmt.Errorf("mirror %v, subjects %v after the promotion", s.Mirror, s.Subjects)
+				}
+				return nil
+			}},
 		{name: "stream-description", create: stream(func(s *v1alpha1.StreamSpec) { s.Description = "first" }),
 			update: onStream(func(s *v1alpha1.StreamSpec) { s.Description = "second" }),
 			check: func(o client.Object) error {
