@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +18,7 @@ import (
 const completeVerb = "__complete"
 
 // verbs are what the first word completes to.
-var verbs = []string{"status", "report", "pause", "resume", "balance", "completion", "version"}
+var verbs = []string{"status", "report", "pause", "resume", "balance", "stepdown", "evacuate", "promote", "completion", "version"}
 
 // complete prints the candidates for the last word of args.
 func complete(ctx context.Context, c client.Client, ns string, args []string, w io.Writer) error {
@@ -25,8 +26,10 @@ func complete(ctx context.Context, c client.Client, ns string, args []string, w 
 	switch {
 	case len(args) <= 1:
 		candidates = verbs
-	case (args[0] == "status" || args[0] == "report" || args[0] == "balance") && len(args) == 2:
+	case slices.Contains([]string{"status", "report", "balance", "stepdown", "evacuate"}, args[0]) && len(args) == 2:
 		candidates = names(ctx, c, "natscluster", ns)
+	case args[0] == "promote" && len(args) == 2:
+		candidates = names(ctx, c, "stream", ns)
 	case (args[0] == "pause" || args[0] == "resume") && len(args) == 2:
 		candidates = KindNames
 	case (args[0] == "pause" || args[0] == "resume") && len(args) == 3:

@@ -24,6 +24,10 @@ Usage:
   kubectl kubenats pause KIND NAME                the operator makes no change to it until resumed
   kubectl kubenats resume KIND NAME               the operator carries out every change made meanwhile
   kubectl kubenats balance NATSCLUSTER            ask the operator to spread the stream and consumer leaders now
+  kubectl kubenats stepdown NATSCLUSTER [SERVER]  ask the JetStream meta leader to hand over (to SERVER preferably)
+  kubectl kubenats evacuate NATSCLUSTER SERVER    move every stream and consumer replica off SERVER
+  kubectl kubenats promote STREAM                 make a mirror Stream a stream of its own (removes spec.mirror)
+      [--subjects a.>,b.>]                        the subjects it takes writes on from then
   kubectl kubenats completion bash                a bash completion script
   kubectl kubenats version
 
@@ -56,6 +60,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 	kubeconfig := fs.String("kubeconfig", "", "")
 	kubeContext := fs.String("context", "", "")
 	out := fs.StringP("output", "o", "", "")
+	subjects := fs.StringSlice("subjects", nil, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "kubectl kubenats: %v\n\n%s", err, usage)
 		return 2
@@ -81,14 +86,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 		fmt.Fprint(stdout, bashCompletion)
 		return 0
 	}
-	want := map[string]int{"status": 1, "report": 1, "pause": 2, "resume": 2, "balance": 1, completeVerb: -1}
+	// The fewest and most arguments of each verb (-1: any).
+	want := map[string][2]int{"status": {1, 1}, "report": {1, 1}, "pause": {2, 2}, "resume": {2, 2}, "balance": {1, 1},
+		"stepdown": {1, 2}, "evacuate": {2, 2}, "promote": {1, 1}, completeVerb: {0, -1}}
 	n, known := want[verb]
 	if !known {
 		fmt.Fprintf(stderr, "kubectl kubenats: unknown command %q\n\n%s", verb, usage)
 		return 2
 	}
-	if n >= 0 && len(rest) != n {
-		fmt.Fprintf(stderr, "kubectl kubenats %s takes %d argument(s)\n\n%s", verb, n, usage)
+	if len(rest) < n[0] || n[1] >= 0 && len(rest) > n[1] {
+		fmt.Fprintf(stderr, "kubectl kubenats %s takes %s argument(s)\n\n%s", verb, argCount(n), usage)
 		return 2
 	}
 	c, defaultNS, err := connect(*kubeconfig, *kubeContext)
@@ -99,14 +106,28 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, connect C
 	if *ns == "" {
 		*ns = defaultNS
 	}
-	if err := runVerb(ctx, c, verb, rest, *ns, *out, stdout); err != nil {
+	if err := runVerb(ctx, c, verb, rest, *ns, verbFlags{out: *out, subjects: *subjects}, stdout); err != nil {
 		fmt.Fprintf(stderr, "kubectl kubenats %s: %v\n", verb, err)
 		return 1
 	}
 	return 0
 }
 
-func runVerb(ctx context.Context, c client.Client, verb string, args []string, ns, out string, stdout io.Writer) error {
+// verbFlags are the flags some verbs take.
+type verbFlags struct {
+	out      string
+	subjects []string
+}
+
+func argCount(n [2]int) string {
+	if n[0] == n[1] {
+		return fmt.Sprint(n[0])
+	}
+	return fmt.Sprintf("%d to %d", n[0], n[1])
+}
+
+func runVerb(ctx context.Context, c client.Client, verb string, args []string, ns string, flags verbFlags, stdout io.Writer) error {
+	out := flags.out
 	switch verb {
 	case "status":
 		cl, err := gather(ctx, c, ns, args[0])
@@ -140,6 +161,28 @@ func runVerb(ctx context.Context, c client.Client, verb string, args []string, n
 			return err
 		}
 		_, err := fmt.Fprintf(stdout, "natscluster %s/%s: a balance of its leaders is asked for; kubectl kubenats status %s shows the count\n", ns, args[0], args[0])
+		return err
+	case "stepdown":
+		server := ""
+		if len(args) == 2 {
+			server = args[1]
+		}
+		if err := RequestStepDown(ctx, c, ns, args[0], server, time.Now()); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "natscluster %s/%s: a step-down of the JetStream meta leader is asked for; kubectl kubenats status %s shows the leader\n", ns, args[0], args[0])
+		return err
+	case "evacuate":
+		if err := RequestEvacuation(ctx, c, ns, args[0], args[1], time.Now()); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "natscluster %s/%s: an evacuation of %s is asked for; its events say when the replicas moved\n", ns, args[0], args[1])
+		return err
+	case "promote":
+		if err := Promote(ctx, c, ns, args[0], flags.subjects); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(stdout, "stream %s/%s: promoted, it no longer follows its origin; point its writers at it\n", ns, args[0])
 		return err
 	case completeVerb:
 		return complete(ctx, c, ns, args, stdout)

@@ -83,3 +83,48 @@ func RequestBalance(ctx context.Context, c client.Client, ns, name string, now t
 	obj.SetName(name)
 	return annotate(ctx, c, obj, v1alpha1.AnnotationBalanceLeaders, now.UTC().Format(time.RFC3339Nano))
 }
+
+// RequestStepDown asks the operator to have the JetStream meta leader of
+// the NatsCluster ns/name hand over, to server preferably ("" for any):
+// the request annotation, made new by the time.
+func RequestStepDown(ctx context.Context, c client.Client, ns, name, server string, now time.Time) error {
+	return requestOf(ctx, c, ns, name, v1alpha1.AnnotationStepDown, server, now)
+}
+
+// RequestEvacuation asks the operator to move every replica off server.
+func RequestEvacuation(ctx context.Context, c client.Client, ns, name, server string, now time.Time) error {
+	return requestOf(ctx, c, ns, name, v1alpha1.AnnotationEvacuate, server, now)
+}
+
+// requestOf sets a request annotation to "<server>@<now>", after
+// checking that the cluster exists (a typo then fails here, not in an
+// event later).
+func requestOf(ctx context.Context, c client.Client, ns, name, key, server string, now time.Time) error {
+	obj := &v1alpha1.NatsCluster{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return err
+	}
+	return annotate(ctx, c, obj, key, server+"@"+now.UTC().Format(time.RFC3339Nano))
+}
+
+// Promote makes the mirror Stream ns/name a stream of its own: spec.mirror
+// removed, and subjects set when given, in one merge patch (the API
+// server's validation allows removing a mirror, never adding one back).
+func Promote(ctx context.Context, c client.Client, ns, name string, subjects []string) error {
+	obj := &v1alpha1.Stream{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); err != nil {
+		return err
+	}
+	if obj.Spec.Mirror == nil {
+		return fmt.Errorf("stream %s/%s mirrors nothing: there is nothing to promote", ns, name)
+	}
+	spec := map[string]any{"mirror": nil}
+	if len(subjects) > 0 {
+		spec["subjects"] = subjects
+	}
+	patch, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+}

@@ -40,14 +40,18 @@ func (r *Reconciler) carryOutRequests(ctx context.Context, c *v1alpha1.NatsClust
 	retry := false
 	for _, step := range steps {
 		req := step.Request
-		switch err := r.carryOutRequest(ctx, c, pods, step); {
+		switch sent, err := r.carryOutRequest(ctx, c, pods, step); {
 		case step.Refused != "":
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "RequestRefused", string(req.Kind), "%s %q: %s", req.Kind, req.Value, step.Refused)
-		case err != nil:
+		case err != nil && !sent:
 			// Not recorded: the next settled pass tries again.
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "RequestFailed", string(req.Kind), "%s %q: %v", req.Kind, req.Value, err)
 			retry = true
 			continue
+		case err != nil:
+			// The servers took it and did not carry it through (an
+			// evacuation with nowhere to go): said once, not sent again.
+			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "RequestFailed", string(req.Kind), "%s %q: %v", req.Kind, req.Value, err)
 		}
 		switch req.Kind {
 		case plan.RequestStepDown:
@@ -59,17 +63,18 @@ func (r *Reconciler) carryOutRequests(ctx context.Context, c *v1alpha1.NatsClust
 	return carried, retry
 }
 
-// carryOutRequest sends one request's system account request.
-func (r *Reconciler) carryOutRequest(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, step plan.RequestStep) error {
+// carryOutRequest sends one request's system account request, and says
+// whether the servers took it.
+func (r *Reconciler) carryOutRequest(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, step plan.RequestStep) (bool, error) {
 	if step.Refused != "" {
-		return nil
+		return false, nil
 	}
 	if !c.Spec.JetStreamEnabled() || !c.HasSystemUser() {
-		return fmt.Errorf("needs JetStream and the operator's system account user")
+		return false, fmt.Errorf("needs JetStream and the operator's system account user")
 	}
 	a, err := r.Servers.Access(ctx, c)
 	if err != nil {
-		return err
+		return false, err
 	}
 	target := step.Request.Target
 	switch step.Request.Kind {
@@ -79,21 +84,21 @@ func (r *Reconciler) carryOutRequest(ctx context.Context, c *v1alpha1.NatsCluste
 			body = map[string]any{"placement": map[string]string{"preferred": target}}
 		}
 		if err := systemRequest(ctx, pods, a, subjectStepDown, body); err != nil {
-			return err
+			return false, err
 		}
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, eventMetaStepDown, "StepDown",
 			"asked the JetStream meta leader to hand leadership over%s, as %s asked", preferring(target), v1alpha1.AnnotationStepDown)
 	case plan.RequestEvacuate:
 		if err := systemRequest(ctx, pods, a, subjectEvacuate, map[string]string{"peer": target}); err != nil {
-			return err
+			return false, err
 		}
 		if err := r.awaitEvacuation(ctx, c, pods, target); err != nil {
-			return err
+			return true, err
 		}
 		r.Recorder.Eventf(c, nil, corev1.EventTypeNormal, eventEvacuating, "Evacuate",
 			"moving every stream and consumer replica off %s, as %s asked", target, v1alpha1.AnnotationEvacuate)
 	}
-	return nil
+	return true, nil
 }
 
 func preferring(server string) string {

@@ -153,3 +153,60 @@ func untar(t *testing.T, data string) map[string]string {
 		out[strings.TrimPrefix(hdr.Name, "kubenats-report/")] = string(body)
 	}
 }
+
+// TestKubectlPluginRequests: stepdown and evacuate set the request
+// annotation the operator carries out ("<server>@<time>", new on each
+// call), after checking the cluster exists; promote removes a mirror
+// Stream's spec.mirror and sets its subjects, and refuses a Stream that
+// mirrors nothing; wrong argument counts are usage errors. Careless
+// plugins it catches: a request value without the time (a second
+// stepdown would equal the first, and the operator carries out a value
+// once), a promote that writes the server instead of the Stream.
+func TestKubectlPluginRequests(t *testing.T) {
+	c := oneServerCluster(t)
+	ns := c.Namespace
+	if _, err := plugin(t, ns, "evacuate", c.Name); err == nil || !strings.Contains(err.Error(), "exit 2") {
+		t.Errorf("evacuate without a server: %v, want a usage error", err)
+	}
+	if _, err := plugin(t, ns, "stepdown", "no-such-cluster"); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("stepdown of a missing cluster: %v, want not found", err)
+	}
+	var values []string
+	for range 2 {
+		if _, err := plugin(t, ns, "stepdown", c.Name); err != nil {
+			t.Fatal(err)
+		}
+		get(t, c)
+		values = append(values, c.Annotations[v1alpha1.AnnotationStepDown])
+	}
+	if values[0] == values[1] || !strings.HasPrefix(values[0], "@") {
+		t.Errorf("two stepdowns set %q then %q: want two new requests naming no server", values[0], values[1])
+	}
+	if _, err := plugin(t, ns, "evacuate", c.Name, c.PodName(0)); err != nil {
+		t.Fatal(err)
+	}
+	get(t, c)
+	if got := c.Annotations[v1alpha1.AnnotationEvacuate]; v1alpha1.RequestTarget(got) != c.PodName(0) {
+		t.Errorf("evacuate set %q, want it to name %s", got, c.PodName(0))
+	}
+
+	plain := newStream(ns, "plain", nowhere)
+	create(t, plain)
+	if _, err := plugin(t, ns, "promote", "plain"); err == nil || !strings.Contains(err.Error(), "mirrors nothing") {
+		t.Errorf("promote of a stream that mirrors nothing: %v", err)
+	}
+	standby := newStream(ns, "standby", nowhere, func(s *v1alpha1.StreamSpec) {
+		s.Subjects, s.Mirror = nil, &v1alpha1.StreamSource{Name: "plain"}
+	})
+	create(t, standby)
+	if _, err := plugin(t, ns, "promote", "standby", "--subjects", "standby.>,more.>"); err != nil {
+		t.Fatal(err)
+	}
+	get(t, standby)
+	if standby.Spec.Mirror != nil || strings.Join(standby.Spec.Subjects, ",") != "standby.>,more.>" {
+		t.Errorf("after promote: mirror %v, subjects %v", standby.Spec.Mirror, standby.Spec.Subjects)
+	}
+	if out, err := plugin(t, ns, "__complete", "promote", "st"); err != nil || !strings.Contains(out, "standby\n") {
+		t.Errorf("completion of promote: %q %v", out, err)
+	}
+}
