@@ -296,6 +296,12 @@ type NatsClusterStatus struct {
 	// +kubebuilder:validation:MaxItems=99
 	// +optional
 	Zones []ZoneServers `json:"zones,omitempty"`
+	// MetaLeader is the JetStream meta group's leader, as most of the
+	// servers that answered name it; empty when they do not agree or
+	// were not asked.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	MetaLeader string `json:"metaLeader,omitempty"`
 	// Carried are the request annotations (kubenats.io/step-down,
 	// kubenats.io/evacuate) last carried out: a value seen here is done.
 	// +optional

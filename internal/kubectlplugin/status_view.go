@@ -40,6 +40,24 @@ func WriteStatus(w io.Writer, c *Cluster, now time.Time) error {
 		}
 		fmt.Fprintln(w)
 	}
+	if st.MetaLeader != "" {
+		fmt.Fprintf(w, "  JetStream meta leader: %s\n", st.MetaLeader)
+	}
+	if len(st.Zones) > 0 {
+		var zones []string
+		for _, z := range st.Zones {
+			zones = append(zones, fmt.Sprintf("%s: %s", orDash(z.Zone), strings.Join(z.Servers, " ")))
+		}
+		fmt.Fprintf(w, "  zones: %s\n", strings.Join(zones, "; "))
+	}
+	if r := st.Carried; r != nil {
+		if r.StepDown != "" {
+			fmt.Fprintf(w, "  last step-down carried out: %s\n", r.StepDown)
+		}
+		if r.Evacuate != "" {
+			fmt.Fprintf(w, "  last evacuation carried out: %s\n", r.Evacuate)
+		}
+	}
 	if len(st.Leaders) > 0 {
 		var counts []string
 		for _, l := range st.Leaders {

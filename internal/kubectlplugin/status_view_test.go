@@ -31,8 +31,11 @@ func TestWriteStatus(t *testing.T) {
 	expiry := metav1.NewTime(now.Add(89 * 24 * time.Hour))
 	nc.Status = v1alpha1.NatsClusterStatus{ObservedGeneration: 3, Phase: v1alpha1.PhaseReady, ReadyReplicas: 2, ServerVersion: "2.15.3",
 		ServerVersionSource: v1alpha1.VersionObserved, CertificatesExpiry: &expiry,
-		Endpoint: v1alpha1.Endpoint{Internal: "tls://nats.shop.svc:4222"},
-		Leaders:  []v1alpha1.ServerLeaders{{Server: "nats-0", Groups: 3}, {Server: "nats-1", Groups: 2}},
+		Endpoint:   v1alpha1.Endpoint{Internal: "tls://nats.shop.svc:4222"},
+		Leaders:    []v1alpha1.ServerLeaders{{Server: "nats-0", Groups: 3}, {Server: "nats-1", Groups: 2}},
+		MetaLeader: "nats-1",
+		Zones:      []v1alpha1.ZoneServers{{Zone: "eu-1a", Servers: []string{"nats-0"}}, {Zone: "eu-1b", Servers: []string{"nats-1", "nats-2"}}},
+		Carried:    &v1alpha1.CarriedRequests{Evacuate: "nats-2@2026-12-06T11:00:00Z"},
 		Conditions: []metav1.Condition{
 			{Type: v1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonOOMKilled, Message: "nats-1: killed\nfor its limit", LastTransitionTime: ago(90 * time.Second)},
 			{Type: "CertificatesReady", Status: metav1.ConditionTrue, Reason: "CertificatesReady", Message: "2 certificates ready", LastTransitionTime: ago(3 * time.Hour)},
@@ -64,6 +67,9 @@ func TestWriteStatus(t *testing.T) {
 		"paused: the operator makes no change (kubectl kubenats resume natscluster nats)",
 		"clients: tls://nats.shop.svc:4222",
 		"leaders: nats-0 3, nats-1 2",
+		"JetStream meta leader: nats-1",
+		"zones: eu-1a: nats-0; eu-1b: nats-1 nats-2",
+		"last evacuation carried out: nats-2@2026-12-06T11:00:00Z",
 		"certificates: the first expires 2027-03-05T12:00:00Z (in 89d)",
 		"Ready              False   OOMKilled          90s    nats-1: killed for its limit",
 		"CertificatesReady  True    CertificatesReady  3h     2 certificates ready",

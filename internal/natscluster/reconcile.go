@@ -90,8 +90,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	takingOver := obs.Takeover != nil && obs.Takeover.Phase != v1alpha1.TakeoverComplete
 	if blocker == nil && applyErr == nil && len(hung) == 0 && result.RequeueAfter == 0 && !takingOver {
 		var retry bool
-		if obs.Carried, retry = r.carryOutRequests(ctx, c, pods); retry {
+		switch obs.Carried, retry = r.carryOutRequests(ctx, c, pods); {
+		case retry:
 			result.RequeueAfter = soonest(result.RequeueAfter, leaderNotNowRecheck)
+		case obs.Carried != c.Status.Carried:
+			// A request was carried out: its outcome (a new meta leader)
+			// raises no Kubernetes event; look again soon.
+			result.RequeueAfter = soonest(result.RequeueAfter, leaderRecheck)
 		}
 		if occasion := leaderOccasion(c, pods); r.leaders.due(c, occasion) {
 			var state leaderBalance

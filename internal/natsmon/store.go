@@ -21,6 +21,9 @@ type StoreUse struct {
 	// turns it off when a write meets a full disk ("no space left on
 	// device"), until it is restarted.
 	JetStreamDisabled bool
+	// MetaLeader is the JetStream meta group's leader as this server
+	// knows it; "" when it knows none (or runs alone).
+	MetaLeader string
 }
 
 // FullMargin is how close to its limit a store counts as full: nats-server
@@ -52,6 +55,18 @@ func FetchStoreUse(ctx context.Context, c *http.Client, url string) (StoreUse, e
 				u.JetStreamDisabled, err = d.Bool()
 			case "storage":
 				u.Used, err = d.Uint()
+			case "meta_cluster":
+				if isNull, nerr := d.Null(); isNull || nerr != nil {
+					return nerr
+				}
+				err = d.Object(func(key []byte) error {
+					if string(key) != "leader" {
+						return d.Skip()
+					}
+					var err error
+					u.MetaLeader, err = d.String("server name")
+					return err
+				})
 			case "config":
 				err = d.Object(func(key []byte) error {
 					if string(key) != "max_storage" {

@@ -2,8 +2,10 @@ package natsmon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +89,31 @@ func TestStoreUseFull(t *testing.T) {
 	} {
 		if got := tc.use.Full(); got != tc.full {
 			t.Errorf("%+v.Full() = %v, want %v", tc.use, got, tc.full)
+		}
+	}
+}
+
+// TestFetchStoreUseReadsTheMetaLeader: the meta leader comes from the
+// same /jsz, as nats-server writes it (its own types marshalled); a
+// server outside a cluster (meta_cluster null or absent) names none.
+func TestFetchStoreUseReadsTheMetaLeader(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		info server.JSInfo
+		want string
+	}{
+		{"clustered", server.JSInfo{Meta: &server.MetaClusterInfo{Name: "nats", Leader: "nats-1", Size: 3}}, "nats-1"},
+		{"alone", server.JSInfo{}, ""},
+	} {
+		body, err := json.Marshal(tc.info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(body) }))
+		use, err := FetchStoreUse(context.Background(), srv.Client(), srv.URL+StoreQuery)
+		srv.Close()
+		if err != nil || use.MetaLeader != tc.want {
+			t.Errorf("%s: meta leader %q (%v), want %q", tc.name, use.MetaLeader, err, tc.want)
 		}
 	}
 }

@@ -137,6 +137,7 @@ func NatsCluster(o ClusterObservation) v1alpha1.NatsClusterStatus {
 		st.Leaders = nil
 	}
 	st.Zones = o.Zones
+	st.MetaLeader = metaLeader(o.Stores)
 	st.Carried = cmp.Or(o.Carried, c.Status.Carried)
 	if sts := o.StatefulSet; sts != nil {
 		st.Replicas, st.ReadyReplicas = sts.Status.Replicas, sts.Status.ReadyReplicas
@@ -270,4 +271,21 @@ func phase(b *Blocker, ready Verdict) v1alpha1.Phase {
 		return v1alpha1.PhaseReady
 	}
 	return v1alpha1.PhaseInstalling
+}
+
+// metaLeader is the meta leader a majority of the answering servers name,
+// "" when none has a majority (an election, a split).
+func metaLeader(stores map[string]natsmon.StoreUse) string {
+	votes := map[string]int{}
+	for _, u := range stores {
+		if u.MetaLeader != "" {
+			votes[u.MetaLeader]++
+		}
+	}
+	for leader, n := range votes {
+		if 2*n > len(stores) {
+			return leader
+		}
+	}
+	return ""
 }

@@ -1,6 +1,7 @@
 package status
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/natsmon"
 )
 
 // Two fixed instants: t0 is when a previous status was written, now is the
@@ -609,5 +611,30 @@ func TestCertificatesReadySaysWhatIsIgnored(t *testing.T) {
 	got := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionCertificatesReady)
 	if got.Status != metav1.ConditionTrue || !strings.Contains(got.Message, note) {
 		t.Fatalf("CertificatesReady %s: %q, want True saying %q", got.Status, got.Message, note)
+	}
+}
+
+// TestMetaLeaderIsWhatMostServersName: one server's word is not enough
+// while the others name another (an election under way); no majority, no
+// leader. Careless variant: the first server's answer, which depends on
+// map order and can name a deposed leader.
+func TestMetaLeaderIsWhatMostServersName(t *testing.T) {
+	for _, tc := range []struct {
+		leaders []string
+		want    string
+	}{
+		{[]string{"n-1", "n-1", "n-1"}, "n-1"},
+		{[]string{"n-1", "n-2", "n-2"}, "n-2"},
+		{[]string{"n-1", "n-2", ""}, ""},
+		{[]string{"n-1", "", ""}, ""},
+		{nil, ""},
+	} {
+		stores := map[string]natsmon.StoreUse{}
+		for i, l := range tc.leaders {
+			stores[fmt.Sprintf("n-%d", i)] = natsmon.StoreUse{MetaLeader: l}
+		}
+		if got := metaLeader(stores); got != tc.want {
+			t.Errorf("servers naming %v: %q, want %q", tc.leaders, got, tc.want)
+		}
 	}
 }

@@ -60,6 +60,14 @@ func TestStepDownAndEvacuationAskedThroughThePlugin(t *testing.T) {
 			return nil
 		})
 		carried(t, f, func(c *v1alpha1.CarriedRequests) string { return c.StepDown }, v1alpha1.AnnotationStepDown)
+		eventually(t, wait, func() error {
+			c := f.Cluster.DeepCopy()
+			get(t, c)
+			if c.Status.MetaLeader != to {
+				return fmt.Errorf("status.metaLeader %q, want %s", c.Status.MetaLeader, to)
+			}
+			return nil
+		})
 		leader = to
 	}
 
