@@ -24,14 +24,14 @@ const nodeIP = "127.0.0.1"
 // kubelet is the loopback kubelet: it binds every pending pod to its one
 // node (there is no scheduler) and runs each bound pod in a podWorker.
 type kubelet struct {
-	cs           kubernetes.Interface
-	node         string // the first node's name
+	cs   kubernetes.Interface
+	node string // the first node's name
 	// nodes are the nodes this kubelet runs: one, or one per zone.
 	nodes []loopbackNode
 	// placing serializes bindings, so that each placement sees the ones
 	// before it (placed: bound, perhaps not in the cache yet).
-	placing sync.Mutex
-	placed  map[types.UID]string
+	placing      sync.Mutex
+	placed       map[types.UID]string
 	dir          string // pods/, claims/, claim-images/, logs/ below it
 	natsBinaries string // bin/nats-server: <version>/nats-server
 	// kubenatsBinary runs the containers of the operator's own image
