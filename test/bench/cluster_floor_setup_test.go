@@ -66,6 +66,9 @@ func containerEnvFor(b testing.TB, ctr *corev1.Container, pod string, secrets ma
 			}
 		case src.FieldRef != nil && src.FieldRef.FieldPath == "metadata.name":
 			v = pod
+		case src.FieldRef != nil && strings.HasPrefix(src.FieldRef.FieldPath, "metadata.labels["):
+			// The zone and region labels: the loopback node has none.
+			v = ""
 		case src.SecretKeyRef != nil:
 			var ok bool
 			if v, ok = secrets[src.SecretKeyRef.Name+"/"+src.SecretKeyRef.Key]; !ok {

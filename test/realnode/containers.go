@@ -81,9 +81,46 @@ func inCgroup(pid int, procs []byte) bool {
 // in: memory.limit_in_bytes of cgroup v1's memory controller, or
 // memory.max of v2 ("max" is -1).
 func MemoryLimit(pid int) (int64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	s, err := memoryFile(pid, "memory.limit_in_bytes", "memory.max")
+	if err != nil || s == "max" {
+		return -1, err
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// MemoryPeak is the most memory the cgroup of process pid has held, in
+// bytes: memory.max_usage_in_bytes (v1) or memory.peak (v2). It counts
+// the page cache, which the kernel reclaims at the limit.
+func MemoryPeak(pid int) (int64, error) {
+	s, err := memoryFile(pid, "memory.max_usage_in_bytes", "memory.peak")
 	if err != nil {
 		return 0, err
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// OOMKills is how many processes the kernel killed in the cgroup of
+// process pid for its limit: oom_kill in memory.oom_control (v1) or
+// memory.events (v2).
+func OOMKills(pid int) (int64, error) {
+	s, err := memoryFile(pid, "memory.oom_control", "memory.events")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(line, "oom_kill "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no oom_kill count in the memory cgroup of %d", pid)
+}
+
+// memoryFile reads a file of the memory cgroup process pid is in: v1's
+// name under the memory controller, or v2's in the unified hierarchy.
+func memoryFile(pid int, v1, v2 string) (string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return "", err
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		parts := strings.SplitN(line, ":", 3)
@@ -93,24 +130,20 @@ func MemoryLimit(pid int) (int64, error) {
 		var file string
 		switch {
 		case parts[0] == "0" && parts[1] == "":
-			file = filepath.Join("/sys/fs/cgroup", parts[2], "memory.max")
+			file = filepath.Join("/sys/fs/cgroup", parts[2], v2)
 			if _, err := os.Stat("/sys/fs/cgroup/cgroup.controllers"); err != nil {
 				continue // the unified hierarchy of a v1 machine
 			}
 		case strings.Contains(","+parts[1]+",", ",memory,"):
-			file = filepath.Join("/sys/fs/cgroup/memory", parts[2], "memory.limit_in_bytes")
+			file = filepath.Join("/sys/fs/cgroup/memory", parts[2], v1)
 		default:
 			continue
 		}
 		v, err := os.ReadFile(file)
 		if err != nil {
-			return 0, err
+			return "", err
 		}
-		s := strings.TrimSpace(string(v))
-		if s == "max" {
-			return -1, nil
-		}
-		return strconv.ParseInt(s, 10, 64)
+		return strings.TrimSpace(string(v)), nil
 	}
-	return 0, fmt.Errorf("process %d is in no memory cgroup:\n%s", pid, data)
+	return "", fmt.Errorf("process %d is in no memory cgroup:\n%s", pid, data)
 }

@@ -259,6 +259,10 @@ func (n *Node) startControlPlane(ctx context.Context) error {
 	return err
 }
 
+// AdminKubeconfig writes a kubeconfig of an administrator (for a tool
+// the tests run, such as Helm) and returns its path.
+func (n *Node) AdminKubeconfig(name string) (string, error) { return n.kubeconfig(name) }
+
 // kubeconfig writes an admin kubeconfig for a component of the node.
 func (n *Node) kubeconfig(component string) (string, error) {
 	return n.plane.Kubeconfig(component, "realnode:"+component, []string{"system:masters"})

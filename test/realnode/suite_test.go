@@ -55,7 +55,13 @@ func TestOperatorDeploymentRunsAsShipped(t *testing.T) {
 func TestWebhookReachedThroughItsService(t *testing.T) {
 	needNode(t)
 	waitOperator(t)
-	ns := namespace(t)
+	webhookRefusesAnOrphanStream(t, namespace(t))
+}
+
+// webhookRefusesAnOrphanStream: a Stream naming a NatsAccount ns lacks is
+// refused by the operator's webhook.
+func webhookRefusesAnOrphanStream(t *testing.T, ns string) {
+	t.Helper()
 	poll.Until(t, wait, func() error {
 		s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orphan"}}
 		s.Spec.Name = "ORPHAN"
