@@ -180,8 +180,10 @@ fuzz: ## Fuzz the nats.conf writer and checks, the Secret value check, the monit
 	done
 
 .PHONY: demo
-demo: ## Run kubenats on this machine: loopback cluster, operator, 3-server NatsCluster, Stream, Consumer, round trip (Ctrl-C stops; DEMO_EXIT=1 exits after the round trip).
-	hack/demo.sh
+NODE ?= loopback
+
+demo: ## Run kubenats on this machine: a cluster (NODE=loopback, or NODE=real: a real kubelet and containerd, as root), operator, 3-server NatsCluster, Stream, Consumer, round trip (Ctrl-C stops; DEMO_EXIT=1 exits after the round trip).
+	NODE=$(NODE) hack/demo.sh
 
 # Each benchmark runs BENCH_COUNT times; the summary table at the end gives
 # each figure's median, its goal and its ratio to its floor. The JetStream

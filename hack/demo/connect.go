@@ -13,10 +13,9 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/test/loopback"
 )
 
-// writeKubeconfig writes an admin kubeconfig for the loopback API server.
+// writeKubeconfig writes an admin kubeconfig for the API server.
 func writeKubeconfig(cfg *rest.Config, path string) error {
 	ca, err := dataOrFile(cfg.CAData, cfg.CAFile)
 	if err != nil {
@@ -47,8 +46,8 @@ func dataOrFile(data []byte, file string) ([]byte, error) {
 
 // howToConnect prints the servers' addresses, the credentials, the CA and
 // the kubeconfig.
-func howToConnect(ctx context.Context, lc *loopback.Cluster, nc *v1alpha1.NatsCluster, kubeconfig string) error {
-	cred, err := clientSecret(ctx, lc.Client, nc)
+func howToConnect(ctx context.Context, dc *demoCluster, nc *v1alpha1.NatsCluster, kubeconfig string) error {
+	cred, err := clientSecret(ctx, dc.client, nc)
 	if err != nil {
 		return err
 	}
@@ -58,11 +57,11 @@ func howToConnect(ctx context.Context, lc *loopback.Cluster, nc *v1alpha1.NatsCl
 	}
 	var urls []string
 	for i := range nc.Spec.ReplicaCount() {
-		urls = append(urls, "tls://"+net.JoinHostPort(lc.PodIP(ns, fmt.Sprintf("%s-%d", nc.Name, i)), "4222"))
+		urls = append(urls, "tls://"+net.JoinHostPort(dc.podIP(ctx, ns, fmt.Sprintf("%s-%d", nc.Name, i)), "4222"))
 	}
 	host, _, _ := net.SplitHostPort(strings.TrimPrefix(urls[0], "tls://"))
 	fmt.Printf(`
-Connect from this machine (each server listens on its own loopback address):
+Connect from this machine (%s):
   servers:   %s
   user:      %s
   password:  %s
@@ -71,7 +70,7 @@ Connect from this machine (each server listens on its own loopback address):
   TLS:       clients must speak it; trust %s (the Secret's ca.crt). The certificate
              names %s-0.%s.%s.svc and its siblings, not these addresses: a client
              here verifies under that name (the round trip above did, through the
-             loopback cluster's resolver).
+             cluster's resolver).
   monitor:   http://%s/varz  (also /jsz, /routez, /healthz)
 
 The Kubernetes API (admin), for kubectl or any client:
@@ -80,7 +79,7 @@ The Kubernetes API (admin), for kubectl or any client:
   kubectl apply -f config/samples/natscluster-development.yaml
   (the files go away with the demo)
 
-`, strings.Join(urls, ","), cred["user"], cred["password"], ns, cred["secret"], redactURL(cred["url"]),
+`, dc.where, strings.Join(urls, ","), cred["user"], cred["password"], ns, cred["secret"], redactURL(cred["url"]),
 		caFile, nc.Name, nc.HeadlessServiceName(), ns,
 		net.JoinHostPort(host, "8222"), kubeconfig)
 	return nil

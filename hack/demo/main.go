@@ -2,7 +2,9 @@
 // a loopback cluster (test/loopback: a real control plane, and a kubelet of
 // its own that runs each pod's server as a real nats-server process on its
 // own 127.0.x.y address), the operator, and the samples: a 3-server
-// NatsCluster, a Stream and a Consumer. It shows their status until they
+// NatsCluster, a Stream and a Consumer. With DEMO_NODE=real (make demo
+// NODE=real, as root) it runs on a real node instead (test/realnode), the
+// operator from its image through dist/install.yaml. It shows their status until they
 // are Ready, sends messages through them, prints how to connect, and stays
 // up until Ctrl-C (DEMO_EXIT=1: exits after the round trip).
 //
@@ -22,9 +24,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/manager"
-	"github.com/kubenats/kubenats/test/admission"
-	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // ns is where the samples go: the kubeconfig's default, as with kubectl.
@@ -56,46 +55,38 @@ func run() error {
 	// envtest logs as it starts, before the cluster's directory exists.
 	logf.SetLogger(zap.New(zap.WriteTo(operatorLog)))
 
-	say("starting the loopback cluster (kube-apiserver, etcd, kube-controller-manager, loopback kubelet)")
-	lc, err := loopback.New(loopback.Options{Scheme: manager.Scheme()})
+	start := loopbackCluster
+	if onRealNode() {
+		start = realNodeCluster
+	}
+	dc, err := start(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		say("stopping everything (servers, control plane)")
-		lc.Stop()
-	}()
-	if err := admission.Install(ctx, lc.Client, lc.RepoRoot()); err != nil {
-		return err
-	}
-	stopOperator, err := startOperator(ctx, lc)
-	if err != nil {
-		return err
-	}
-	defer stopOperator()
+	defer dc.stop()
 
 	objs, err := samples()
 	if err != nil {
 		return err
 	}
 	for _, o := range objs {
-		if err := lc.Client.Create(ctx, o); err != nil {
+		if err := dc.client.Create(ctx, o); err != nil {
 			return fmt.Errorf("creating %s %s: %w", kindOf(o), o.GetName(), err)
 		}
 		say("created %s %s/%s", kindOf(o), ns, o.GetName())
 	}
-	if err := watchUntilReady(ctx, lc.Client); err != nil {
+	if err := watchUntilReady(ctx, dc.client); err != nil {
 		return err
 	}
 	stream, consumer := objs[1].(*v1alpha1.Stream), objs[2].(*v1alpha1.Consumer)
-	if err := roundTrip(ctx, lc, stream, consumer); err != nil {
+	if err := roundTrip(ctx, dc, stream, consumer); err != nil {
 		return err
 	}
-	kubeconfig := filepath.Join(lc.Dir, "kubeconfig")
-	if err := writeKubeconfig(lc.Config, kubeconfig); err != nil {
+	kubeconfig := filepath.Join(dc.dir, "kubeconfig")
+	if err := writeKubeconfig(dc.config, kubeconfig); err != nil {
 		return err
 	}
-	if err := howToConnect(ctx, lc, objs[0].(*v1alpha1.NatsCluster), kubeconfig); err != nil {
+	if err := howToConnect(ctx, dc, objs[0].(*v1alpha1.NatsCluster), kubeconfig); err != nil {
 		return err
 	}
 	if os.Getenv("DEMO_EXIT") == "1" {

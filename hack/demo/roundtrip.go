@@ -17,7 +17,6 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
-	"github.com/kubenats/kubenats/test/loopback"
 )
 
 // clientSecret reads the NatsCluster's credentials Secret, as an
@@ -46,8 +45,8 @@ func clientSecret(ctx context.Context, c client.Client, nc *v1alpha1.NatsCluster
 // the loopback cluster) and its CA, over TLS (the connection must be, or
 // the demo fails), publishes with acks to the sample stream and consumes
 // through the sample consumer, acking each message.
-func roundTrip(ctx context.Context, lc *loopback.Cluster, s *v1alpha1.Stream, k *v1alpha1.Consumer) error {
-	cred, err := clientSecret(ctx, lc.Client, &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: s.Spec.Cluster.Name}})
+func roundTrip(ctx context.Context, dc *demoCluster, s *v1alpha1.Stream, k *v1alpha1.Consumer) error {
+	cred, err := clientSecret(ctx, dc.client, &v1alpha1.NatsCluster{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: s.Spec.Cluster.Name}})
 	if err != nil {
 		return err
 	}
@@ -55,7 +54,7 @@ func roundTrip(ctx context.Context, lc *loopback.Cluster, s *v1alpha1.Stream, k 
 	if !roots.AppendCertsFromPEM([]byte(cred["ca.crt"])) {
 		return fmt.Errorf("Secret %s has no usable ca.crt", cred["secret"])
 	}
-	nc, err := nats.Connect(cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(lc.Dial)), nats.Name("kubenats-demo"),
+	nc, err := nats.Connect(cred["url"], nats.SetCustomDialer(jetstream.DialerFunc(dc.dial)), nats.Name("kubenats-demo"),
 		nats.Secure(&tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}))
 	if err != nil {
 		return fmt.Errorf("connecting with the url and ca.crt of Secret %s: %w", cred["secret"], err)

@@ -70,7 +70,7 @@ func TestHelmChartRunsOnTheRealNode(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		if err := applyInstall(ctx, install); err != nil {
+		if err := realnode.ApplyInstall(ctx, node.Client, install); err != nil {
 			t.Errorf("putting dist/install.yaml back: %v", err)
 		}
 		waitOperator(t)

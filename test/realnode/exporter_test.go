@@ -69,7 +69,7 @@ func TestExporterWithinItsLimitAtAThousandStreams(t *testing.T) {
 	}
 	target := net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(render.MetricsPort))
 	prom := promserver.Start(t, promserver.Binary(repoRoot(t)), t.TempDir(), promserver.Config{
-		Global: promserver.Global{ScrapeInterval: "2s", ScrapeTimeout: "2s", EvaluationInterval: "2s"},
+		Global:        promserver.Global{ScrapeInterval: "2s", ScrapeTimeout: "2s", EvaluationInterval: "2s"},
 		ScrapeConfigs: []promserver.ScrapeConfig{{JobName: "exporter", StaticConfigs: []promserver.StaticConfig{{Targets: []string{target}}}}},
 	}, nil)
 	scraped := time.Now()

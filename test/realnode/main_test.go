@@ -12,15 +12,12 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/manifest"
 	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/realnode"
 )
@@ -82,7 +79,7 @@ func run(m *testing.M) int {
 	defer node.Stop()
 	fmt.Fprintf(os.Stderr, "realnode: node up in %s: %v\n", time.Since(began).Round(time.Millisecond), node.BringUp)
 	began = time.Now()
-	if err := applyInstall(ctx, filepath.Join(root, "dist", "install.yaml")); err != nil {
+	if err := realnode.ApplyInstall(ctx, node.Client, filepath.Join(root, "dist", "install.yaml")); err != nil {
 		fmt.Fprintln(os.Stderr, "applying dist/install.yaml:", err)
 		return 1
 	}
@@ -92,63 +89,6 @@ func run(m *testing.M) int {
 		dumpLogs()
 	}
 	return code
-}
-
-// applyInstall applies the install as shipped, as `kubectl apply
-// --server-side` would: the Namespace and CRDs first, established, then
-// everything else.
-func applyInstall(ctx context.Context, path string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	docs, err := manifest.Documents(data)
-	if err != nil {
-		return err
-	}
-	var first, rest []*unstructured.Unstructured
-	for _, doc := range docs {
-		u := &unstructured.Unstructured{}
-		if err := utilyaml.Unmarshal(doc, &u.Object); err != nil {
-			return err
-		}
-		if u.GetKind() == "Namespace" || u.GetKind() == "CustomResourceDefinition" {
-			first = append(first, u)
-		} else {
-			rest = append(rest, u)
-		}
-	}
-	apply := func(objs []*unstructured.Unstructured) error {
-		for _, u := range objs {
-			if err := node.Client.Patch(ctx, u, client.Apply, client.FieldOwner("realnode-test"), client.ForceOwnership); err != nil {
-				return fmt.Errorf("%s %s: %w", u.GetKind(), u.GetName(), err)
-			}
-		}
-		return nil
-	}
-	if err := apply(first); err != nil {
-		return err
-	}
-	for _, u := range first {
-		if u.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		if err := waitFor(ctx, time.Minute, func() error {
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			if err := node.Client.Get(ctx, client.ObjectKey{Name: u.GetName()}, crd); err != nil {
-				return err
-			}
-			for _, c := range crd.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return nil
-				}
-			}
-			return fmt.Errorf("CRD %s not established", u.GetName())
-		}); err != nil {
-			return err
-		}
-	}
-	return apply(rest)
 }
 
 func waitFor(ctx context.Context, timeout time.Duration, check func() error) error {
