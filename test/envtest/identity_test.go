@@ -46,7 +46,9 @@ func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
 		"create a namespace": func() error {
 			return op.Create(ctx(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "made-by-the-operator"}})
 		},
-		"list nodes":         func() error { return op.List(ctx(t), &corev1.NodeList{}) },
+		// Nodes are listed and watched for their zone labels, nothing more.
+		"get a node":         func() error { return op.Get(ctx(t), client.ObjectKey{Name: "any"}, &corev1.Node{}) },
+		"delete a node":      func() error { return op.Delete(ctx(t), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "any"}}) },
 		"delete a ConfigMap": func() error { return op.DeleteAllOf(ctx(t), &corev1.ConfigMap{}, client.InNamespace(ns)) },
 		"create a pod": func() error {
 			return op.Create(ctx(t), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}})

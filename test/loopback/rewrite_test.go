@@ -72,7 +72,8 @@ func TestRewrittenConfigOfTheOperator(t *testing.T) {
 
 	routes := `["nats://u:p@nats-0.nats-headless:6222", "nats://u:p@nats-1.nats-headless:6222"]`
 	for name, value := range map[string]string{"SERVER_NAME": "nats-1", "NATS_PASSWORD": "a", "NATS_SYSTEM_PASSWORD": "b",
-		"NATS_ROUTE_PASSWORD": "p", "NATS_ROUTE_URLS": routes, "NATS_ROUTE_ADVERTISE": `"nats-1.nats-headless:6222"`} {
+		"NATS_ROUTE_PASSWORD": "p", "NATS_ROUTE_URLS": routes, "NATS_ROUTE_ADVERTISE": `"nats-1.nats-headless:6222"`,
+		render.EnvZoneTag: `"zone:"`, render.EnvRegionTag: `"region:"`} {
 		t.Setenv(name, value)
 	}
 	opts := parseConf(t, out)
