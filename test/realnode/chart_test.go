@@ -30,9 +30,9 @@ import (
 // The install's objects are taken away first and put back after, CRDs
 // kept (the chart's crds.install is off: Helm would refuse objects it
 // did not make), so the other tests find the node as they left it.
-// Careless variant seen failing: the chart's Deployment without the
-// webhook certificate volume (the webhook answered nothing and the orphan
-// Stream was admitted).
+// Careless variant seen failing: the chart's webhook Service aiming at a
+// port the container does not have (the webhook's failure policy is
+// Ignore: the orphan Stream was admitted for the whole minute).
 func TestHelmChartRunsOnTheRealNode(t *testing.T) {
 	needNode(t)
 	waitOperator(t)
