@@ -43,11 +43,7 @@ func (r *Reconciler) reconcilePaused(ctx context.Context, live *v1alpha1.NatsClu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if c.Spec.SpreadsZones() && r.Nodes != nil {
-		if obs.NodeZones, err = r.Nodes.Zones(ctx, c.Spec.PodTemplate); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
+	obs.NodeZones = r.eligibleNodeZones(ctx, c)
 	observeZones(&obs, pods)
 	result := ctrl.Result{}
 	switch {

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/plan"
@@ -65,20 +67,35 @@ func (r *Reconciler) placeZones(ctx context.Context, c *v1alpha1.NatsCluster) (z
 	if !c.Spec.SpreadsZones() {
 		return zonePlacement{}, nil
 	}
-	var z zonePlacement
-	if r.Nodes != nil {
-		zones, err := r.Nodes.Zones(ctx, c.Spec.PodTemplate)
-		if err != nil {
-			return zonePlacement{}, err
-		}
-		z.nodeZones = zones
-	}
+	z := zonePlacement{nodeZones: r.eligibleNodeZones(ctx, c)}
 	var pods corev1.PodList
 	if err := r.List(ctx, &pods, client.InNamespace(c.Namespace), client.MatchingLabels(render.SelectorLabels(c))); err != nil {
 		return zonePlacement{}, err
 	}
 	z.spread = plan.SpreadReplicasOverZones(true, z.nodeZones, slices.Collect(maps.Values(serverZones(pods.Items))))
 	return z, nil
+}
+
+// nodeReadBound bounds a read of the nodes: the first starts their cache,
+// which never fills where the operator may not list nodes (an install
+// whose RBAC predates zones).
+const nodeReadBound = 5 * time.Second
+
+// eligibleNodeZones are the zones of the nodes c's servers may run on;
+// nil when they are not read (a namespaced install) or cannot be, and
+// then the servers' own zones decide.
+func (r *Reconciler) eligibleNodeZones(ctx context.Context, c *v1alpha1.NatsCluster) []string {
+	if r.Nodes == nil || !c.Spec.SpreadsZones() {
+		return nil
+	}
+	bounded, cancel := context.WithTimeout(ctx, nodeReadBound)
+	defer cancel()
+	zones, err := r.Nodes.Zones(bounded, c.Spec.PodTemplate)
+	if err != nil {
+		logf.FromContext(ctx).Info("the nodes' zones are not known: the servers' own zones decide", "error", err.Error())
+		return nil
+	}
+	return zones
 }
 
 // serverZones maps each scheduled server pod to its zone label.

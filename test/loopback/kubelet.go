@@ -21,8 +21,9 @@ import (
 // nodeIP is the node's address, and every pod's host IP.
 const nodeIP = "127.0.0.1"
 
-// kubelet is the loopback kubelet: it binds every pending pod to its one
-// node (there is no scheduler) and runs each bound pod in a podWorker.
+// kubelet is the loopback kubelet: it binds every pending pod to one of
+// its nodes (there is no scheduler: zones.go places) and runs each bound
+// pod in a podWorker.
 type kubelet struct {
 	cs   kubernetes.Interface
 	node string // the first node's name
