@@ -41,7 +41,8 @@ const (
 // transition. From the samples Prometheus stored:
 //
 //   - the operator's kubenats_natscluster_servers_pending rises as the
-//     upgrade starts and comes down one server at a time to 0, and
+//     upgrade starts and comes down to 0 in steps (a value between is
+//     seen: a scrape may fall between two restarts), and
 //     kubenats_natscluster_waiting has a series while it rolls;
 //   - every server's series go on under the same server_id (its name)
 //     across both, each re-created pod (a new address, so a new target)
@@ -213,14 +214,18 @@ func checkPendingStaircase(t *testing.T, series []promserver.Series) {
 			t.Errorf("servers_pending rose again mid-rollout (values %v)", steps)
 		}
 	}
-	seen := map[float64]bool{}
+	// Step by step: some value between the peak and 0 is seen. Not every
+	// one: a step lasts about one server's restart (1 to 2 s here), and a
+	// CI run with both cores busy lost the 2 of [0 3 2 1 0] between two
+	// scrapes of the operator (18 samples where 40 were due: scrapes that
+	// ran past their 500 ms timeout). The careless variant this catches,
+	// 3 until the end and then 0, shows none.
+	between := false
 	for _, v := range steps[peak:] {
-		seen[v] = true
+		between = between || (v > 0 && v < steps[peak])
 	}
-	for _, v := range []float64{2, 1, 0} {
-		if !seen[v] {
-			t.Errorf("servers_pending skipped %v: the rollout's progress is not shown server by server (values %v)", v, steps)
-		}
+	if !between {
+		t.Errorf("servers_pending went from %v to 0 at once: the rollout's progress is not shown server by server (values %v)", steps[peak], steps)
 	}
 }
 
