@@ -274,11 +274,13 @@ func phase(b *Blocker, ready Verdict) v1alpha1.Phase {
 }
 
 // metaLeader is the meta leader a majority of the answering servers name,
-// "" when none has a majority (an election, a split).
+// "" when none has a majority (an election, a split). Only a server of
+// the cluster counts as a name: the text is a server's reply, and a name
+// of its own choosing (any length, any bytes) would reach the status.
 func metaLeader(stores map[string]natsmon.StoreUse) string {
 	votes := map[string]int{}
 	for _, u := range stores {
-		if u.MetaLeader != "" {
+		if _, ours := stores[u.MetaLeader]; ours {
 			votes[u.MetaLeader]++
 		}
 	}

@@ -616,8 +616,10 @@ func TestCertificatesReadySaysWhatIsIgnored(t *testing.T) {
 
 // TestMetaLeaderIsWhatMostServersName: one server's word is not enough
 // while the others name another (an election under way); no majority, no
-// leader. Careless variant: the first server's answer, which depends on
-// map order and can name a deposed leader.
+// leader, and a name that is no server of the cluster is no leader.
+// Careless variants run and seen failing: the first server's answer
+// (named n-1 for "n-1, n-2, n-2"), and any name counted (the hostile one
+// reached the status).
 func TestMetaLeaderIsWhatMostServersName(t *testing.T) {
 	for _, tc := range []struct {
 		leaders []string
@@ -628,6 +630,9 @@ func TestMetaLeaderIsWhatMostServersName(t *testing.T) {
 		{[]string{"n-1", "n-2", ""}, ""},
 		{[]string{"n-1", "", ""}, ""},
 		{nil, ""},
+		// A hostile reply naming no server of the cluster, even by a
+		// majority, never reaches the status.
+		{[]string{"evil\x00" + strings.Repeat("x", 300), "evil\x00" + strings.Repeat("x", 300), "n-1"}, ""},
 	} {
 		stores := map[string]natsmon.StoreUse{}
 		for i, l := range tc.leaders {
