@@ -663,3 +663,55 @@ func TestPoolClosedConnectionWakesItsUsers(t *testing.T) {
 		t.Fatal("the user of another connection was woken")
 	}
 }
+
+// A connection whose server went away is reported at once, not after the
+// calls' deadline, and awaited while it comes back: a pass must not hold
+// the operator's room for replies waiting on nats.go's reconnect buffer.
+// Careless variant, run: IsConnected alone (no wait), which reports a
+// server restarting behind its address as lost, and fails the first case.
+func TestPoolAwaitConnectedWaitsOutAReconnectOnly(t *testing.T) {
+	port := poolFreePort(t)
+	s := poolServer(t, port)
+	p := newTestPool(t)
+	c := acquireAll(t, p, specFor(s), map[User]Address{"Stream/ns/a": {Stream: "a"}})
+	if err := c.AwaitConnected(testCtx(t), time.Second); err != nil {
+		t.Fatalf("connected: %v", err)
+	}
+
+	// Gone, and back while awaited: nats.go's next attempt, 2 s or so
+	// after the failed one, finds it.
+	s.Shutdown()
+	s.WaitForShutdown()
+	poll(t, func() error {
+		if c.NC.IsConnected() {
+			return errors.New("nats.go has not seen the server go")
+		}
+		return nil
+	})
+	restarted := poolServer(t, port)
+	if err := c.AwaitConnected(testCtx(t), 10*time.Second); err != nil {
+		t.Fatalf("a server back within the grace: %v", err)
+	}
+
+	// Gone for good: reported once the grace is over, not later.
+	restarted.Shutdown()
+	poll(t, func() error {
+		if c.NC.IsConnected() {
+			return errors.New("nats.go has not seen the server go")
+		}
+		return nil
+	})
+	began := time.Now()
+	if err := c.AwaitConnected(testCtx(t), 500*time.Millisecond); !errors.Is(err, ErrReconnecting) {
+		t.Fatalf("a server gone for good: %v, want ErrReconnecting", err)
+	}
+	if waited := time.Since(began); waited > 5*time.Second {
+		t.Fatalf("reported after %s, want about the grace", waited)
+	}
+
+	// Closed: said so at once.
+	c.NC.Close()
+	if err := c.AwaitConnected(testCtx(t), time.Minute); !errors.Is(err, nats.ErrConnectionClosed) {
+		t.Fatalf("a closed connection: %v, want ErrConnectionClosed", err)
+	}
+}

@@ -21,4 +21,10 @@ const (
 	// that is left of it on a server that went away.
 	// The guard admits a call's reply for as long (jetstream.MaxCallWait).
 	serverCallsTimeout = jetstream.MaxCallWait
+	// reconnectGrace is how long a pass waits for a lost connection to be
+	// back before it reports the system unreachable: longer than nats.go
+	// takes to reconnect to a system that is there (attempts 2 s apart,
+	// plus up to 1 s of jitter), so that a server restarting behind a
+	// Service does not turn its resources' Ready false.
+	reconnectGrace = 5 * time.Second
 )

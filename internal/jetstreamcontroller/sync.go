@@ -61,6 +61,10 @@ func (r *Reconciler[T, C]) reach(ctx context.Context, obj T) (_ context.Context,
 		out := acquireFailed(ctx, spec, err)
 		return nil, nil, nil, &out
 	}
+	if err := conn.AwaitConnected(ctx, reconnectGrace); err != nil {
+		out := acquireFailed(ctx, spec, err)
+		return nil, nil, nil, &out
+	}
 	ctx, done, err = serverCalls(ctx)
 	if err != nil {
 		return nil, nil, nil, &outcome{reason: reasonConnectionFailed, message: err.Error(), retry: true}

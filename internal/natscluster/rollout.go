@@ -33,7 +33,7 @@ func (r *Reconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *
 	if sts == nil || sts.Status.UpdateRevision == "" {
 		return nil, 0, nil
 	}
-	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), Routes: render.RouteMode(c)}
+	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), Routes: render.RouteMode(c), Settle: plan.RolloutSettle}
 	anyOutdated, now := false, time.Now()
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
@@ -43,6 +43,7 @@ func (r *Reconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *
 			Name:        p.Name,
 			Outdated:    p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision,
 			Ready:       servers.PodReady(p),
+			ReadyFor:    servers.PodReadyFor(p, now),
 			Terminating: !p.DeletionTimestamp.IsZero(),
 			Routes:      render.PodRouteMode(c, p.Annotations),
 			Trouble:     podTrouble(p, now),

@@ -90,10 +90,7 @@ func (s *accountScene) streamOn(t *testing.T, server string) string {
 	}
 	for i := range 16 {
 		name := fmt.Sprintf("ON_%d", i)
-		st, err := s.js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: natsjs.FileStorage})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := createStream(t, s.js, natsjs.StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: natsjs.FileStorage})
 		if info := st.CachedInfo(); info.Cluster != nil && info.Cluster.Leader == server {
 			t.Logf("stream %s on %s", name, server)
 			s.publish(t, name+".x", 10)

@@ -27,6 +27,9 @@ var (
 	clusterTLS        = e2ekit.ClusterTLS
 	appConn           = e2ekit.AppConn
 	appJetStream      = e2ekit.AppJetStream
+	createStream      = e2ekit.CreateStream
+	purgeStream       = e2ekit.PurgeStream
+	deleteStream      = e2ekit.DeleteStream
 	podURLs           = e2ekit.PodURLs
 	clusterDNS        = e2ekit.ClusterDNS
 	diagnoseOnFailure = e2ekit.DiagnoseOnFailure

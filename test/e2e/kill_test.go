@@ -35,12 +35,9 @@ func TestKilledServerRejoinsWithItsData(t *testing.T) {
 	defer cancel()
 	nc := appConn(t, f, "e2e-crash-writer", f.Pods...)
 	js := appJetStream(t, nc)
-	s, err := js.CreateStream(ctx, natsjs.StreamConfig{
+	s := createStream(t, js, natsjs.StreamConfig{
 		Name: "LEDGER", Subjects: []string{"ledger.>"}, Replicas: 1, Storage: natsjs.FileStorage,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The meta leader placed the stream's one replica: that server dies.
 	victim := s.CachedInfo().Cluster.Leader
 	publishAll(ctx, t, nc, "LEDGER", "ledger", killedCount)

@@ -36,9 +36,7 @@ func TestStepDownAndEvacuationAskedThroughThePlugin(t *testing.T) {
 		if i >= 4 {
 			replicas = 3
 		}
-		if _, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: name, Subjects: []string{"req." + name}, Replicas: replicas}); err != nil {
-			t.Fatal(err)
-		}
+		createStream(t, js, natsjs.StreamConfig{Name: name, Subjects: []string{"req." + name}, Replicas: replicas})
 		streams = append(streams, name)
 	}
 

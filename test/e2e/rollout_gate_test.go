@@ -78,10 +78,7 @@ func TestRollingUpgradeWaitsForAFrozenFollower(t *testing.T) {
 	// problem, not the rollout's.
 	nc := clientConn(t, f, others)
 	js := appJetStream(t, nc)
-	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := createStream(t, js, natsjs.StreamConfig{Name: "UPGRADE", Subjects: []string{"upgrade.>"}, Replicas: 3})
 	cons, err := stream.CreateOrUpdateConsumer(testCtx(t), natsjs.ConsumerConfig{Durable: "WORKERS", AckPolicy: natsjs.AckExplicitPolicy, Replicas: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -94,10 +94,7 @@ func TestScaleOutAndBackIn(t *testing.T) {
 	f := formCluster(t)
 	c := f.Cluster
 	js := appJetStream(t, appConn(t, f, "e2e-scale", f.Pods...))
-	stream, err := js.CreateStream(testCtx(t), natsjs.StreamConfig{Name: "SCALE", Subjects: []string{"scale.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stream := createStream(t, js, natsjs.StreamConfig{Name: "SCALE", Subjects: []string{"scale.>"}, Replicas: 3})
 	publish := func(n int) {
 		t.Helper()
 		for i := range n {

@@ -62,12 +62,9 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 	before := serverPods(t, f)
 
 	// R1: one server's store.
-	one, err := js.CreateStream(ctx, natsjs.StreamConfig{
+	one := createStream(t, js, natsjs.StreamConfig{
 		Name: "ONE", Subjects: []string{"one.>"}, Replicas: 1, Storage: natsjs.FileStorage,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	holder := one.CachedInfo().Cluster.Leader
 	accepted, refusal := fillStream(ctx, t, js, "one.x", 2*limit)
 	t.Logf("R1 on %s took %d MiB before the refusal %q (max_file_store %d MiB of a %s claim)", holder, accepted>>20, refusal, limit>>20, storeClaim)
@@ -75,22 +72,19 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 	waitStorageCondition(t, f, metav1.ConditionFalse, v1alpha1.ReasonStoreFull, holder)
 	waitEvent(t, f.NS, v1alpha1.ReasonStoreFull)
 	checkServingWhileFull(ctx, t, f, before, one)
-	if err := one.Purge(ctx); err != nil {
-		t.Fatal(err)
-	}
+	purgeStream(t, one)
 	waitStorageCondition(t, f, metav1.ConditionTrue, v1alpha1.ReasonStorageAvailable)
 	waitEvent(t, f.NS, v1alpha1.ReasonStorageAvailable)
-	if _, err := js.Publish(ctx, "one.x", []byte("room again")); err != nil {
+	pubCtx, cancelPub := context.WithTimeout(ctx, wait)
+	defer cancelPub()
+	if _, err := js.Publish(pubCtx, "one.x", []byte("room again")); err != nil {
 		t.Fatalf("publishing after the purge: %v", err)
 	}
 
 	// R3: every server's store.
-	all, err := js.CreateStream(ctx, natsjs.StreamConfig{
+	all := createStream(t, js, natsjs.StreamConfig{
 		Name: "ALL", Subjects: []string{"all.>"}, Replicas: 3, Storage: natsjs.FileStorage, AllowDirect: true,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	accepted, refusal = fillStream(ctx, t, js, "all.x", 2*limit)
 	t.Logf("R3 took %d MiB before the refusal %q", accepted>>20, refusal)
 	checkStoresFull(t, f, limit, f.Pods...)
@@ -99,9 +93,7 @@ func TestFullStoreIsAConditionNotACrashLoop(t *testing.T) {
 	purgeCtx, cancelPurge := context.WithTimeout(ctx, 5*time.Second)
 	t.Logf("purging the R3 stream with every replica full: %v", all.Purge(purgeCtx))
 	cancelPurge()
-	if err := js.DeleteStream(ctx, "ALL"); err != nil {
-		t.Fatal(err)
-	}
+	deleteStream(t, js, "ALL")
 	waitStorageCondition(t, f, metav1.ConditionTrue, v1alpha1.ReasonStorageAvailable)
 	checkServersUntouched(t, f, before)
 }
