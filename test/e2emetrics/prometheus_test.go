@@ -193,14 +193,17 @@ func checkStorageAlert(t *testing.T, f *e2ekit.Formed, p *promserver.Server) {
 	defer cancel()
 	nc := e2ekit.AppConn(t, f, "e2e-metrics-filler", f.Pods...)
 	js := e2ekit.AppJetStream(t, nc)
-	if _, err := js.CreateStream(ctx, natsjs.StreamConfig{Name: "FILL", Subjects: []string{"fill.>"}, Replicas: 3, Storage: natsjs.FileStorage}); err != nil {
-		t.Fatal(err)
-	}
+	e2ekit.CreateStream(t, js, natsjs.StreamConfig{Name: "FILL", Subjects: []string{"fill.>"}, Replicas: 3, Storage: natsjs.FileStorage})
 	claim := resource.MustParse(metricsClaim)
 	limit := render.FileStoreLimit(claim.Value())
 	payload := make([]byte, 64<<10)
 	for written := int64(0); written < limit*85/100; written += int64(len(payload)) {
-		if _, err := js.Publish(ctx, "fill.x", payload); err != nil {
+		// Each publish bounded: a lost acknowledgement would otherwise
+		// hold the test for what is left of ctx.
+		pubCtx, cancelPub := context.WithTimeout(ctx, e2ekit.Wait)
+		_, err := js.Publish(pubCtx, "fill.x", payload)
+		cancelPub()
+		if err != nil {
 			t.Fatalf("filling to 85 %% of %d MiB after %d MiB: %v", limit>>20, written>>20, err)
 		}
 	}
@@ -219,9 +222,7 @@ func checkStorageAlert(t *testing.T, f *e2ekit.Formed, p *promserver.Server) {
 	})
 	t.Logf("NatsJetStreamStorageHigh fired for all three servers %s after the store passed 85 %% (for: %s)", time.Since(began).Round(time.Second), storageFor)
 	// Room again for what follows.
-	if err := js.DeleteStream(ctx, "FILL"); err != nil {
-		t.Fatal(err)
-	}
+	e2ekit.DeleteStream(t, js, "FILL")
 }
 
 // checkServerDown: a server frozen (SIGSTOP: the kernel still accepts its
