@@ -33,7 +33,7 @@ func (r *Reconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *
 	if sts == nil || sts.Status.UpdateRevision == "" {
 		return nil, 0, nil
 	}
-	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), Routes: render.RouteMode(c), Settle: plan.RolloutSettle}
+	obs := plan.RolloutObservation{Want: int(c.Spec.ReplicaCount()), Routes: render.RouteMode(c)}
 	anyOutdated, now := false, time.Now()
 	byName := map[string]*corev1.Pod{}
 	for i := range pods {
@@ -43,7 +43,6 @@ func (r *Reconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *
 			Name:        p.Name,
 			Outdated:    p.Labels[appsv1.ControllerRevisionHashLabelKey] != sts.Status.UpdateRevision,
 			Ready:       servers.PodReady(p),
-			ReadyFor:    servers.PodReadyFor(p, now),
 			Terminating: !p.DeletionTimestamp.IsZero(),
 			Routes:      render.PodRouteMode(c, p.Annotations),
 			Trouble:     podTrouble(p, now),
@@ -64,7 +63,7 @@ func (r *Reconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *
 		views := r.jetStreamViews(ctx, c, pods)
 		obs.Unsettled, obs.MetaLeader = natsmon.Unsettled(views), natsmon.MetaLeader(views)
 		// Every server's own word that it is current.
-		r.askOwnViews(ctx, c, pods, obs.Servers)
+		r.askOwnViews(ctx, c, pods, obs.Servers, replicatedAccounts(views))
 	}
 	step := plan.Rollout(obs)
 	waiting := func(msg string) (*status.Blocker, time.Duration, error) {
@@ -99,10 +98,10 @@ func (r *Reconciler) rollout(ctx context.Context, c *v1alpha1.NatsCluster, sts *
 
 // askOwnViews sets each server's Behind from its own view; without access
 // to the servers none can say it is current.
-func (r *Reconciler) askOwnViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, servers []plan.Server) {
+func (r *Reconciler) askOwnViews(ctx context.Context, c *v1alpha1.NatsCluster, pods []corev1.Pod, servers []plan.Server, accounts map[string][]string) {
 	behind := map[string]string{}
 	if a, err := r.Servers.Access(ctx, c); err == nil {
-		behind = r.ownViews(ctx, pods, a)
+		behind = r.ownViews(ctx, pods, a, accounts)
 	} else {
 		for i := range pods {
 			behind[pods[i].Name] = "its own view could not be asked"

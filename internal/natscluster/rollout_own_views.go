@@ -2,6 +2,8 @@ package natscluster
 
 import (
 	"context"
+	"net/http"
+	"sort"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,13 +13,15 @@ import (
 )
 
 // ownViews asks every ready, running server at once whether it is current
-// in its own Raft view (natsmon.HealthQuery) and returns, for each server
-// that did not say so, why: what it names as not current, or that its
-// answer could not be had. The leader's view of its followers
-// (natsmon.Unsettled) counts what a follower stored; this is what the
-// follower applied. A server that is not ready or is going is left out:
-// the rollout waits for it, or replaces it, on its pod's word.
-func (r *Reconciler) ownViews(ctx context.Context, pods []corev1.Pod, a servers.Access) map[string]string {
+// in its own Raft view (natsmon.HealthQuery), then whether it has applied
+// what it committed in the meta group and in the groups of accounts[its
+// name] (natsmon.RaftzQuery), and returns, for each server that did not
+// say so, why: what it names as not current, or that its answer could not
+// be had. The leader's view of its followers (natsmon.Unsettled) and the
+// follower's /healthz count what a follower stored; /raftz is what it
+// applied. A server that is not ready or is going is left out: the
+// rollout waits for it, or replaces it, on its pod's word.
+func (r *Reconciler) ownViews(ctx context.Context, pods []corev1.Pod, a servers.Access, accounts map[string][]string) map[string]string {
 	plain := natsmon.NewClient(r.answerBound(), r.Versions.HTTP.Transport)
 	var (
 		mu     sync.Mutex
@@ -34,6 +38,9 @@ func (r *Reconciler) ownViews(ctx context.Context, pods []corev1.Pod, a servers.
 		go func() {
 			defer wg.Done()
 			why, err := natsmon.FetchOwnView(ctx, hc, url)
+			if err == nil && why == "" {
+				why, err = r.applyBacklog(ctx, plain, a, pod, accounts[pod.Name])
+			}
 			if err != nil {
 				why = "it did not say (" + natsmon.Shown(err.Error()) + ")"
 			}
@@ -46,4 +53,44 @@ func (r *Reconciler) ownViews(ctx context.Context, pods []corev1.Pod, a servers.
 	}
 	wg.Wait()
 	return behind
+}
+
+// maxRaftzAccounts bounds the accounts whose groups a pass asks one server
+// about, one request each: those past it (in name order) are not asked.
+const maxRaftzAccounts = 64
+
+// applyBacklog asks pod's server, account by account (the system account
+// first, for the meta group), whether it has applied what it committed:
+// "" when it has, or the first group that has not.
+func (r *Reconciler) applyBacklog(ctx context.Context, plain *http.Client, a servers.Access, pod *corev1.Pod, accounts []string) (string, error) {
+	for _, account := range append([]string{""}, accounts[:min(len(accounts), maxRaftzAccounts)]...) {
+		url, hc := a.MonitorURL(plain, pod, natsmon.RaftzQuery(account))
+		why, err := natsmon.FetchApplyBacklog(ctx, hc, url)
+		if err != nil || why != "" {
+			return why, err
+		}
+	}
+	return "", nil
+}
+
+// replicatedAccounts lists, for each server, the accounts of the
+// replicated streams its JetStream view holds: those with Raft groups on
+// it besides the meta group's.
+func replicatedAccounts(views map[string]*natsmon.JSInfo) map[string][]string {
+	out := map[string][]string{}
+	for server, v := range views {
+		if v == nil {
+			continue
+		}
+		for _, acc := range v.Accounts {
+			for _, st := range acc.Streams {
+				if st.Replicas > 1 {
+					out[server] = append(out[server], acc.Name)
+					break
+				}
+			}
+		}
+		sort.Strings(out[server])
+	}
+	return out
 }

@@ -26,21 +26,33 @@ const (
 // url's address (client.go), and holds limit bytes of the process-wide
 // in-flight budget while it runs (inflight.go).
 func getJSON(ctx context.Context, c *http.Client, url string, limit int64, decode func(io.Reader) error) error {
-	release, err := Reserve(ctx, limit)
+	resp, done, err := get(ctx, c, url, limit)
 	if err != nil {
 		return err
 	}
-	defer release()
+	defer done()
+	return decodeBody(resp, limit, decode)
+}
+
+// get GETs url with c as getJSON does, whatever the answer's status, and
+// holds limit bytes of the in-flight budget until done, which also closes
+// the body.
+func get(ctx context.Context, c *http.Client, url string, limit int64) (_ *http.Response, done func(), _ error) {
+	release, err := Reserve(ctx, limit)
+	if err != nil {
+		return nil, nil, err
+	}
 	req, err := NewRequest(ctx, url)
 	if err != nil {
-		return err
+		release()
+		return nil, nil, err
 	}
 	resp, err := noRedirects(c).Do(req)
 	if err != nil {
-		return err
+		release()
+		return nil, nil, err
 	}
-	defer resp.Body.Close()
-	return decodeBody(resp, limit, decode)
+	return resp, func() { resp.Body.Close(); release() }, nil
 }
 
 // decodeBody hands resp's body to decode, refusing it past limit bytes.

@@ -33,20 +33,11 @@ const maxProblemText = 1024
 // what it names first as not current. An answer that cannot be read is an
 // error: only a server that said so counts as current.
 func FetchOwnView(ctx context.Context, c *http.Client, url string) (string, error) {
-	release, err := Reserve(ctx, maxHealthBody)
+	resp, done, err := get(ctx, c, url, maxHealthBody)
 	if err != nil {
 		return "", err
 	}
-	defer release()
-	req, err := NewRequest(ctx, url)
-	if err != nil {
-		return "", err
-	}
-	resp, err := noRedirects(c).Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
+	defer done()
 	// An unhealthy server answers 503 with the same body as a healthy
 	// one's 200: decodeBody, which refuses anything but 200, does not fit.
 	body := &io.LimitedReader{R: resp.Body, N: maxHealthBody + 1}

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"sort"
-	"time"
 )
 
 // Server is one server as a rollout sees it.
@@ -13,8 +12,6 @@ type Server struct {
 	Outdated bool
 	// Ready: its pod passes the readiness probe.
 	Ready bool
-	// ReadyFor is how long its pod has been ready.
-	ReadyFor time.Duration
 	// Terminating: its pod is being deleted.
 	Terminating bool
 	// Routes is its route mode (render.RouteMode: what its routes demand
@@ -51,21 +48,7 @@ type RolloutObservation struct {
 	Unsettled string
 	// MetaLeader is the JetStream meta leader, "" when unknown.
 	MetaLeader string
-	// Settle is how long every server must have been ready before another
-	// is replaced (RolloutSettle; 0 in tests of the other rules).
-	Settle time.Duration
 }
-
-// RolloutSettle is how long a server must have been ready before another
-// is replaced. A replaced server comes back at a new address, and the
-// older servers' own route attempts find it only once their name lookups
-// return that address: CoreDNS answers for 5 s, Go's resolver reads the
-// hosts file again after 5 s, and a route is retried every second. Until
-// then the routes between them churn ("Duplicate Route"), and a server
-// replaced meanwhile hands its leaders to a peer that half its cluster
-// reaches: in the takeover of a chart release its clients' publishes
-// stalled for 13 s.
-const RolloutSettle = 10 * time.Second
 
 // Action is what a step does.
 type Action int
@@ -122,8 +105,6 @@ func (s Step) Done() bool { return s.Action == Wait && s.Waiting == "" }
 //   - otherwise one server at a time, only when every server exists and is
 //     ready and every Raft group is settled, highest ordinal first, the meta
 //     leader last, so that leadership moves once;
-//   - and only once every server has been ready for Settle, so that the
-//     older servers route to the one replaced last at its new address;
 //   - and only once every server says, in its own Raft view, that it is
 //     current: a follower that was stopped or cut off catches up after it
 //     answers again, and its leader counts it current before it has
@@ -155,10 +136,6 @@ func Rollout(o RolloutObservation) Step {
 	}
 	if why := o.notAllUp(); why != "" {
 		return Step{Waiting: why}
-	}
-	if s, ok := o.fresh(); ok {
-		return Step{Waiting: fmt.Sprintf("waiting for server %s, ready for %s, to have been ready for %s (the other servers route to a replaced server once their name lookups return its new address)",
-			s.Name, s.ReadyFor.Round(time.Second), o.Settle)}
 	}
 	if s, ok := o.behind(); ok {
 		return Step{Waiting: behindMessage(s)}
@@ -240,16 +217,6 @@ func (o RolloutObservation) broken() (Server, bool) {
 func (o RolloutObservation) hung() (Server, bool) {
 	for _, s := range o.Servers {
 		if s.Hung != "" && !s.Terminating {
-			return s, true
-		}
-	}
-	return Server{}, false
-}
-
-// fresh is the first server ready for less than Settle.
-func (o RolloutObservation) fresh() (Server, bool) {
-	for _, s := range o.Servers {
-		if s.ReadyFor < o.Settle {
 			return s, true
 		}
 	}

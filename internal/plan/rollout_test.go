@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 func servers(names ...string) []Server {
@@ -31,15 +30,6 @@ func terminating(s *Server) { s.Terminating = true }
 func routeTLS(s *Server)    { s.Routes = "true" }
 func hangs(s *Server)       { s.Hung = "does not answer its monitor port within 3s" }
 func behind(s *Server)      { s.Behind = "stream UPGRADE is not current (stream catching up)" }
-
-// settled: every server ready for long.
-func settled(ss []Server) []Server {
-	out := slices.Clone(ss)
-	for i := range out {
-		out[i].ReadyFor = time.Hour
-	}
-	return out
-}
 
 func allOutdated(ss []Server) []Server {
 	out := slices.Clone(ss)
@@ -114,15 +104,6 @@ func TestRollout(t *testing.T) {
 			RolloutObservation{Servers: with(with(allOutdated(three), "nats-2", func(s *Server) { s.Outdated = false }), "nats-2", func(s *Server) {
 				s.Ready, s.Terminating, s.Trouble = false, true, "CrashLoopBackOff"
 			}), Want: 3}, Wait, nil, "waiting for server nats-2 to be ready"},
-		{"never until the server replaced last has been ready for the settle time",
-			RolloutObservation{Servers: with(with(settled(three), "nats-1", outdated), "nats-2", func(s *Server) { s.ReadyFor = 3 * time.Second }), Want: 3, Settle: RolloutSettle},
-			Wait, nil, "waiting for server nats-2, ready for 3s, to have been ready for 10s"},
-		{"a server ready for the settle time lets the next go",
-			RolloutObservation{Servers: with(with(settled(three), "nats-1", outdated), "nats-2", func(s *Server) { s.ReadyFor = RolloutSettle }), Want: 3, Settle: RolloutSettle},
-			Replace, []string{"nats-1"}, ""},
-		{"an outdated server that is not ready goes at once, however fresh the others",
-			RolloutObservation{Servers: with(with(with(settled(three), "nats-1", outdated), "nats-1", notReady), "nats-2", func(s *Server) { s.ReadyFor = time.Second }), Want: 3, Settle: RolloutSettle},
-			Replace, []string{"nats-1"}, ""},
 		{"route TLS on: all outdated at once once settled",
 			RolloutObservation{Servers: allOutdated(three), Want: 3, Routes: "true"}, ReplaceAll, []string{"nats-0", "nats-1", "nats-2"}, ""},
 		{"route TLS on: not while unsettled",

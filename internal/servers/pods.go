@@ -56,17 +56,6 @@ func PodReady(pod *corev1.Pod) bool {
 	return false
 }
 
-// PodReadyFor is how long pod has been ready at now, by its Ready
-// condition's last transition (whole seconds); 0 when it is not ready.
-func PodReadyFor(pod *corev1.Pod, now time.Time) time.Duration {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return max(now.Sub(c.LastTransitionTime.Time), 0)
-		}
-	}
-	return 0
-}
-
 // ClientTLSServed reads what the servers of a pod template, or of a pod,
 // serve on the client port.
 func ClientTLSServed(annotations map[string]string, volumes []corev1.Volume) plan.ClientTLSServed {

@@ -141,7 +141,7 @@ func (l *MetaLeaders) Sampled(at time.Time) bool { return l.Before(at) != "" }
 // at once, the meta leader replaced only as the last server left to
 // replace, and the publisher's longest stall in the roll under
 // MaxRollStall. It returns the order of the replacements, for the log.
-func CheckRollGate(t *testing.T, h *PodHistory, leaders *MetaLeaders, servers []string, began, until time.Time, stall time.Duration) []string {
+func CheckRollGate(t *testing.T, h *PodHistory, leaders *MetaLeaders, servers []string, began, until time.Time, stall, maxStall time.Duration) []string {
 	t.Helper()
 	var dels []Deletion
 	for _, d := range h.Deletions() {
@@ -170,8 +170,8 @@ func CheckRollGate(t *testing.T, h *PodHistory, leaders *MetaLeaders, servers []
 				i+1, len(dels), d.Name, order, leaders.Changes(began))
 		}
 	}
-	if stall > MaxRollStall {
-		t.Fatalf("the publisher stalled for %s during the roll, want under %s", stall.Round(time.Millisecond), MaxRollStall)
+	if stall > maxStall {
+		t.Fatalf("the publisher stalled for %s during the roll, want under %s", stall.Round(time.Millisecond), maxStall)
 	}
 	return order
 }

@@ -199,7 +199,7 @@ func rollUnderPublishing(t *testing.T, west, east *e2ekit.Formed, eastJS jetstre
 	}
 	stored := e2ekit.StoredCount(t, westJS, "ROLLING", acked, nil)
 	e2ekit.CheckEveryIDStored(t, westJS, "ROLLING", acked, stored, nil)
-	order := e2ekit.CheckRollGate(t, history, leaders, west.Pods, began, time.Time{}, stall)
+	order := e2ekit.CheckRollGate(t, history, leaders, west.Pods, began, time.Time{}, stall, e2ekit.MaxRollStall)
 	both := west.Servers()
 	maps.Copy(both, east.Servers())
 	e2ekit.CheckMetaGroupWhole(t, both, len(both))
