@@ -13,7 +13,8 @@ import (
 // The requests a user makes by annotation (v1alpha1.AnnotationStepDown,
 // AnnotationEvacuate; kubectl kubenats stepdown and evacuate): decided by
 // plan.Requests on a settled cluster, carried out here as the operator's
-// system user, each new value once. What was carried out goes into
+// system user, each new value once (plan.RequestStep.Outcome says when a
+// failed one is tried again). What was carried out goes into
 // status.carried with the status the pass writes; a pass whose status
 // write lost a race does it again, which for these requests is harmless.
 
@@ -40,18 +41,17 @@ func (r *Reconciler) carryOutRequests(ctx context.Context, c *v1alpha1.NatsClust
 	retry := false
 	for _, step := range steps {
 		req := step.Request
-		switch sent, err := r.carryOutRequest(ctx, c, pods, step); {
-		case step.Refused != "":
-			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "RequestRefused", string(req.Kind), "%s %q: %s", req.Kind, req.Value, step.Refused)
-		case err != nil && !sent:
-			// Not recorded: the next settled pass tries again.
+		taken, err := r.carryOutRequest(ctx, c, pods, step)
+		switch step.Outcome(taken, err) {
+		case plan.RequestRetry:
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "RequestFailed", string(req.Kind), "%s %q: %v", req.Kind, req.Value, err)
 			retry = true
 			continue
-		case err != nil:
-			// The servers took it and did not carry it through (an
-			// evacuation with nowhere to go): said once, not sent again.
+		case plan.RequestFailedOnce:
 			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "RequestFailed", string(req.Kind), "%s %q: %v", req.Kind, req.Value, err)
+		}
+		if step.Refused != "" {
+			r.Recorder.Eventf(c, nil, corev1.EventTypeWarning, "RequestRefused", string(req.Kind), "%s %q: %s", req.Kind, req.Value, step.Refused)
 		}
 		switch req.Kind {
 		case plan.RequestStepDown:

@@ -53,3 +53,31 @@ func Requests(reqs []UserRequest, servers []string) []RequestStep {
 	}
 	return out
 }
+
+// RequestOutcome is what becomes of a request once a pass tried it.
+type RequestOutcome int
+
+const (
+	// RequestDone: recorded as carried out.
+	RequestDone RequestOutcome = iota
+	// RequestRetry: not recorded, so the next settled pass tries it again
+	// (the servers never took it: no answer, no system user).
+	RequestRetry
+	// RequestFailedOnce: recorded as carried out, with a Warning: the
+	// servers took it and could not carry it through (an evacuation with
+	// nowhere to go), and sending it again would fail the same way.
+	RequestFailedOnce
+)
+
+// Outcome decides, from whether the servers took the step's request and
+// the error, what becomes of it. A refused step is done: it is reported
+// once and not retried.
+func (s RequestStep) Outcome(taken bool, err error) RequestOutcome {
+	switch {
+	case s.Refused != "" || err == nil:
+		return RequestDone
+	case taken:
+		return RequestFailedOnce
+	}
+	return RequestRetry
+}

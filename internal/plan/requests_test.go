@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -34,6 +35,31 @@ func TestRequests(t *testing.T) {
 		}
 		if (tc.want == "do" || tc.want == "") && got != tc.want || tc.want != "do" && tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A request the servers never took is tried again; one they took and
+// could not finish is not sent again. Careless variants, run: every
+// failure retried (an evacuation with nowhere to go is sent on every
+// pass); every failure recorded (a request to a server that did not
+// answer is lost).
+func TestRequestOutcome(t *testing.T) {
+	failed := errors.New("failed")
+	for _, tc := range []struct {
+		name  string
+		step  RequestStep
+		taken bool
+		err   error
+		want  RequestOutcome
+	}{
+		{"carried out", RequestStep{}, true, nil, RequestDone},
+		{"refused", RequestStep{Refused: "not a server"}, false, nil, RequestDone},
+		{"no answer", RequestStep{}, false, failed, RequestRetry},
+		{"taken, not carried through", RequestStep{}, true, failed, RequestFailedOnce},
+	} {
+		if got := tc.step.Outcome(tc.taken, tc.err); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

@@ -111,15 +111,20 @@ func rolling(t *testing.T, c *v1alpha1.NatsCluster) *appsv1.StatefulSet {
 	return sts
 }
 
-// currentMonitor answers every request on ip's monitor port as a server
-// current in all its Raft groups would answer /healthz?details=true.
+// currentMonitor answers on ip's monitor port as a server current in all
+// its Raft groups would: /healthz?details=true says so, and /raftz lists
+// no group with entries left to apply.
 func currentMonitor(t *testing.T, ip string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(render.MonitorPort)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/raftz" {
+			_, _ = w.Write([]byte(`{"$SYS":{"_meta_":{"committed":12,"applied":12}}}`))
+			return
+		}
 		_, _ = w.Write([]byte(`{"status":"ok","status_code":200}`))
 	})}
 	go func() { _ = srv.Serve(ln) }()
