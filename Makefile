@@ -16,8 +16,9 @@ help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-18s %s\n", $$1, $$2}'
 
 .PHONY: build
-build: ## Build bin/kubenats and the kubectl plugin bin/kubectl-kubenats.
+build: ## Build bin/kubenats, the backups' data path bin/kubenats-backup and the kubectl plugin bin/kubectl-kubenats.
 	go build -trimpath -o $(BIN)/kubenats ./cmd/kubenats
+	go build -trimpath -o $(BIN)/kubenats-backup ./cmd/kubenats-backup
 	go build -trimpath -o $(BIN)/kubectl-kubenats ./cmd/kubectl-kubenats
 
 .PHONY: generate
@@ -99,12 +100,13 @@ node-images: ## Build the real node's images (NATS, pause, the operator for this
 		-version $(IMAGE_VERSION) -created "$$(git log -1 --format=%ct)"
 
 .PHONY: test-bins
-test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector, Prometheus and the real node's binaries for the tests, install containerd and the CNI plugins from Debian (first time ~45 min).
+test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector, Prometheus, natscli and the real node's binaries for the tests, install containerd and the CNI plugins from Debian (first time ~45 min).
 	hack/build-k8s-bins.sh
 	hack/build-nats-servers.sh
 	hack/build-cert-manager.sh
 	hack/build-istio.sh
 	hack/build-prometheus.sh
+	hack/build-natscli.sh
 	hack/build-node-bins.sh
 	hack/install-node-packages.sh
 

@@ -147,6 +147,18 @@ func checkWorkloadCounts(t *testing.T, f *e2ekit.Formed, p *promserver.Server) {
 // reader's Role bound cluster-wide (a ClusterRole and ClusterRoleBinding,
 // as a shared Prometheus is often given), which lets it discover B's pods
 // and read B's streams.
+//
+// That part is Kubernetes RBAC's. What kubenats renders decides the rest:
+// a Prometheus shared by every namespace, read per tenant through the
+// namespace label (a label-enforcing proxy), shows A's reader what is
+// labelled A. A tenant's pod in B that carries the labels of B's servers,
+// and serves series that name A's namespace and cluster, is scraped
+// (checked: so that the absence means something) under B's namespace,
+// and nothing it serves ever reads as A's. Careless variants watched
+// failing: the PodMonitor with honorLabels (the forged namespace wins,
+// and A's view holds B's numbers), and without the labeldrop (the forged
+// namespace stays, as exported_namespace, for a query or a dashboard to
+// pick up).
 func checkReaderIsolation(t *testing.T, a, b *e2ekit.Formed, admin, reader *promserver.Server) {
 	ctx := e2ekit.Ctx(t)
 	servers := func(p *promserver.Server, f *e2ekit.Formed) (float64, error) {
@@ -179,6 +191,34 @@ func checkReaderIsolation(t *testing.T, a, b *e2ekit.Formed, admin, reader *prom
 		}
 		if len(targets) != 3 {
 			return fmt.Errorf("the reader scrapes %d targets, want A's 3: %v", len(targets), targets)
+		}
+		return nil
+	})
+
+	startForgedTarget(t, a, b)
+	e2ekit.Eventually(t, e2ekit.Wait, func() error {
+		got, err := admin.Query(ctx, fmt.Sprintf(`nats_varz_connections{pod=%q}`, forgedPod))
+		if err != nil {
+			return err
+		}
+		if len(got) != 1 || got[0].Labels["namespace"] != b.NS {
+			return fmt.Errorf("the forged pod's series, want one in %s: %v", b.NS, got)
+		}
+		return nil
+	})
+	poll.Holds(t, 4*promScrape, func() error {
+		for _, q := range []string{
+			fmt.Sprintf(`{__name__=~"nats_.+|kubenats_.+",namespace=%q} == %d`, a.NS, forgedConnections),
+			fmt.Sprintf(`{pod=%q,namespace!=%q}`, forgedPod, b.NS),
+			`{exported_namespace!=""}`,
+		} {
+			got, err := admin.Query(ctx, q)
+			if err != nil {
+				return err
+			}
+			if len(got) != 0 {
+				return fmt.Errorf("%s: %d series, the first %v", q, len(got), got[0])
+			}
 		}
 		return nil
 	})

@@ -290,6 +290,14 @@ func (c *Cluster) PodIP(ns, name string) string {
 	return c.addrs.podAddress(types.NamespacedName{Namespace: ns, Name: name})
 }
 
+// HostAddress is an address of the harness's own range kept for name for
+// the life of the cluster and never given to a pod: for a test's stand-in
+// of a workload the kubelet does not run (a pod object it creates bound to
+// another node, whose status names this address), listening on it itself.
+func (c *Cluster) HostAddress(name string) (string, error) {
+	return c.addrs.name("host/" + name)
+}
+
 // Kill sends sig to the nats-server process of pod ns/name, as a crash or
 // an out-of-memory kill would arrive (SIGKILL), or an operator's hand.
 // SIGSTOP freezes the server (a hang: the kernel still accepts its

@@ -119,6 +119,9 @@ func PodMonitorJob(pm *monitoringv1.PodMonitor, d Discovery) (ScrapeConfig, erro
 		KubernetesSDConfigs: []KubernetesSD{{Role: "pod", KubeconfigFile: d.Kubeconfig,
 			Namespaces: &Namespaces{Names: append([]string(nil), pm.Spec.NamespaceSelector.MatchNames...)}}},
 	}
+	// The Prometheus Operator carries honorLabels as it is: a PodMonitor
+	// that set it would let a target's own labels win over the target's.
+	job.HonorLabels = ep.HonorLabels
 	if ep.Interval != "" {
 		job.ScrapeInterval = string(ep.Interval)
 	}

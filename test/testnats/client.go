@@ -24,3 +24,18 @@ func JetStream(tb testing.TB, s *server.Server) jetstream.JetStream {
 	}
 	return j
 }
+
+// JetStreamAs is JetStream for a server that wants a user and password.
+func JetStreamAs(tb testing.TB, s *server.Server, user, password string) jetstream.JetStream {
+	tb.Helper()
+	nc, err := nats.Connect(s.ClientURL(), nats.UserInfo(user, password))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	j, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j
+}

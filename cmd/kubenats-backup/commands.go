@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/kubenats/kubenats/internal/backup"
+)
+
+// natsFlags are how `take` and `restore` reach a NATS system: its URL,
+// and credentials from files (a Secret mounted into the Job's pod), never
+// from the command line, which any process of the node may read.
+type natsFlags struct {
+	url, creds, userFile, passwordFile, ca, cert, key *string
+}
+
+func addNatsFlags(fs *flag.FlagSet) natsFlags {
+	return natsFlags{
+		url:          fs.String("server", "", "the NATS system's URL (tls:// for TLS)"),
+		creds:        fs.String("creds", "", "a .creds file (JWT and seed) to connect with"),
+		userFile:     fs.String("user-file", "", "a file holding the user name to connect with"),
+		passwordFile: fs.String("password-file", "", "a file holding -user-file's password"),
+		ca:           fs.String("tls-ca", "", "CA the server's certificate chains to"),
+		cert:         fs.String("tls-cert", "", "certificate to present, when the server verifies clients"),
+		key:          fs.String("tls-key", "", "key of -tls-cert"),
+	}
+}
+
+func (f natsFlags) connect(name string) (*nats.Conn, error) {
+	if *f.url == "" {
+		return nil, errors.New("-server is required")
+	}
+	opts := []nats.Option{nats.Name(name), nats.MaxReconnects(-1)}
+	if *f.creds != "" {
+		opts = append(opts, nats.UserCredentials(*f.creds))
+	}
+	if *f.userFile != "" {
+		user, err := readSecretFile(*f.userFile)
+		if err != nil {
+			return nil, err
+		}
+		password, err := readSecretFile(*f.passwordFile)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.UserInfo(user, password))
+	}
+	if *f.ca != "" {
+		opts = append(opts, nats.RootCAs(*f.ca))
+	}
+	if *f.cert != "" || *f.key != "" {
+		opts = append(opts, nats.ClientCert(*f.cert, *f.key))
+	}
+	return nats.Connect(*f.url, opts...)
+}
+
+// readSecretFile reads a small file mounted from a Secret, without its
+// trailing newline.
+func readSecretFile(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("-user-file needs -password-file")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, 4<<10))
+	if err != nil {
+		return "", err
+	}
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return string(b), nil
+}
+
+// runTake is `kubenats-backup take`: one stream's snapshot into a new
+// directory, in natscli's layout, its manifest printed as JSON.
+func runTake(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("take", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	conn := addNatsFlags(fs)
+	stream := fs.String("stream", "", "the stream to back up")
+	to := fs.String("to", "", "the directory to create and write the backup into")
+	check := fs.Bool("check", false, "have the server check every message as it snapshots")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *stream == "" || *to == "" {
+		fmt.Fprintln(stderr, "kubenats-backup take: -stream and -to are required")
+		return 2
+	}
+	nc, err := conn.connect("kubenats-backup take")
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup take: %v\n", err)
+		return 1
+	}
+	defer nc.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	m, err := backup.Take(ctx, nc, *stream, *to, backup.Options{CheckMessages: *check, Progress: func(n int64) {
+		fmt.Fprintf(stderr, "kubenats-backup take: %d bytes\n", n)
+	}})
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup take: %v\n", err)
+		return 1
+	}
+	return printJSON(stdout, stderr, m)
+}
+
+// runRestore is `kubenats-backup restore`: a stream created from a backup's
+// directory (kubenats' or natscli's), never over one that exists.
+func runRestore(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	conn := addNatsFlags(fs)
+	from := fs.String("from", "", "the backup's directory")
+	replicas := fs.Int("replicas", 0, "the restored stream's replicas (0: as backed up)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *from == "" || *replicas < 0 {
+		fmt.Fprintln(stderr, "kubenats-backup restore: -from is required, -replicas is not negative")
+		return 2
+	}
+	nc, err := conn.connect("kubenats-backup restore")
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
+		return 1
+	}
+	defer nc.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	state, err := backup.Restore(ctx, nc, *from, backup.RestoreOptions{Replicas: *replicas})
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
+		return 1
+	}
+	return printJSON(stdout, stderr, state)
+}
+
+func printJSON(stdout, stderr io.Writer, v any) int {
+	out, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup: %v\n", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, string(out))
+	return 0
+}

@@ -1,0 +1,172 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/jsm.go"
+	"github.com/nats-io/jsm.go/api"
+	"github.com/nats-io/nats.go"
+)
+
+// Errors a restore's caller tells apart.
+var (
+	// ErrStreamExists: the stream a backup would create is there already;
+	// a restore never overwrites one.
+	ErrStreamExists = errors.New("restore: the stream exists already")
+	// ErrNotABackup: the directory holds no finished backup.
+	ErrNotABackup = errors.New("restore: not a finished backup")
+	// ErrChecksum: the archive is not the one kubenats' manifest describes.
+	ErrChecksum = errors.New("restore: the archive does not match its checksum")
+)
+
+// RestoreOptions are a restore's choices.
+type RestoreOptions struct {
+	// Replicas, when not 0, replaces the backed-up stream's replica count:
+	// a backup of an R3 stream restores into a one-server cluster.
+	Replicas int
+}
+
+// Read is what a backup's directory says of itself: the stream's
+// configuration and state as backed up, and kubenats' manifest when it
+// took it (nil for a backup natscli took).
+func Read(dir string) (api.JSApiStreamRestoreRequest, *Manifest, error) {
+	var req api.JSApiStreamRestoreRequest
+	meta, err := readBounded(filepath.Join(dir, jsm.SnapshotMetaFile))
+	if errors.Is(err, os.ErrNotExist) || err == nil && len(meta) == 0 {
+		return req, nil, fmt.Errorf("%w: %s has no %s", ErrNotABackup, dir, jsm.SnapshotMetaFile)
+	}
+	if err != nil {
+		return req, nil, err
+	}
+	if err := json.Unmarshal(meta, &req); err != nil {
+		return req, nil, fmt.Errorf("%w: %s: %v", ErrNotABackup, jsm.SnapshotMetaFile, err)
+	}
+	raw, err := readBounded(filepath.Join(dir, ManifestFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return req, nil, nil
+	}
+	if err != nil {
+		return req, nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return req, nil, fmt.Errorf("%w: %s: %v", ErrNotABackup, ManifestFile, err)
+	}
+	if m.Stream != req.Config.Name {
+		return req, nil, fmt.Errorf("%w: the manifest is of stream %q, %s of %q", ErrNotABackup, m.Stream, jsm.SnapshotMetaFile, req.Config.Name)
+	}
+	return req, &m, nil
+}
+
+// Restore creates, through nc, the stream backed up in dir, with its
+// messages under their sequence numbers and its consumers at their ack
+// floors. It refuses when a stream of that name exists, and, for a
+// backup kubenats took, when the archive is not the one it wrote.
+func Restore(ctx context.Context, nc *nats.Conn, dir string, o RestoreOptions) (*api.StreamState, error) {
+	req, m, err := Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	dataPath, err := jsm.SnapshotDataPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotABackup, err)
+	}
+	if m != nil {
+		if err := verify(dataPath, m); err != nil {
+			return nil, err
+		}
+	}
+	name := req.Config.Name
+	mgr, err := jsm.New(nc, jsm.WithTimeout(apiTimeout))
+	if err != nil {
+		return nil, err
+	}
+	if o.Replicas > 0 {
+		req.Config.Replicas = o.Replicas
+	}
+	meta, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.Open(dataPath)
+	if err != nil {
+		return nil, err
+	}
+	defer data.Close()
+	// The server refuses a name in use (10130) before it takes a byte: one
+	// check, with no window between it and the restore.
+	state, err := mgr.RestoreSnapshotFromBuffer(ctx, name, io.NopCloser(eofAlone{data}), io.NopCloser(bytes.NewReader(meta)))
+	if err != nil {
+		if isStreamNameInUse(err) {
+			return nil, fmt.Errorf("%w: %s", ErrStreamExists, name)
+		}
+		return nil, fmt.Errorf("restore of stream %q: %w", name, err)
+	}
+	return state, nil
+}
+
+// verify reads the archive at path whole and compares it with m.
+func verify(path string, m *Manifest) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	n, err := io.Copy(sum, f)
+	if err != nil {
+		return err
+	}
+	if got := hex.EncodeToString(sum.Sum(nil)); n != m.DataSize || got != m.SHA256 {
+		return fmt.Errorf("%w: %s is %d bytes with sha256 %s, the manifest says %d bytes with %s", ErrChecksum,
+			filepath.Base(path), n, got, m.DataSize, m.SHA256)
+	}
+	return nil
+}
+
+// streamNameInUseForRestore is the server's code for a restore of a
+// stream whose name is taken (JSStreamNameExistRestoreFailedErr).
+const streamNameInUseForRestore = 10130
+
+func isStreamNameInUse(err error) bool {
+	return jsm.IsNatsError(err, streamNameInUseForRestore)
+}
+
+// readBounded reads path whole when it is within metaLimit.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, metaLimit+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > metaLimit {
+		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrNotABackup, filepath.Base(path), metaLimit)
+	}
+	return b, nil
+}
+
+// eofAlone returns io.EOF only with no bytes: jsm.go's restore stops at
+// the first io.EOF and would drop the bytes read with it (an HTTP body
+// of an object store does that).
+type eofAlone struct{ r io.Reader }
+
+func (e eofAlone) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if n > 0 && errors.Is(err, io.EOF) {
+		return n, nil
+	}
+	return n, err
+}

@@ -1,0 +1,259 @@
+package backup
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/jsm.go"
+	"github.com/nats-io/jsm.go/api"
+	"github.com/nats-io/nats.go"
+)
+
+// Errors a caller tells apart (a Backup's condition reason).
+var (
+	// ErrExists: the place a backup was to go holds something already;
+	// nothing is overwritten.
+	ErrExists = errors.New("backup: the target exists already")
+	// ErrStalled: the server sent nothing for StallTimeout.
+	ErrStalled = errors.New("backup: the server stopped sending")
+)
+
+// StallTimeout is how long a snapshot may go without a byte arriving
+// before it is given up: the server itself gives up on a client that has
+// not acknowledged for 5 s, so a longer silence is a lost server.
+const StallTimeout = 30 * time.Second
+
+// apiTimeout bounds each JetStream API request of a backup or a restore
+// (not the data's transfer).
+const apiTimeout = 10 * time.Second
+
+// metaLimit bounds backup.json, read back from the server's reply here
+// and from a backup's directory on restore: a stream's configuration and
+// state are a few KiB; a hostile file is not read whole.
+const metaLimit = 1 << 20
+
+// Options are a backup's choices.
+type Options struct {
+	// CheckMessages has the server check every message's checksum as it
+	// snapshots (natscli's --check): slower, and a damaged store fails
+	// the backup instead of being copied.
+	CheckMessages bool
+	// Progress, when set, is told the archive's bytes written so far,
+	// about once a second and at the end.
+	Progress func(written int64)
+}
+
+// Take backs up the stream named stream, reached through nc, with its
+// consumers' state, into dir, which must not exist. It returns what the
+// backup holds. dir appears only once the backup is whole.
+func Take(ctx context.Context, nc *nats.Conn, stream, dir string, o Options) (Manifest, error) {
+	if _, err := os.Lstat(dir); err == nil {
+		return Manifest{}, fmt.Errorf("%w: %s", ErrExists, dir)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return Manifest{}, err
+	}
+	mgr, err := jsm.New(nc, jsm.WithTimeout(apiTimeout))
+	if err != nil {
+		return Manifest{}, err
+	}
+	str, err := mgr.LoadStream(stream)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("backup: stream %q: %w", stream, err)
+	}
+	// Written beside dir, in the same filesystem, and moved into place
+	// once whole: a rename is atomic, a copy is not.
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".partial-")
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer os.RemoveAll(tmp) // gone once renamed; left only by a failure
+
+	m := Manifest{Stream: stream, DataFile: dataFileFor(nc.ConnectedServerVersion()), Started: time.Now()}
+	data, err := os.OpenFile(filepath.Join(tmp, m.DataFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer data.Close()
+	sum := sha256.New()
+	counted := &countingWriter{w: io.MultiWriter(data, sum)}
+	meta := &limitedBuffer{limit: metaLimit}
+
+	snapCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stopWatch := watchProgress(snapCtx, cancel, counted, o.Progress)
+	opts := []jsm.SnapshotOption{jsm.SnapshotConsumers()}
+	if o.CheckMessages {
+		opts = append(opts, jsm.SnapshotHealthCheck())
+	}
+	// jsm closes both writers whatever happens; the file is closed here,
+	// after its outcome is known.
+	_, err = str.SnapshotToBuffer(snapCtx, nopCloser{counted}, meta, opts...)
+	stopWatch()
+	if err != nil {
+		if cause := context.Cause(snapCtx); cause != nil && ctx.Err() == nil {
+			err = cause
+		}
+		return Manifest{}, fmt.Errorf("backup of stream %q: %w", stream, err)
+	}
+	if err := meta.err(); err != nil {
+		return Manifest{}, err
+	}
+	var req api.JSApiStreamRestoreRequest
+	if err := json.Unmarshal(meta.Bytes(), &req); err != nil {
+		return Manifest{}, fmt.Errorf("backup of stream %q: the server's configuration and state: %w", stream, err)
+	}
+	if err := data.Sync(); err != nil {
+		return Manifest{}, err
+	}
+	if err := data.Close(); err != nil {
+		return Manifest{}, err
+	}
+	if err := writeFileSynced(filepath.Join(tmp, jsm.SnapshotMetaFile), meta.Bytes()); err != nil {
+		return Manifest{}, err
+	}
+	m.FirstSeq, m.LastSeq = req.State.FirstSeq, req.State.LastSeq
+	m.Messages, m.Bytes, m.Consumers = req.State.Msgs, req.State.Bytes, req.State.Consumers
+	m.DataSize, m.SHA256 = counted.n.Load(), hex.EncodeToString(sum.Sum(nil))
+	m.Finished = time.Now()
+	manifest, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return Manifest{}, err
+	}
+	if err := writeFileSynced(filepath.Join(tmp, ManifestFile), manifest); err != nil {
+		return Manifest{}, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Lstat(dir); statErr == nil {
+			return Manifest{}, fmt.Errorf("%w: %s", ErrExists, dir)
+		}
+		return Manifest{}, err
+	}
+	return m, syncDir(filepath.Dir(dir))
+}
+
+// dataFileFor is the archive's name for a server of version v: servers
+// from 2.15 send the NATS archive format, older ones a tar, and natscli
+// names the file by which (jsm.go's rule).
+func dataFileFor(v string) string {
+	var major, minor int
+	if _, err := fmt.Sscanf(v, "%d.%d", &major, &minor); err == nil && (major > 2 || major == 2 && minor >= 15) {
+		return jsm.SnapshotDataFile
+	}
+	return jsm.SnapshotLegacyDataFile
+}
+
+// watchProgress tells progress the bytes written each second, and
+// cancels the snapshot with ErrStalled when none arrived for
+// StallTimeout. The returned stop waits for it to end, after telling
+// progress the last count.
+func watchProgress(ctx context.Context, cancel context.CancelCauseFunc, w *countingWriter, progress func(int64)) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last, lastAt := int64(-1), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				n := w.n.Load()
+				if n != last {
+					last, lastAt = n, now
+					if progress != nil {
+						progress(n)
+					}
+				} else if now.Sub(lastAt) >= StallTimeout {
+					cancel(ErrStalled)
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+		if progress != nil {
+			progress(w.n.Load())
+		}
+	}
+}
+
+type countingWriter struct {
+	w io.Writer
+	n atomic.Int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// limitedBuffer keeps what is written up to limit bytes and remembers
+// that more came.
+type limitedBuffer struct {
+	bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		b.over = true
+		return 0, fmt.Errorf("backup: backup.json over %d bytes", b.limit)
+	}
+	return b.Buffer.Write(p)
+}
+
+func (b *limitedBuffer) Close() error { return nil }
+
+func (b *limitedBuffer) err() error {
+	if b.over {
+		return fmt.Errorf("backup: backup.json over %d bytes", b.limit)
+	}
+	return nil
+}
+
+func writeFileSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
