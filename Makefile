@@ -24,7 +24,7 @@ build: ## Build bin/kubenats, the backups' data path bin/kubenats-backup and the
 .PHONY: generate
 generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the alert rules and dashboards, the chart's copies of them, dist/install.yaml and docs/api.md.
 	$(CONTROLLER_GEN) object paths=./api/...
-	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/natscluster/... paths=./internal/jetstreamcontroller/... paths=./internal/accountcontroller/... paths=./internal/manager/... \
+	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/natscluster/... paths=./internal/jetstreamcontroller/... paths=./internal/accountcontroller/... paths=./internal/backupcontroller/... paths=./internal/manager/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/genadmission config/admission/policy.yaml
 	go run ./hack/genmonitoring config
@@ -64,9 +64,10 @@ image: ## Build the operator's image (both platforms) into bin/image: OCI layout
 	@for arch in $(IMAGE_ARCHES); do \
 		echo ">> kubenats for linux/$$arch"; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "-s -w -X main.version=$(IMAGE_VERSION)" -o $(IMAGE_OUT)/bin/kubenats-linux-$$arch ./cmd/kubenats || exit 1; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "-s -w" -o $(IMAGE_OUT)/bin/kubenats-backup-linux-$$arch ./cmd/kubenats-backup || exit 1; \
 	done
 	cd hack/image && go run . build -ref $(IMAGE) -out $(IMAGE_OUT) \
-		$(foreach a,$(IMAGE_ARCHES),-bin $(a)=$(IMAGE_OUT)/bin/kubenats-linux-$(a)) \
+		$(foreach a,$(IMAGE_ARCHES),-bin $(a)=$(IMAGE_OUT)/bin/kubenats-linux-$(a) -backup-bin $(a)=$(IMAGE_OUT)/bin/kubenats-backup-linux-$(a)) \
 		-source https://github.com/kubenats/kubenats -revision "$$(git rev-parse HEAD)" \
 		-version $(IMAGE_VERSION) -created "$$(git log -1 --format=%ct)"
 
@@ -94,8 +95,9 @@ node-images: ## Build the real node's images (NATS, pause, the operator for this
 	hack/build-nats-servers.sh
 	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(NODE_IMAGES)/bin/pause ./hack/pause
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(NODE_ARCH) go build -trimpath -ldflags "-s -w -X main.version=$(IMAGE_VERSION)" -o $(NODE_IMAGES)/bin/kubenats ./cmd/kubenats
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(NODE_ARCH) go build -trimpath -ldflags "-s -w" -o $(NODE_IMAGES)/bin/kubenats-backup ./cmd/kubenats-backup
 	cd hack/image && go run . node -out $(NODE_IMAGES) -arch $(NODE_ARCH) -nats $(BIN)/nats-server \
-		-pause $(NODE_IMAGES)/bin/pause -operator $(NODE_IMAGES)/bin/kubenats -ref $(IMAGE) \
+		-pause $(NODE_IMAGES)/bin/pause -operator $(NODE_IMAGES)/bin/kubenats -backup $(NODE_IMAGES)/bin/kubenats-backup -ref $(IMAGE) \
 		-source https://github.com/kubenats/kubenats -revision "$$(git rev-parse HEAD)" \
 		-version $(IMAGE_VERSION) -created "$$(git log -1 --format=%ct)"
 

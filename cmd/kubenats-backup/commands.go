@@ -14,13 +14,15 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/kubenats/kubenats/internal/backup"
+	"github.com/kubenats/kubenats/internal/backupreport"
 )
 
 // natsFlags are how `take` and `restore` reach a NATS system: its URL,
 // and credentials from files (a Secret mounted into the Job's pod), never
 // from the command line, which any process of the node may read.
 type natsFlags struct {
-	url, creds, userFile, passwordFile, ca, cert, key *string
+	url, creds, userFile, passwordFile, tokenFile, ca, cert, key *string
+	handshakeFirst                                               *bool
 }
 
 func addNatsFlags(fs *flag.FlagSet) natsFlags {
@@ -29,9 +31,12 @@ func addNatsFlags(fs *flag.FlagSet) natsFlags {
 		creds:        fs.String("creds", "", "a .creds file (JWT and seed) to connect with"),
 		userFile:     fs.String("user-file", "", "a file holding the user name to connect with"),
 		passwordFile: fs.String("password-file", "", "a file holding -user-file's password"),
+		tokenFile:    fs.String("token-file", "", "a file holding the token to connect with"),
 		ca:           fs.String("tls-ca", "", "CA the server's certificate chains to"),
 		cert:         fs.String("tls-cert", "", "certificate to present, when the server verifies clients"),
 		key:          fs.String("tls-key", "", "key of -tls-cert"),
+		handshakeFirst: fs.Bool("tls-handshake-first", false,
+			"start TLS before the server's INFO (servers with handshake_first)"),
 	}
 }
 
@@ -44,15 +49,25 @@ func (f natsFlags) connect(name string) (*nats.Conn, error) {
 		opts = append(opts, nats.UserCredentials(*f.creds))
 	}
 	if *f.userFile != "" {
-		user, err := readSecretFile(*f.userFile)
+		user, err := readSecretFile(*f.userFile, *f.userFile)
 		if err != nil {
 			return nil, err
 		}
-		password, err := readSecretFile(*f.passwordFile)
+		password, err := readSecretFile(*f.passwordFile, "-user-file needs -password-file")
 		if err != nil {
 			return nil, err
 		}
 		opts = append(opts, nats.UserInfo(user, password))
+	}
+	if *f.tokenFile != "" {
+		token, err := readSecretFile(*f.tokenFile, *f.tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.Token(token))
+	}
+	if *f.handshakeFirst {
+		opts = append(opts, nats.TLSHandshakeFirst())
 	}
 	if *f.ca != "" {
 		opts = append(opts, nats.RootCAs(*f.ca))
@@ -64,10 +79,10 @@ func (f natsFlags) connect(name string) (*nats.Conn, error) {
 }
 
 // readSecretFile reads a small file mounted from a Secret, without its
-// trailing newline.
-func readSecretFile(path string) (string, error) {
+// trailing newline; missing is the error when path is empty.
+func readSecretFile(path, missing string) (string, error) {
 	if path == "" {
-		return "", errors.New("-user-file needs -password-file")
+		return "", errors.New(missing)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,6 +108,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	stream := fs.String("stream", "", "the stream to back up")
 	to := fs.String("to", "", "the directory to create and write the backup into")
 	check := fs.Bool("check", false, "have the server check every message as it snapshots")
+	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -103,6 +119,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	nc, err := conn.connect("kubenats-backup take")
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup take: %v\n", err)
+		writeReport(*report, backupreport.Failure(backupreport.ReasonUnreachable, err), stderr)
 		return 1
 	}
 	defer nc.Close()
@@ -113,6 +130,10 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	}})
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup take: %v\n", err)
+		writeReport(*report, backupreport.Failure(backup.Reason(err), err), stderr)
+		return 1
+	}
+	if !writeReport(*report, backupreport.Report{Manifest: &m}, stderr) {
 		return 1
 	}
 	return printJSON(stdout, stderr, m)
@@ -157,4 +178,22 @@ func printJSON(stdout, stderr io.Writer, v any) int {
 	}
 	fmt.Fprintln(stdout, string(out))
 	return 0
+}
+
+// writeReport writes r to path, when one is named; it says whether that
+// worked. A Job's report is how the operator learns the outcome, so a
+// backup whose report cannot be written counts as failed.
+func writeReport(path string, r backupreport.Report, stderr io.Writer) bool {
+	if path == "" {
+		return true
+	}
+	b, err := backupreport.Encode(r)
+	if err == nil {
+		err = os.WriteFile(path, b, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup: writing the report: %v\n", err)
+		return false
+	}
+	return true
 }

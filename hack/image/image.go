@@ -20,6 +20,11 @@ type Build struct {
 	// Binaries holds the operator's binary for each architecture
 	// (GOARCH), all for linux.
 	Binaries map[string][]byte
+	// BackupBinaries holds kubenats-backup, the backups' data path, for
+	// the same architectures: a binary of its own, since it links
+	// nats-server, which the operator does not. Optional only for tests
+	// of the image's layout.
+	BackupBinaries map[string][]byte
 	// Source, Revision and Version become the OCI labels; Created (the
 	// commit's time) is every time in the image.
 	Source, Revision, Version string
@@ -39,7 +44,11 @@ func (b Build) Index() (v1.ImageIndex, error) {
 		if !ok {
 			continue
 		}
-		img, err := b.image(arch, bin)
+		backup, ok := b.BackupBinaries[arch]
+		if !ok && len(b.BackupBinaries) > 0 {
+			return nil, fmt.Errorf("linux/%s: no kubenats-backup binary", arch)
+		}
+		img, err := b.image(arch, bin, backup)
 		if err != nil {
 			return nil, fmt.Errorf("linux/%s: %w", arch, err)
 		}
@@ -57,8 +66,8 @@ func (b Build) Index() (v1.ImageIndex, error) {
 
 // image is one platform's image: one layer, the non-root user, the
 // binary as entrypoint, and the labels.
-func (b Build) image(arch string, binary []byte) (v1.Image, error) {
-	files, err := rootFS(binary)
+func (b Build) image(arch string, binary, backup []byte) (v1.Image, error) {
+	files, err := rootFS(binary, backup)
 	if err != nil {
 		return nil, err
 	}

@@ -72,10 +72,12 @@ func TestSameInputsSameDigest(t *testing.T) {
 }
 
 // Each platform's image is laid out as the install expects: the binary at
-// /kubenats as entrypoint, user 65532:65532, the CA bundle, the OCI
-// labels, and the index names both platforms.
+// /kubenats as entrypoint, /kubenats-backup beside it, user 65532:65532,
+// the CA bundle, the OCI labels, and the index names both platforms.
 func TestImageLayout(t *testing.T) {
-	idx, err := testBuild(map[string][]byte{"amd64": []byte("A"), "arm64": []byte("B")}).Index()
+	b := testBuild(map[string][]byte{"amd64": []byte("A"), "arm64": []byte("B")})
+	b.BackupBinaries = map[string][]byte{"amd64": []byte("bA"), "arm64": []byte("bB")}
+	idx, err := b.Index()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +137,9 @@ func TestImageLayout(t *testing.T) {
 		rc.Close()
 		if string(data["kubenats"]) != want || files["kubenats"].Mode != 0o755 {
 			t.Errorf("/kubenats = %q mode %o", data["kubenats"], files["kubenats"].Mode)
+		}
+		if string(data["kubenats-backup"]) != "b"+want || files["kubenats-backup"].Mode != 0o755 {
+			t.Errorf("/kubenats-backup = %q", data["kubenats-backup"])
 		}
 		if n := strings.Count(string(data["etc/ssl/certs/ca-certificates.crt"]), "BEGIN CERTIFICATE"); n < 100 {
 			t.Errorf("CA bundle holds %d certificates", n)

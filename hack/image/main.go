@@ -63,6 +63,8 @@ func runBuild(args []string) error {
 	fs := flag.NewFlagSet("build", flag.ContinueOnError)
 	bins := binFlags{}
 	fs.Var(bins, "bin", "ARCH=PATH of a static linux binary (repeat per architecture)")
+	backups := binFlags{}
+	fs.Var(backups, "backup-bin", "ARCH=PATH of kubenats-backup's static linux binary (one per -bin)")
 	ref := fs.String("ref", "", "the image's name, as the install names it")
 	out := fs.String("out", "", "output directory")
 	b := Build{}
@@ -87,6 +89,15 @@ func runBuild(args []string) error {
 	b.Binaries = map[string][]byte{}
 	for arch, path := range bins {
 		if b.Binaries[arch], err = os.ReadFile(path); err != nil {
+			return err
+		}
+	}
+	if len(backups) != len(bins) {
+		return fmt.Errorf("build needs a -backup-bin for each -bin")
+	}
+	b.BackupBinaries = map[string][]byte{}
+	for arch, path := range backups {
+		if b.BackupBinaries[arch], err = os.ReadFile(path); err != nil {
 			return err
 		}
 	}

@@ -149,6 +149,7 @@ func runNode(args []string) error {
 	natsDir := fs.String("nats", "", "folder of <version>/static/nats-server (hack/build-nats-servers.sh)")
 	pauseBin := fs.String("pause", "", "hack/pause's static binary")
 	operator := fs.String("operator", "", "the operator's static binary for -arch")
+	backupBin := fs.String("backup", "", "kubenats-backup's static binary for -arch")
 	ref := fs.String("ref", "", "the operator image's name, as the install names it")
 	b := Build{}
 	fs.StringVar(&b.Source, "source", "", "source repository URL (label)")
@@ -158,8 +159,8 @@ func runNode(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *out == "" || *natsDir == "" || *pauseBin == "" || *operator == "" || *ref == "" || *createdFlag == "" {
-		return fmt.Errorf("node needs -out, -nats, -pause, -operator, -ref and -created")
+	if *out == "" || *natsDir == "" || *pauseBin == "" || *operator == "" || *backupBin == "" || *ref == "" || *createdFlag == "" {
+		return fmt.Errorf("node needs -out, -nats, -pause, -operator, -backup, -ref and -created")
 	}
 	secs, err := strconv.ParseInt(*createdFlag, 10, 64)
 	if err != nil {
@@ -217,8 +218,13 @@ func runNode(args []string) error {
 	if err != nil {
 		return err
 	}
+	bb, err := os.ReadFile(*backupBin)
+	if err != nil {
+		return err
+	}
 	b.Created = created
 	b.Binaries = map[string][]byte{*arch: ob}
+	b.BackupBinaries = map[string][]byte{*arch: bb}
 	idx, err := b.Index()
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/pem"
 	"fmt"
+	"slices"
 	"time"
 
 	"golang.org/x/crypto/x509roots/fallback/bundle"
@@ -19,8 +20,12 @@ const (
 )
 
 // binaryPath is where the operator's binary lives in the image, and the
-// image's entrypoint.
-const binaryPath = "/kubenats"
+// image's entrypoint; backupBinaryPath is the backups' data path, which a
+// backup Job names as its command.
+const (
+	binaryPath       = "/kubenats"
+	backupBinaryPath = "/kubenats-backup"
+)
 
 // caBundlePath is where Go (and most TLS clients) look for the system's
 // roots on Linux.
@@ -39,7 +44,7 @@ type entry struct {
 // bundle for the endpoints it dials with public certificates (an object
 // store), a passwd and group that name its user, and a /tmp. The order and
 // every header field are fixed, so the same binary gives the same bytes.
-func rootFS(binary []byte) ([]entry, error) {
+func rootFS(binary, backup []byte) ([]entry, error) {
 	roots, err := caBundle()
 	if err != nil {
 		return nil, err
@@ -47,7 +52,7 @@ func rootFS(binary []byte) ([]entry, error) {
 	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d:%s:/home/%s:/sbin/nologin\n",
 		nonRootName, nonRootID, nonRootID, nonRootName, nonRootName)
 	group := fmt.Sprintf("root:x:0:\n%s:x:%d:\n", nonRootName, nonRootID)
-	return []entry{
+	files := []entry{
 		{path: "etc/", dir: true, mode: 0o755},
 		{path: "etc/group", mode: 0o644, data: []byte(group)},
 		{path: "etc/passwd", mode: 0o644, data: []byte(passwd)},
@@ -60,7 +65,13 @@ func rootFS(binary []byte) ([]entry, error) {
 		// Sticky and world-writable, as /tmp is everywhere; the install
 		// mounts an emptyDir over it when the root is read-only.
 		{path: "tmp/", dir: true, mode: 0o1777},
-	}, nil
+	}
+	if backup != nil {
+		// After the operator's binary, before tmp/: the layer's order is
+		// the paths' order.
+		files = slices.Insert(files, len(files)-1, entry{path: backupBinaryPath[1:], mode: 0o755, data: backup})
+	}
+	return files, nil
 }
 
 // caBundle is the Mozilla NSS roots as PEM, from the pinned

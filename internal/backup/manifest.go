@@ -1,32 +1,10 @@
 package backup
 
-import (
-	"time"
-)
+import "github.com/kubenats/kubenats/internal/backupreport"
 
-// Manifest is what a backup holds and how it was taken: what a Backup's
-// status reports.
-type Manifest struct {
-	// Stream is the stream's name.
-	Stream string `json:"stream"`
-	// FirstSeq and LastSeq bound the sequences it holds; Messages and
-	// Bytes count them, as the stream's state said when the snapshot began.
-	FirstSeq uint64 `json:"firstSeq"`
-	LastSeq  uint64 `json:"lastSeq"`
-	Messages uint64 `json:"messages"`
-	Bytes    uint64 `json:"bytes"`
-	// Consumers is how many consumers' state it holds.
-	Consumers int `json:"consumers"`
-	// DataFile is the archive's name in the backup's directory, and
-	// DataSize its size as stored.
-	DataFile string `json:"dataFile"`
-	DataSize int64  `json:"dataSize"`
-	// SHA256 is the archive's checksum, hex.
-	SHA256 string `json:"sha256"`
-	// Started and Finished bound the time it took.
-	Started  time.Time `json:"started"`
-	Finished time.Time `json:"finished"`
-}
+// Manifest is what a backup holds; its type lives where the operator,
+// which must not link this package, reads it too.
+type Manifest = backupreport.Manifest
 
 // ManifestFile is where a backup taken by kubenats keeps its Manifest,
 // beside natscli's two files (which natscli ignores). A backup without

@@ -62,6 +62,10 @@ func Take(ctx context.Context, nc *nats.Conn, stream, dir string, o Options) (Ma
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return Manifest{}, err
 	}
+	// The claim's first backup makes the folder the backups share.
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return Manifest{}, err
+	}
 	mgr, err := jsm.New(nc, jsm.WithTimeout(apiTimeout))
 	if err != nil {
 		return Manifest{}, err

@@ -7,6 +7,7 @@ import (
 
 	securityv1 "istio.io/client-go/pkg/apis/security/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -68,6 +69,7 @@ func ownedOnly(istio bool) map[client.Object]cache.ByObject {
 		&corev1.ServiceAccount{}:        ours,
 		&corev1.Pod{}:                   ours,
 		&appsv1.StatefulSet{}:           ours,
+		&batchv1.Job{}:                  ours,
 		&policyv1.PodDisruptionBudget{}: ours,
 		&networkingv1.NetworkPolicy{}:   ours,
 		&networkingv1.Ingress{}:         ours,

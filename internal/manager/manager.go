@@ -4,6 +4,7 @@
 package manager
 
 import (
+	"cmp"
 	"net"
 	"net/netip"
 	"time"
@@ -23,11 +24,13 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/accountcontroller"
 	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/backupcontroller"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/jetstreamcontroller"
 	"github.com/kubenats/kubenats/internal/metrics"
 	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/pki"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/serverbudget"
 	"github.com/kubenats/kubenats/internal/servers"
 )
@@ -287,6 +290,13 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 		SigningKeyGrace:     o.SigningKeyGrace,
 	}
 	if err := accountsReconciler.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	// A backup runs as a Job of the operator's own image, which carries
+	// kubenats-backup beside the operator.
+	backups := &backupcontroller.Reconciler{Client: mgr.GetClient(), Applier: applier,
+		Recorder: mgr.GetEventRecorder("kubenats"), Image: cmp.Or(o.ExporterImage, render.DefaultExporterImage)}
+	if err := backups.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	// The API server's addresses as the cluster publishes them, read again

@@ -30,8 +30,8 @@ func withNetworkPolicy(c *v1alpha1.NatsCluster, objs []client.Object) ([]client.
 }
 
 // NetworkPolicy admits to c's servers, port by port, only who needs it:
-// routes from the cluster's own servers, clients from the operator and
-// spec.networkPolicy.clients, monitoring from the operator and
+// routes from the cluster's own servers, clients from the operator, its
+// backup Jobs and spec.networkPolicy.clients, monitoring from the operator and
 // spec.networkPolicy.monitoring. Every other ingress is denied, since the
 // policy selects the servers for Ingress. Selectors the API server would
 // refuse are an error naming the field, so that `kubenats render` and the
@@ -72,6 +72,9 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 	// managed-by label, not those of a namesake in this namespace either
 	// (a Helm release of the same name would reach the route port).
 	servers := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)}}
+	// The Jobs that back up c's streams (backup_job.go) are clients.
+	backups := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+		LabelComponent: BackupComponent, LabelBackupOf: c.Name, LabelManagedBy: ManagedBy}}}
 	return &networkingv1.NetworkPolicy{
 		TypeMeta:   typeMeta("networking.k8s.io/v1", "NetworkPolicy"),
 		ObjectMeta: objectMeta(c, c.NetworkPolicyName()),
@@ -79,7 +82,7 @@ func NetworkPolicy(c *v1alpha1.NatsCluster) (*networkingv1.NetworkPolicy, error)
 			PodSelector: metav1.LabelSelector{MatchLabels: ManagedSelectorLabels(c)},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 			Ingress: append([]networkingv1.NetworkPolicyIngressRule{
-				ingressRule(ClientPort, append([]networkingv1.NetworkPolicyPeer{operator}, clients...)),
+				ingressRule(ClientPort, append([]networkingv1.NetworkPolicyPeer{operator, backups}, clients...)),
 				ingressRule(ClusterPort, []networkingv1.NetworkPolicyPeer{servers}),
 				ingressRule(MonitorPort, append([]networkingv1.NetworkPolicyPeer{operator}, monitoring...)),
 			}, rules...),

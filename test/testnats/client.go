@@ -13,22 +13,19 @@ import (
 // the operator's back, or the floor a benchmark measures against.
 func JetStream(tb testing.TB, s *server.Server) jetstream.JetStream {
 	tb.Helper()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(nc.Close)
-	j, err := jetstream.New(nc)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return j
+	return JetStreamWith(tb, s)
 }
 
 // JetStreamAs is JetStream for a server that wants a user and password.
 func JetStreamAs(tb testing.TB, s *server.Server, user, password string) jetstream.JetStream {
 	tb.Helper()
-	nc, err := nats.Connect(s.ClientURL(), nats.UserInfo(user, password))
+	return JetStreamWith(tb, s, nats.UserInfo(user, password))
+}
+
+// JetStreamWith is JetStream connected with opts (credentials, TLS).
+func JetStreamWith(tb testing.TB, s *server.Server, opts ...nats.Option) jetstream.JetStream {
+	tb.Helper()
+	nc, err := nats.Connect(s.ClientURL(), opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}

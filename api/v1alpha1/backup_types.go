@@ -1,0 +1,139 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// BackupSpec is one backup of one stream of a NatsCluster in this
+// namespace, taken once, by a Job of the operator's image, into a volume
+// claim. It is immutable: a backup is a fact about the past, and another
+// one is another Backup.
+type BackupSpec struct {
+	// Cluster is the NatsCluster, in this namespace, whose stream is
+	// backed up. The Job reaches it with the cluster's own client
+	// credentials, which only pods of this namespace can mount.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Cluster string `json:"cluster"`
+
+	// Stream is the JetStream stream's name on the servers.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[^.*>\s/\\]+$`
+	Stream string `json:"stream"`
+
+	// VolumeClaim is where the backup is written: the directory
+	// backups/<this Backup's name> on the claim.
+	VolumeClaim BackupVolumeClaim `json:"volumeClaim"`
+}
+
+// BackupVolumeClaim names a PersistentVolumeClaim of this namespace. Its
+// data is the user's: deleting the Backup, the stream or the NatsCluster
+// never deletes a backup written there.
+type BackupVolumeClaim struct {
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	ClaimName string `json:"claimName"`
+}
+
+// BackupPhase is a Backup's short state.
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
+type BackupPhase string
+
+const (
+	BackupPending   BackupPhase = "Pending"
+	BackupRunning   BackupPhase = "Running"
+	BackupSucceeded BackupPhase = "Succeeded"
+	BackupFailed    BackupPhase = "Failed"
+)
+
+// BackupStatus is what a Backup holds, as the Job that took it reported.
+type BackupStatus struct {
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions, Ready first: Ready is True once the backup is whole on
+	// its claim.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// +optional
+	Phase BackupPhase `json:"phase,omitempty"`
+	// JobName is the Job that takes the backup.
+	// +optional
+	JobName string `json:"jobName,omitempty"`
+	// Path is the backup's directory on the claim.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// Stream, FirstSequence, LastSequence, Messages and Bytes are the
+	// stream's state as the snapshot began; Consumers counts the
+	// consumers whose state the backup holds.
+	// +optional
+	Stream string `json:"stream,omitempty"`
+	// +optional
+	FirstSequence uint64 `json:"firstSequence,omitempty"`
+	// +optional
+	LastSequence uint64 `json:"lastSequence,omitempty"`
+	// +optional
+	Messages uint64 `json:"messages,omitempty"`
+	// +optional
+	Bytes uint64 `json:"bytes,omitempty"`
+	// +optional
+	Consumers int32 `json:"consumers,omitempty"`
+	// DataFile is the snapshot's file in Path, DataSize its size and
+	// SHA256 its checksum (hex), which a restore checks first.
+	// +optional
+	DataFile string `json:"dataFile,omitempty"`
+	// +optional
+	DataSize int64 `json:"dataSize,omitempty"`
+	// +optional
+	SHA256 string `json:"sha256,omitempty"`
+	// StartedAt and CompletedAt bound the snapshot; Duration is the
+	// difference, for people.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// +optional
+	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+	// +optional
+	Duration string `json:"duration,omitempty"`
+}
+
+// Backup is one stream's backup (docs/backup.md).
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=nats
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 56",message="name may be at most 56 characters: the Job is backup-<name>, and a Job's name is a label value"
+// +kubebuilder:validation:XValidation:rule="self.spec == oldSelf.spec",message="a Backup is immutable: make another Backup"
+// +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
+// +kubebuilder:printcolumn:name="Stream",type=string,JSONPath=`.spec.stream`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Last",type=integer,JSONPath=`.status.lastSequence`
+// +kubebuilder:printcolumn:name="Bytes",type=integer,JSONPath=`.status.bytes`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Backup struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   BackupSpec   `json:"spec"`
+	Status BackupStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// BackupList is a list of Backups.
+type BackupList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Backup `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Backup{}, &BackupList{})
+}
+
+// BackupJobName is the Job that takes b.
+func (b *Backup) BackupJobName() string { return "backup-" + b.Name }
+
+// BackupPath is b's directory on its claim, as the Job mounts it.
+func (b *Backup) BackupPath() string { return "backups/" + b.Name }

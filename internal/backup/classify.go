@@ -1,0 +1,32 @@
+package backup
+
+import (
+	"errors"
+	"syscall"
+
+	"github.com/nats-io/jsm.go/api"
+	"github.com/nats-io/nats.go"
+
+	"github.com/kubenats/kubenats/internal/backupreport"
+)
+
+// Reason is the report reason of an error of Take: what a Backup's
+// condition says, so that a user tells a refusal from a full claim
+// without reading the pod's log.
+func Reason(err error) string {
+	var apiErr api.ApiError
+	switch {
+	case errors.Is(err, ErrExists):
+		return backupreport.ReasonExists
+	case errors.Is(err, ErrStalled):
+		return backupreport.ReasonStalled
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		return backupreport.ReasonOutOfSpace
+	case errors.As(err, &apiErr):
+		return backupreport.ReasonServerRefused
+	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrConnectionClosed),
+		errors.Is(err, nats.ErrAuthorization), errors.Is(err, nats.ErrNoResponders):
+		return backupreport.ReasonUnreachable
+	}
+	return backupreport.ReasonFailed
+}

@@ -1,0 +1,159 @@
+// Package backupcontroller runs Backups: for each, one Job of the
+// operator's image that takes the backup in a pod of its own, and the
+// Backup's status read from how that Job ended. The operator never
+// touches a backup's bytes, and never deletes one: the Job is the
+// Backup's, the data on the claim is the user's.
+package backupcontroller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// +kubebuilder:rbac:groups=kubenats.io,resources=backups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kubenats.io,resources=backups/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
+
+// Reasons a Backup waits before its Job exists.
+const (
+	reasonClusterNotFound = "ClusterNotFound"
+	reasonClusterNotReady = "ClusterNotReady"
+	reasonNotSupported    = "NotSupported"
+)
+
+// waitForCluster is how soon a Backup whose cluster is not ready looks
+// again; the cluster's own changes wake it sooner (setup.go).
+const waitForCluster = 10 * time.Second
+
+// Reconciler runs Backups.
+type Reconciler struct {
+	client.Client
+	Applier  *apply.Applier
+	Recorder recorder.EventRecorder
+	// Image is the operator's own image, which carries kubenats-backup.
+	Image string
+}
+
+// Reconcile is one pass: make the Job if there is none, then read it.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var b v1alpha1.Backup
+	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if phase := b.Status.Phase; phase == v1alpha1.BackupSucceeded || phase == v1alpha1.BackupFailed {
+		return ctrl.Result{}, nil // final: a backup is a fact about the past
+	}
+	var job batchv1.Job
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.BackupJobName()}, &job)
+	switch {
+	case apierrors.IsNotFound(err):
+		return r.startJob(ctx, &b)
+	case err != nil:
+		return ctrl.Result{}, err
+	case !metav1.IsControlledBy(&job, &b):
+		return ctrl.Result{}, r.write(ctx, &b, status.BackupResult{Phase: v1alpha1.BackupFailed, Pass: status.Pass{Stalled: true,
+			Reason: "JobConflict", Message: (&apply.ConflictError{Kind: "Job", Name: job.Name}).Error()}})
+	}
+	pods, err := r.jobPods(ctx, &job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	result := status.BackupJob(&job, pods)
+	if result.Terminal() && b.Status.Phase != result.Phase {
+		r.announce(&b, result)
+	}
+	return ctrl.Result{}, r.write(ctx, &b, result)
+}
+
+// startJob makes b's Job once its cluster can be reached.
+func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Result, error) {
+	var c v1alpha1.NatsCluster
+	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Cluster}, &c)
+	switch {
+	case apierrors.IsNotFound(err):
+		return ctrl.Result{RequeueAfter: waitForCluster}, r.write(ctx, b, pending(reasonClusterNotFound,
+			fmt.Sprintf("NatsCluster %s does not exist in this namespace", b.Spec.Cluster)))
+	case err != nil:
+		return ctrl.Result{}, err
+	case !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable):
+		return ctrl.Result{RequeueAfter: waitForCluster}, r.write(ctx, b, pending(reasonClusterNotReady,
+			fmt.Sprintf("NatsCluster %s is not available yet", c.Name)))
+	}
+	job, err := render.BackupJob(b, &c, r.Image)
+	if err != nil {
+		result := status.BackupResult{Phase: v1alpha1.BackupFailed, Pass: status.Pass{Stalled: true, Reason: reasonNotSupported, Message: err.Error()}}
+		r.announce(b, result)
+		return ctrl.Result{}, r.write(ctx, b, result)
+	}
+	if err := r.Applier.Apply(ctx, b, job); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "JobCreated", "Backup", "Job %s takes the backup of stream %s", job.Name, b.Spec.Stream)
+	return ctrl.Result{}, r.write(ctx, b, pending(status.ReasonBackupPending, "Job "+job.Name+" made"))
+}
+
+func pending(reason, message string) status.BackupResult {
+	return status.BackupResult{Phase: v1alpha1.BackupPending, Pass: status.Pass{Reason: reason, Message: message}}
+}
+
+// jobPods are the pods job made: its controller's, not any pod that
+// carries its labels.
+func (r *Reconciler) jobPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	if err := r.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
+		return nil, err
+	}
+	var pods []corev1.Pod
+	for _, p := range list.Items {
+		if metav1.IsControlledBy(&p, job) {
+			pods = append(pods, p)
+		}
+	}
+	return pods, nil
+}
+
+func (r *Reconciler) announce(b *v1alpha1.Backup, result status.BackupResult) {
+	kind := corev1.EventTypeNormal
+	if result.Phase == v1alpha1.BackupFailed {
+		kind = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(b, nil, kind, result.Pass.Reason, "Backup", "%s", result.Pass.Message)
+}
+
+// write sets b's status from result, when it changed.
+func (r *Reconciler) write(ctx context.Context, b *v1alpha1.Backup, result status.BackupResult) error {
+	next := b.Status.DeepCopy()
+	next.ObservedGeneration = b.Generation
+	next.Phase = result.Phase
+	next.JobName = b.BackupJobName()
+	next.Conditions = status.ReadyConditions(b.Status.Conditions, b.Generation, metav1.Now(), result.Pass)
+	if m := result.Manifest; m != nil {
+		next.Path = b.BackupPath()
+		next.Stream, next.FirstSequence, next.LastSequence = m.Stream, m.FirstSeq, m.LastSeq
+		next.Messages, next.Bytes, next.Consumers = m.Messages, m.Bytes, int32(min(m.Consumers, 1<<30))
+		next.DataFile, next.DataSize, next.SHA256 = m.DataFile, m.DataSize, m.SHA256
+		next.StartedAt, next.CompletedAt = &metav1.Time{Time: m.Started}, &metav1.Time{Time: m.Finished}
+		next.Duration = m.Finished.Sub(m.Started).Round(time.Millisecond).String()
+	}
+	if equality.Semantic.DeepEqual(&b.Status, next) {
+		return nil
+	}
+	b.Status = *next
+	return client.IgnoreNotFound(r.Status().Update(ctx, b))
+}

@@ -1,0 +1,62 @@
+package backupreport
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func goodManifest() *Manifest {
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	return &Manifest{Stream: "ORDERS", FirstSeq: 1, LastSeq: 10, Messages: 10, Bytes: 900, Consumers: 1,
+		DataFile: "stream.arc.s2", DataSize: 512, SHA256: strings.Repeat("ab", 32), Started: t0, Finished: t0.Add(time.Second)}
+}
+
+// TestDecodeTakesOnlyWhatASnapshotCouldSay: a termination message is the
+// pod's word. Careless variant watched failing: the manifest's checks
+// left out (six hostile manifests decoded).
+func TestDecodeTakesOnlyWhatASnapshotCouldSay(t *testing.T) {
+	encode := func(r Report) string {
+		b, err := Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	good := encode(Report{Manifest: goodManifest()})
+	if r, err := Decode(good); err != nil || r.Manifest.LastSeq != 10 {
+		t.Fatalf("a good report: %+v, %v", r, err)
+	}
+	failed := encode(Failure(ReasonServerRefused, errors.New("stream not found (10059)")))
+	if r, err := Decode(failed); err != nil || r.Reason != ReasonServerRefused {
+		t.Fatalf("a failure: %+v, %v", r, err)
+	}
+	long := Failure(ReasonFailed, errors.New(strings.Repeat("é", 4000)))
+	if r, err := Decode(encode(long)); err != nil || len(r.Message) > maxMessage+len("…") {
+		t.Fatalf("a long failure is cut and still decodes: %d bytes, %v", len(r.Message), err)
+	}
+	mutate := func(f func(*Manifest)) string {
+		m := goodManifest()
+		f(m)
+		return encode(Report{Manifest: m})
+	}
+	for name, msg := range map[string]string{
+		"empty":             "",
+		"not JSON":          "OOMKilled",
+		"unknown field":     `{"reason":"BackupFailed","message":"x","extra":1}`,
+		"unknown reason":    `{"reason":"Succeeded","message":"x"}`,
+		"both":              `{"manifest":` + good[len(`{"manifest":`):len(good)-1] + `,"reason":"BackupFailed"}`,
+		"no checksum":       mutate(func(m *Manifest) { m.SHA256 = "" }),
+		"short checksum":    mutate(func(m *Manifest) { m.SHA256 = "abcd" }),
+		"foreign data file": mutate(func(m *Manifest) { m.DataFile = "../../etc/passwd" }),
+		"no stream":         mutate(func(m *Manifest) { m.Stream = "" }),
+		"sequences":         mutate(func(m *Manifest) { m.FirstSeq, m.LastSeq = 9, 3 }),
+		"time backwards":    mutate(func(m *Manifest) { m.Finished = m.Started.Add(-time.Second) }),
+		"too long":          `{"reason":"BackupFailed","message":"` + strings.Repeat("x", MaxSize) + `"}`,
+	} {
+		if r, err := Decode(msg); err == nil {
+			t.Errorf("%s: decoded as %+v, want an error", name, r)
+		}
+	}
+}

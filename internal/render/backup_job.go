@@ -1,0 +1,136 @@
+package render
+
+import (
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+)
+
+// The backup Job's pod: the operator's image running its second binary,
+// which links nats-server through natscli's library and so is kept out of
+// the operator's own (cmd/kubenats-backup).
+const (
+	BackupBinary        = "/kubenats-backup"
+	BackupContainerName = "backup"
+	// BackupComponent labels the Job and its pod. They carry neither the
+	// cluster's name label nor its instance: a pod that did would be
+	// selected by the cluster's Services, budget and policies.
+	BackupComponent = "backup"
+	// LabelBackupOf names the NatsCluster a backup pod reads from; the
+	// cluster's NetworkPolicy admits pods with it to the client port.
+	LabelBackupOf = "kubenats.io/backup-of"
+
+	backupDataMount  = "/backup-volume"
+	backupCredsMount = "/etc/kubenats/credentials"
+	backupTmpMount   = "/tmp"
+)
+
+// The memory the backup container gets. A snapshot streams: the server
+// sends at most its flow-control window before an acknowledgement, and
+// each chunk goes to disk as it arrives, so the Go heap stays far below
+// the limit (GOMEMLIMIT a quarter under it, for the collector to act on
+// before the kernel does).
+var (
+	BackupMemoryLimit   = resource.MustParse("64Mi")
+	BackupMemoryRequest = resource.MustParse("32Mi")
+	backupGoMemLimit    = strconv.FormatInt(BackupMemoryLimit.Value()*3/4, 10)
+)
+
+// BackupFailureRetries is how often the Job starts the pod again after a
+// failed try (a server that was restarting, a claim not yet attached)
+// before the Backup is Failed.
+const BackupFailureRetries = 2
+
+// BackupJob is the Job that takes backup b of cluster c with image, or an
+// error saying why the operator cannot take it for c. The credentials are
+// c's own client credentials, mounted from c's credentials Secret: the
+// Backup lives in c's namespace, so its author can read them already.
+func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, image string) (*batchv1.Job, error) {
+	if c.HasTrust() {
+		return nil, fmt.Errorf("NatsCluster %s runs auth mode jwt, where there is no cluster-wide user to back up with", c.Name)
+	}
+	if c.Spec.ClientTLS().Verify {
+		return nil, fmt.Errorf("NatsCluster %s verifies client certificates, and a backup Job has none yet", c.Name)
+	}
+	if c.Status.CredentialsSecretRef == nil {
+		return nil, fmt.Errorf("NatsCluster %s has no credentials Secret yet", c.Name)
+	}
+	args := []string{"take",
+		"-server", "tls://" + c.InternalHost() + ":" + strconv.Itoa(ClientPort),
+		"-tls-ca", backupCredsMount + "/" + TLSCAKey,
+		"-stream", b.Spec.Stream,
+		"-to", backupDataMount + "/" + b.BackupPath(),
+		"-report", corev1.TerminationMessagePathDefault,
+	}
+	if c.Spec.ClientTLS().HandshakeFirst {
+		args = append(args, "-tls-handshake-first")
+	}
+	switch c.Spec.Auth.Mode {
+	case v1alpha1.AuthNone:
+	case v1alpha1.AuthToken:
+		args = append(args, "-token-file", backupCredsMount+"/"+CredentialsTokenKey)
+	default:
+		args = append(args, "-user-file", backupCredsMount+"/"+CredentialsUserKey,
+			"-password-file", backupCredsMount+"/"+CredentialsPasswordKey)
+	}
+	l := map[string]string{
+		LabelName:      "kubenats-backup",
+		LabelInstance:  b.Name,
+		LabelComponent: BackupComponent,
+		LabelManagedBy: ManagedBy,
+		LabelBackupOf:  c.Name,
+	}
+	return &batchv1.Job{
+		TypeMeta:   typeMeta("batch/v1", "Job"),
+		ObjectMeta: metav1.ObjectMeta{Name: b.BackupJobName(), Namespace: b.Namespace, Labels: l},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: ptr.To[int32](BackupFailureRetries),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: l},
+				Spec: corev1.PodSpec{
+					RestartPolicy:                corev1.RestartPolicyNever,
+					AutomountServiceAccountToken: ptr.To(false),
+					EnableServiceLinks:           ptr.To(false),
+					SecurityContext:              podSecurityContext(),
+					Containers: []corev1.Container{{
+						Name:    BackupContainerName,
+						Image:   image,
+						Command: []string{BackupBinary},
+						Args:    args,
+						Env:     []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: backupGoMemLimit}},
+						Resources: corev1.ResourceRequirements{
+							Requests: corev1.ResourceList{corev1.ResourceMemory: BackupMemoryRequest},
+							Limits:   corev1.ResourceList{corev1.ResourceMemory: BackupMemoryLimit},
+						},
+						// The manifest, or why the backup failed, is the
+						// container's termination message: the operator
+						// reads it from the pod's status, with no
+						// permission for the pod and no log to parse.
+						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
+						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+						SecurityContext:          containerSecurityContext(),
+						VolumeMounts: []corev1.VolumeMount{
+							{Name: "data", MountPath: backupDataMount},
+							{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true},
+							{Name: "tmp", MountPath: backupTmpMount},
+						},
+					}},
+					Volumes: []corev1.Volume{
+						{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+							ClaimName: b.Spec.VolumeClaim.ClaimName}}},
+						{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+							SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}},
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(PidDirSizeLimit)}}},
+					},
+				},
+			},
+		},
+	}, nil
+}

@@ -1,0 +1,80 @@
+package render_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/render"
+)
+
+func backupOf(c *v1alpha1.NatsCluster) *v1alpha1.Backup {
+	return &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "orders-nightly", Namespace: c.Namespace},
+		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: v1alpha1.BackupVolumeClaim{ClaimName: "backups"}}}
+}
+
+func withCredentials(c *v1alpha1.NatsCluster) {
+	c.Status.CredentialsSecretRef = &corev1.LocalObjectReference{Name: c.CredentialsSecretName()}
+}
+
+// TestBackupJobRunsTheDataPathWithOnlyWhatItNeeds: the Job's pod runs
+// kubenats-backup with the cluster's own credentials from files, no API
+// token, hardened, memory-bounded, and is no server of the cluster (the
+// cluster's Services, budget and policy do not select it; its policy lets
+// it in). Careless variant watched failing: the pod labelled with the
+// cluster's name and instance, as its other children are (selected as a
+// server).
+func TestBackupJobRunsTheDataPathWithOnlyWhatItNeeds(t *testing.T) {
+	c := cluster(withCredentials)
+	job, err := render.BackupJob(backupOf(c), c, "ghcr.io/kubenats/kubenats:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := job.Spec.Template
+	ctr := pod.Spec.Containers[0]
+	args := strings.Join(ctr.Args, " ")
+	for _, want := range []string{"take", "-stream ORDERS", "-to /backup-volume/backups/orders-nightly", "-report /dev/termination-log",
+		"-user-file /etc/kubenats/credentials/user", "-password-file /etc/kubenats/credentials/password", "-tls-ca /etc/kubenats/credentials/ca.crt"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("args %q lack %q", args, want)
+		}
+	}
+	if ctr.Command[0] != render.BackupBinary || *pod.Spec.AutomountServiceAccountToken || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("command %v, token %v, restart %s", ctr.Command, *pod.Spec.AutomountServiceAccountToken, pod.Spec.RestartPolicy)
+	}
+	if !*ctr.SecurityContext.ReadOnlyRootFilesystem || ctr.Resources.Limits.Memory().Cmp(render.BackupMemoryLimit) != 0 {
+		t.Errorf("root filesystem writable or memory not bounded: %+v %v", ctr.SecurityContext, ctr.Resources.Limits)
+	}
+	podLabels := labels.Set(pod.Labels)
+	if labels.SelectorFromSet(render.SelectorLabels(c)).Matches(podLabels) {
+		t.Errorf("the backup pod %v is selected as one of the cluster's servers", pod.Labels)
+	}
+	np, err := render.NetworkPolicy(cluster(withCredentials, withNetworkPolicy(v1alpha1.NetworkPolicySpec{Enabled: true})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := slices.ContainsFunc(ruleFor(t, np, render.ClientPort).From, func(p networkingv1.NetworkPolicyPeer) bool {
+		return p.PodSelector != nil && p.NamespaceSelector == nil && labels.SelectorFromSet(p.PodSelector.MatchLabels).Matches(podLabels)
+	})
+	if !admitted {
+		t.Errorf("the cluster's NetworkPolicy does not let the backup pod reach the client port")
+	}
+	token := cluster(withCredentials, withAuthMode(v1alpha1.AuthToken))
+	if job, _ := render.BackupJob(backupOf(token), token, "img"); !slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "-token-file") {
+		t.Errorf("mode token: args %v", job.Spec.Template.Spec.Containers[0].Args)
+	}
+	for name, c := range map[string]*v1alpha1.NatsCluster{
+		"mode jwt":       cluster(withCredentials, withAuthMode(v1alpha1.AuthJWT)),
+		"no credentials": cluster(),
+	} {
+		if _, err := render.BackupJob(backupOf(c), c, "img"); err == nil {
+			t.Errorf("%s: a Job was rendered", name)
+		}
+	}
+}

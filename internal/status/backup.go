@@ -1,0 +1,152 @@
+package status
+
+import (
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/backupreport"
+)
+
+// Reasons of a Backup's Ready condition beside the report's own
+// (backupreport.Reason*).
+const (
+	ReasonBackupPending    = "Pending"
+	ReasonBackupRunning    = "Running"
+	ReasonBackupTaken      = "BackupTaken"
+	ReasonReportUnreadable = "ReportUnreadable"
+)
+
+// BackupResult is where a Backup stands, read from its Job and the Job's
+// pods: its phase, its Ready pass and, once taken, what the backup holds.
+type BackupResult struct {
+	Phase    v1alpha1.BackupPhase
+	Pass     Pass
+	Manifest *backupreport.Manifest
+}
+
+// Terminal: the backup is taken or will not be; its status is final.
+func (r BackupResult) Terminal() bool {
+	return r.Phase == v1alpha1.BackupSucceeded || r.Phase == v1alpha1.BackupFailed
+}
+
+// BackupJob reads a backup Job's outcome. The Job's own conditions say
+// whether it is over; the report in the pod's termination message says
+// what came of it. A Job complete without a readable report is a failure,
+// never a backup: status lists only what the data path vouched for.
+func BackupJob(job *batchv1.Job, pods []corev1.Pod) BackupResult {
+	switch {
+	case jobCondition(job, batchv1.JobComplete):
+		p := newestPod(pods, corev1.PodSucceeded)
+		if p == nil {
+			return backupFailed(ReasonReportUnreadable, "the Job completed, and its pod is gone with its report")
+		}
+		r, err := backupreport.Decode(terminationMessage(p))
+		switch {
+		case err != nil:
+			return backupFailed(ReasonReportUnreadable, fmt.Sprintf("pod %s: %v", p.Name, err))
+		case r.Manifest == nil:
+			return backupFailed(r.Reason, r.Message)
+		}
+		return BackupResult{Phase: v1alpha1.BackupSucceeded, Manifest: r.Manifest, Pass: Pass{Ready: true, Reason: ReasonBackupTaken,
+			Message: fmt.Sprintf("stream %s, sequences %d to %d, taken", r.Manifest.Stream, r.Manifest.FirstSeq, r.Manifest.LastSeq)}}
+	case jobCondition(job, batchv1.JobFailed):
+		return backupFailed(lastFailure(job, pods))
+	}
+	tries := fmt.Sprintf("try %d of %d", job.Status.Failed+1, backoffLimit(job)+1)
+	if job.Status.Active > 0 && job.Status.Ready != nil && *job.Status.Ready > 0 {
+		return BackupResult{Phase: v1alpha1.BackupRunning, Pass: Pass{Reason: ReasonBackupRunning, Message: "the backup Job runs, " + tries}}
+	}
+	msg := "the backup Job's pod is not running yet, " + tries
+	if p := newestPod(pods, corev1.PodPending); p != nil {
+		if w := waitingReason(p); w != "" {
+			msg += ": " + w
+		}
+	}
+	return BackupResult{Phase: v1alpha1.BackupPending, Pass: Pass{Reason: ReasonBackupPending, Message: msg}}
+}
+
+func backupFailed(reason, message string) BackupResult {
+	return BackupResult{Phase: v1alpha1.BackupFailed, Pass: Pass{Stalled: true, Reason: reason, Message: BoundMessage(message)}}
+}
+
+// lastFailure is why the last try failed: its report, or the pod's end
+// (OOMKilled, a deadline) when it wrote none.
+func lastFailure(job *batchv1.Job, pods []corev1.Pod) (reason, message string) {
+	p := newestPod(pods, corev1.PodFailed)
+	if p == nil {
+		return backupreport.ReasonFailed, "the backup Job failed: " + jobConditionMessage(job, batchv1.JobFailed)
+	}
+	if r, err := backupreport.Decode(terminationMessage(p)); err == nil && r.Manifest == nil {
+		return r.Reason, r.Message
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			return backupreport.ReasonFailed, fmt.Sprintf("pod %s: container %s ended %s (exit code %d)", p.Name, cs.Name, t.Reason, t.ExitCode)
+		}
+	}
+	return backupreport.ReasonFailed, fmt.Sprintf("pod %s failed: %s", p.Name, p.Status.Reason)
+}
+
+func jobCondition(job *batchv1.Job, t batchv1.JobConditionType) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func jobConditionMessage(job *batchv1.Job, t batchv1.JobConditionType) string {
+	for _, c := range job.Status.Conditions {
+		if c.Type == t {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return ""
+}
+
+func backoffLimit(job *batchv1.Job) int32 {
+	if job.Spec.BackoffLimit == nil {
+		return 6 // the API's default
+	}
+	return *job.Spec.BackoffLimit
+}
+
+// newestPod is the most recently made pod in phase.
+func newestPod(pods []corev1.Pod, phase corev1.PodPhase) *corev1.Pod {
+	var newest *corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase == phase && (newest == nil || newest.CreationTimestamp.Before(&p.CreationTimestamp)) {
+			newest = p
+		}
+	}
+	return newest
+}
+
+// terminationMessage is what the pod's first container said as it ended.
+func terminationMessage(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			return t.Message
+		}
+	}
+	return ""
+}
+
+func waitingReason(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			return w.Reason
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return ""
+}

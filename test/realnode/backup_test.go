@@ -1,0 +1,139 @@
+package realnode_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/backup"
+	"github.com/kubenats/kubenats/test/e2ekit"
+	"github.com/kubenats/kubenats/test/poll"
+)
+
+// TestBackupJobOnTheRealNode: a Backup of an R3 stream with a durable
+// consumer runs as a Job of the operator's own image on the real kubelet
+// (its second binary, the cluster's credentials from files, the claim
+// written as user 65532), and its status says what the backup holds, from
+// the pod's termination message. The backup on the claim then restores:
+// every message under its sequence number, and the consumer at its ack
+// floor (the next message it gets is the first it had not acknowledged).
+// Careless variant watched failing: the image built without
+// kubenats-backup (the pod failed to start; the Backup stayed Pending
+// with the kubelet's reason).
+func TestBackupJobOnTheRealNode(t *testing.T) {
+	needNode(t)
+	waitOperator(t)
+	ns := namespace(t)
+	c := formCluster(t, ns, "bk", nil)
+	nc := clientConn(t, c)
+	js := e2ekit.AppJetStream(t, nc)
+	createStream(t, js, natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
+	const total, acked = 300, 120
+	for i := 1; i <= total; i++ {
+		if _, err := js.Publish(ctxOf(t), "orders.new", []byte("order-"+strconv.Itoa(i))); err != nil {
+			t.Fatalf("publishing %d: %v", i, err)
+		}
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctxOf(t), "ORDERS", natsjs.ConsumerConfig{Durable: "billing", AckPolicy: natsjs.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(acked, natsjs.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for m := range batch.Messages() {
+		if err := m.DoubleAck(ctxOf(t)); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != acked {
+		t.Fatalf("acknowledged %d, want %d", n, acked)
+	}
+
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-1"},
+		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}}}
+	for _, o := range []client.Object{claim, b} {
+		if err := node.Client.Create(ctxOf(t), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll.Until(t, 3*time.Minute, func() error {
+		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		if b.Status.Phase == v1alpha1.BackupFailed {
+			t.Fatalf("the backup failed: %+v", b.Status.Conditions)
+		}
+		if b.Status.Phase != v1alpha1.BackupSucceeded {
+			return fmt.Errorf("Backup %s: phase %q, %+v", b.Name, b.Status.Phase, b.Status.Conditions)
+		}
+		return nil
+	})
+	st := b.Status
+	if st.Stream != "ORDERS" || st.FirstSequence != 1 || st.LastSequence != total || st.Messages != total || st.Consumers != 1 ||
+		len(st.SHA256) != 64 || st.DataSize <= 0 || st.Path != "backups/orders-1" || st.StartedAt == nil || st.Duration == "" {
+		t.Fatalf("the Backup's status does not say what it holds: %+v", st)
+	}
+	t.Logf("backup of %d messages (%d bytes) taken in %s by Job %s", st.Messages, st.Bytes, st.Duration, st.JobName)
+
+	// The claim's volume is a directory of this node's: the test reads the
+	// backup where the Job wrote it, as a restore Job mounting the claim
+	// would, and restores it into the same cluster once the stream is gone.
+	if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(claim), claim); err != nil {
+		t.Fatal(err)
+	}
+	pv := &corev1.PersistentVolume{}
+	if err := node.Client.Get(ctxOf(t), client.ObjectKey{Name: claim.Spec.VolumeName}, pv); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(pv.Spec.Local.Path, st.Path)
+	if err := js.DeleteStream(ctxOf(t), "ORDERS"); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, wait, func() error {
+		_, err := backup.Restore(ctxOf(t), nc, dir, backup.RestoreOptions{})
+		return err
+	})
+	s, err := js.Stream(ctxOf(t), "ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := s.CachedInfo(); info.State.Msgs != total || info.State.FirstSeq != 1 || info.State.LastSeq != total {
+		t.Fatalf("restored: %+v, want sequences 1 to %d", info.State, total)
+	}
+	for _, seq := range []uint64{1, acked, total} {
+		m, err := s.GetMsg(ctxOf(t), seq)
+		if err != nil {
+			t.Fatalf("restored sequence %d: %v", seq, err)
+		}
+		if want := "order-" + strconv.FormatUint(seq, 10); string(m.Data) != want {
+			t.Fatalf("restored sequence %d holds %q, want %q", seq, m.Data, want)
+		}
+	}
+	cons, err = s.Consumer(ctxOf(t), "billing")
+	if err != nil {
+		t.Fatalf("the consumer was not restored: %v", err)
+	}
+	next, err := cons.Next(natsjs.FetchMaxWait(10 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, err := next.Metadata(); err != nil || md.Sequence.Stream != acked+1 {
+		t.Fatalf("the restored consumer resumed at %+v (%v), want stream sequence %d, after its ack floor", md, err, acked+1)
+	}
+}
