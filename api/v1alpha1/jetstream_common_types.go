@@ -179,6 +179,21 @@ type JetStreamStatus struct {
 	// Cluster is the Raft group's view: leader and replicas.
 	// +optional
 	Cluster *RaftGroupStatus `json:"cluster,omitempty"`
+	// Mirror is a mirror's distance from its origin, as the stream's
+	// leader reported it at the last pass (every 30 seconds for a
+	// mirror): for a standby, what a promotion now would leave behind.
+	// +optional
+	Mirror *MirrorStatus `json:"mirror,omitempty"`
+}
+
+// MirrorStatus is how far a mirror is behind its origin.
+type MirrorStatus struct {
+	// Lag is how many of the origin's messages the mirror does not hold.
+	Lag uint64 `json:"lag"`
+	// LastContact is how long before the pass the mirror last heard from
+	// its origin; empty when it never has.
+	// +optional
+	LastContact string `json:"lastContact,omitempty"`
 }
 
 // RaftGroupStatus is who leads a stream's replicas and whether they keep up.

@@ -22,6 +22,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="!has(self.discardPerSubject) || !self.discardPerSubject || (self.discard == 'new' && has(self.maxMsgsPerSubject) && self.maxMsgsPerSubject > 0)",message="discardPerSubject needs discard new and maxMsgsPerSubject above 0"
 // +kubebuilder:validation:XValidation:rule="has(self.account) == has(oldSelf.account) && (!has(self.account) || self.account == oldSelf.account)",message="account is immutable: the same name in another account is another object"
 // +kubebuilder:validation:XValidation:rule="!has(self.account) || has(self.cluster)",message="account applies to a NatsCluster target (cluster), not to a connection"
+// +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.cluster) && !has(self.cluster.namespace) && !has(self.account))",message="restore needs a NatsCluster of this namespace (cluster, without namespace or account): the restore Job mounts the cluster's credentials and the backup's claim"
 type StreamSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`
@@ -89,6 +90,13 @@ type StreamSpec struct {
 	// +listType=atomic
 	// +optional
 	Sources []StreamSource `json:"sources,omitempty"`
+	// Restore makes the stream from a backup when the server does not
+	// have it: once, by a Job of the operator's image, before the
+	// operator writes anything else. The stream keeps its sequence
+	// numbers and its consumers their ack floors. A stream the server has
+	// already is never overwritten: the Stream is refused instead.
+	// +optional
+	Restore *StreamRestore `json:"restore,omitempty"`
 	// +optional
 	Sealed bool `json:"sealed,omitempty"`
 	// +optional
@@ -142,6 +150,29 @@ type ConsumerLimits struct {
 	InactiveThreshold Duration `json:"inactiveThreshold,omitempty"`
 	// +optional
 	MaxAckPending int `json:"maxAckPending,omitempty"`
+}
+
+// StreamRestore names a backup: a Backup of this namespace, or a
+// directory on a claim of this namespace (a backup natscli wrote, or one
+// kept from a namespace that is gone).
+//
+// +kubebuilder:validation:XValidation:rule="has(self.backup) != has(self.volumeClaim)",message="name a Backup, or a volumeClaim and a path"
+// +kubebuilder:validation:XValidation:rule="has(self.volumeClaim) == has(self.path)",message="path goes with volumeClaim"
+type StreamRestore struct {
+	// Backup is a Succeeded Backup of this namespace holding this stream.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	Backup string `json:"backup,omitempty"`
+	// VolumeClaim holds the backup at Path.
+	// +optional
+	VolumeClaim *BackupVolumeClaim `json:"volumeClaim,omitempty"`
+	// Path is the backup's directory on the claim, relative; no part of
+	// it starts with a dot.
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`
+	// +optional
+	Path string `json:"path,omitempty"`
 }
 
 // Stream is a JetStream stream kept equal to its spec on the server.

@@ -147,6 +147,8 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	conn := addNatsFlags(fs)
 	from := fs.String("from", "", "the backup's directory")
 	replicas := fs.Int("replicas", 0, "the restored stream's replicas (0: as backed up)")
+	stream := fs.String("stream", "", "the stream the backup must hold (empty: any)")
+	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -157,14 +159,28 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	nc, err := conn.connect("kubenats-backup restore")
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
+		writeReport(*report, backupreport.Failure(backupreport.ReasonUnreachable, err), stderr)
 		return 1
 	}
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	state, err := backup.Restore(ctx, nc, *from, backup.RestoreOptions{Replicas: *replicas})
+	state, err := backup.Restore(ctx, nc, *from, backup.RestoreOptions{Replicas: *replicas, Stream: *stream})
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
+		writeReport(*report, backupreport.Failure(backup.Reason(err), err), stderr)
+		return 1
+	}
+	restored := backupreport.Restored{Stream: *stream, Messages: state.Msgs, FirstSeq: state.FirstSeq, LastSeq: state.LastSeq}
+	if restored.Stream == "" {
+		req, _, err := backup.Read(*from) // what was just restored from
+		if err != nil {
+			fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
+			return 1
+		}
+		restored.Stream = req.Config.Name
+	}
+	if !writeReport(*report, backupreport.Report{Restored: &restored}, stderr) {
 		return 1
 	}
 	return printJSON(stdout, stderr, state)

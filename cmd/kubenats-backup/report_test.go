@@ -74,3 +74,52 @@ func TestTakeReportsItsOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestRestoreReportsItsOutcome: a restore's report says the stream it
+// made, and a refusal says why: the stream is on the server already
+// (never overwritten), or the backup holds another stream than the one
+// asked for. Careless variant watched failing: -stream not passed on to
+// the restore (the other stream was restored under its own name).
+func TestRestoreReportsItsOutcome(t *testing.T) {
+	from, to := testnats.Start(t, 0), testnats.Start(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js := testnats.JetStream(t, from)
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := js.Publish(ctx, "events.x", []byte("e")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "events")
+	var out, errs bytes.Buffer
+	if code := run([]string{"take", "-server", from.ClientURL(), "-stream", "EVENTS", "-to", target}, &out, &errs); code != 0 {
+		t.Fatalf("take: %d %s", code, errs.String())
+	}
+	restore := func(stream string) (int, backupreport.Report) {
+		t.Helper()
+		report := filepath.Join(dir, "report")
+		code := run([]string{"restore", "-server", to.ClientURL(), "-from", target, "-stream", stream, "-report", report}, &out, &errs)
+		b, err := os.ReadFile(report)
+		if err != nil {
+			t.Fatalf("restore exited %d and wrote no report (%v): %s", code, err, errs.String())
+		}
+		r, err := backupreport.Decode(string(b))
+		if err != nil {
+			t.Fatalf("restore's report %s: %v", b, err)
+		}
+		return code, r
+	}
+	if code, r := restore("ORDERS"); code != 1 || r.Reason != backupreport.ReasonOtherStream {
+		t.Fatalf("a backup of EVENTS restored as ORDERS: exit %d, %+v", code, r)
+	}
+	if code, r := restore("EVENTS"); code != 0 || r.Restored == nil || r.Restored.Stream != "EVENTS" || r.Restored.LastSeq != 5 || r.Restored.Messages != 5 {
+		t.Fatalf("restore: exit %d, %+v", code, r)
+	}
+	if code, r := restore("EVENTS"); code != 1 || r.Reason != backupreport.ReasonStreamExists {
+		t.Fatalf("a second restore over the stream: exit %d, %+v", code, r)
+	}
+}

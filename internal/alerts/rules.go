@@ -89,6 +89,15 @@ var Rules = []Rule{
 		Help:    "Replica {{ $labels.replica }} of {{ $labels.stream_name }} has lagged its leader for 10 minutes: a rollout waits for it.",
 	},
 	{
+		// A standby (a mirror of another cluster's stream) that has not
+		// once been within 100 messages of its origin for 10 minutes,
+		// and still is not: what it would lose if promoted now.
+		Name: "NatsStreamMirrorBehind", For: "5m", Severity: "warning",
+		Expr:    `min by (namespace, natscluster, account, stream_name, mirror_name) (min_over_time(nats_stream_mirror_lag{` + scope + `}[10m])) > 100`,
+		Summary: "Mirror {{ $labels.stream_name }} falls behind {{ $labels.mirror_name }}",
+		Help:    "The mirror has lagged its origin by more than 100 messages for 15 minutes ({{ $value }} now): check the link to the origin (leafnode, gateway, credentials) before relying on it as a standby.",
+	},
+	{
 		Name: "NatsSlowConsumers", For: "5m", Severity: "warning",
 		Expr:    `increase(nats_varz_slow_consumers{` + scope + `}[5m]) > 0`,
 		Summary: "Slow consumers on {{ $labels.server_name }}",

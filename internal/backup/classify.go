@@ -10,7 +10,7 @@ import (
 	"github.com/kubenats/kubenats/internal/backupreport"
 )
 
-// Reason is the report reason of an error of Take: what a Backup's
+// Reason is the report reason of an error of Take or Restore: what a
 // condition says, so that a user tells a refusal from a full claim
 // without reading the pod's log.
 func Reason(err error) string {
@@ -20,6 +20,14 @@ func Reason(err error) string {
 		return backupreport.ReasonExists
 	case errors.Is(err, ErrStalled):
 		return backupreport.ReasonStalled
+	case errors.Is(err, ErrStreamExists):
+		return backupreport.ReasonStreamExists
+	case errors.Is(err, ErrChecksum):
+		return backupreport.ReasonChecksum
+	case errors.Is(err, ErrNotABackup):
+		return backupreport.ReasonNotABackup
+	case errors.Is(err, ErrOtherStream):
+		return backupreport.ReasonOtherStream
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return backupreport.ReasonOutOfSpace
 	case errors.As(err, &apiErr):

@@ -26,6 +26,9 @@ var (
 	ErrNotABackup = errors.New("restore: not a finished backup")
 	// ErrChecksum: the archive is not the one kubenats' manifest describes.
 	ErrChecksum = errors.New("restore: the archive does not match its checksum")
+	// ErrOtherStream: the backup holds another stream than the one asked
+	// for (RestoreOptions.Stream).
+	ErrOtherStream = errors.New("restore: the backup holds another stream")
 )
 
 // RestoreOptions are a restore's choices.
@@ -33,6 +36,9 @@ type RestoreOptions struct {
 	// Replicas, when not 0, replaces the backed-up stream's replica count:
 	// a backup of an R3 stream restores into a one-server cluster.
 	Replicas int
+	// Stream, when set, is the stream the backup must hold: a restore
+	// that a Stream resource asked for makes that stream or none.
+	Stream string
 }
 
 // Read is what a backup's directory says of itself: the stream's
@@ -86,6 +92,9 @@ func Restore(ctx context.Context, nc *nats.Conn, dir string, o RestoreOptions) (
 		}
 	}
 	name := req.Config.Name
+	if o.Stream != "" && o.Stream != name {
+		return nil, fmt.Errorf("%w: %q, not %q", ErrOtherStream, name, o.Stream)
+	}
 	mgr, err := jsm.New(nc, jsm.WithTimeout(apiTimeout))
 	if err != nil {
 		return nil, err

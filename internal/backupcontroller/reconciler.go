@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
+	"github.com/kubenats/kubenats/internal/jobs"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -70,7 +71,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, r.write(ctx, &b, status.BackupResult{Phase: v1alpha1.BackupFailed, Pass: status.Pass{Stalled: true,
 			Reason: "JobConflict", Message: (&apply.ConflictError{Kind: "Job", Name: job.Name}).Error()}})
 	}
-	pods, err := r.jobPods(ctx, &job)
+	pods, err := jobs.Pods(ctx, r.Client, &job)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -110,22 +111,6 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 
 func pending(reason, message string) status.BackupResult {
 	return status.BackupResult{Phase: v1alpha1.BackupPending, Pass: status.Pass{Reason: reason, Message: message}}
-}
-
-// jobPods are the pods job made: its controller's, not any pod that
-// carries its labels.
-func (r *Reconciler) jobPods(ctx context.Context, job *batchv1.Job) ([]corev1.Pod, error) {
-	var list corev1.PodList
-	if err := r.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels(job.Spec.Template.Labels)); err != nil {
-		return nil, err
-	}
-	var pods []corev1.Pod
-	for _, p := range list.Items {
-		if metav1.IsControlledBy(&p, job) {
-			pods = append(pods, p)
-		}
-	}
-	return pods, nil
 }
 
 func (r *Reconciler) announce(b *v1alpha1.Backup, result status.BackupResult) {

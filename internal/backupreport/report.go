@@ -1,5 +1,6 @@
-// Package backupreport is what a backup's Job tells the operator: the
-// manifest of the backup it took, or why it took none. The Job writes it
+// Package backupreport is what a backup's or a restore's Job tells the
+// operator: the manifest of the backup it took, the stream it restored,
+// or why it did neither. The Job writes it
 // as its container's termination message; the operator reads it from the
 // pod's status. The operator does not link the data path (internal/backup
 // links nats-server), so what both read lives here.
@@ -22,9 +23,15 @@ const (
 	ReasonUnreachable   = "ServerUnreachable" // no connection
 	ReasonOutOfSpace    = "OutOfSpace"        // the claim is full
 	ReasonFailed        = "BackupFailed"      // anything else
+	// A restore's own.
+	ReasonStreamExists = "StreamExists"     // the server has a stream of that name: never overwritten
+	ReasonChecksum     = "ChecksumMismatch" // the archive is not what the backup's manifest says
+	ReasonNotABackup   = "NotABackup"       // the directory holds no finished backup
+	ReasonOtherStream  = "OtherStream"      // the backup holds another stream than the one asked for
 )
 
-var reasons = []string{ReasonExists, ReasonStalled, ReasonServerRefused, ReasonUnreachable, ReasonOutOfSpace, ReasonFailed}
+var reasons = []string{ReasonExists, ReasonStalled, ReasonServerRefused, ReasonUnreachable, ReasonOutOfSpace, ReasonFailed,
+	ReasonStreamExists, ReasonChecksum, ReasonNotABackup, ReasonOtherStream}
 
 // MaxSize is the most a termination message holds: the kubelet keeps
 // 4096 bytes of it.
@@ -33,11 +40,21 @@ const MaxSize = 4096
 // maxMessage bounds a failure's message, which quotes a server.
 const maxMessage = 1024
 
-// Report is one Job run's outcome: a Manifest, or a Reason and Message.
+// Report is one Job run's outcome: a Manifest (a backup taken), a
+// Restored (a stream restored), or a Reason and Message.
 type Report struct {
 	Manifest *Manifest `json:"manifest,omitempty"`
+	Restored *Restored `json:"restored,omitempty"`
 	Reason   string    `json:"reason,omitempty"`
 	Message  string    `json:"message,omitempty"`
+}
+
+// Restored is the stream a restore made, as the server reported it.
+type Restored struct {
+	Stream   string `json:"stream"`
+	Messages uint64 `json:"messages"`
+	FirstSeq uint64 `json:"firstSeq"`
+	LastSeq  uint64 `json:"lastSeq"`
 }
 
 // Failure is the report of a failed run, its message cut to a size the
@@ -76,11 +93,17 @@ func Decode(msg string) (Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		return Report{}, fmt.Errorf("the backup pod's termination message is not a report: %w", err)
 	}
+	failure := r.Reason != "" || r.Message != ""
 	switch {
-	case r.Manifest != nil && (r.Reason != "" || r.Message != ""):
-		return Report{}, errors.New("the backup pod's report has both a manifest and a failure")
+	case (r.Manifest != nil) && (r.Restored != nil || failure) || r.Restored != nil && failure:
+		return Report{}, errors.New("the backup pod's report says more than one outcome")
 	case r.Manifest != nil:
 		return r, checkManifest(r.Manifest)
+	case r.Restored != nil:
+		if s := r.Restored.Stream; s == "" || len(s) > 255 || !utf8.ValidString(s) {
+			return Report{}, errors.New("the restore's report names no stream")
+		}
+		return r, nil
 	case !knownReason(r.Reason):
 		return Report{}, fmt.Errorf("the backup pod's report gives no known reason (%q)", shorten(r.Reason))
 	case !utf8.ValidString(r.Message) || len(r.Message) > maxMessage+len("…"):

@@ -32,6 +32,10 @@ func TestDecodeTakesOnlyWhatASnapshotCouldSay(t *testing.T) {
 	if r, err := Decode(failed); err != nil || r.Reason != ReasonServerRefused {
 		t.Fatalf("a failure: %+v, %v", r, err)
 	}
+	restored := encode(Report{Restored: &Restored{Stream: "ORDERS", Messages: 3, FirstSeq: 1, LastSeq: 3}})
+	if r, err := Decode(restored); err != nil || r.Restored.LastSeq != 3 {
+		t.Fatalf("a restore: %+v, %v", r, err)
+	}
 	long := Failure(ReasonFailed, errors.New(strings.Repeat("é", 4000)))
 	if r, err := Decode(encode(long)); err != nil || len(r.Message) > maxMessage+len("…") {
 		t.Fatalf("a long failure is cut and still decodes: %d bytes, %v", len(r.Message), err)
@@ -42,18 +46,20 @@ func TestDecodeTakesOnlyWhatASnapshotCouldSay(t *testing.T) {
 		return encode(Report{Manifest: m})
 	}
 	for name, msg := range map[string]string{
-		"empty":             "",
-		"not JSON":          "OOMKilled",
-		"unknown field":     `{"reason":"BackupFailed","message":"x","extra":1}`,
-		"unknown reason":    `{"reason":"Succeeded","message":"x"}`,
-		"both":              `{"manifest":` + good[len(`{"manifest":`):len(good)-1] + `,"reason":"BackupFailed"}`,
-		"no checksum":       mutate(func(m *Manifest) { m.SHA256 = "" }),
-		"short checksum":    mutate(func(m *Manifest) { m.SHA256 = "abcd" }),
-		"foreign data file": mutate(func(m *Manifest) { m.DataFile = "../../etc/passwd" }),
-		"no stream":         mutate(func(m *Manifest) { m.Stream = "" }),
-		"sequences":         mutate(func(m *Manifest) { m.FirstSeq, m.LastSeq = 9, 3 }),
-		"time backwards":    mutate(func(m *Manifest) { m.Finished = m.Started.Add(-time.Second) }),
-		"too long":          `{"reason":"BackupFailed","message":"` + strings.Repeat("x", MaxSize) + `"}`,
+		"empty":               "",
+		"not JSON":            "OOMKilled",
+		"unknown field":       `{"reason":"BackupFailed","message":"x","extra":1}`,
+		"unknown reason":      `{"reason":"Succeeded","message":"x"}`,
+		"both":                `{"manifest":` + good[len(`{"manifest":`):len(good)-1] + `,"reason":"BackupFailed"}`,
+		"restored and failed": `{"restored":{"stream":"A","messages":1,"firstSeq":1,"lastSeq":1},"reason":"StreamExists"}`,
+		"restored nothing":    `{"restored":{"stream":"","messages":1,"firstSeq":1,"lastSeq":1}}`,
+		"no checksum":         mutate(func(m *Manifest) { m.SHA256 = "" }),
+		"short checksum":      mutate(func(m *Manifest) { m.SHA256 = "abcd" }),
+		"foreign data file":   mutate(func(m *Manifest) { m.DataFile = "../../etc/passwd" }),
+		"no stream":           mutate(func(m *Manifest) { m.Stream = "" }),
+		"sequences":           mutate(func(m *Manifest) { m.FirstSeq, m.LastSeq = 9, 3 }),
+		"time backwards":      mutate(func(m *Manifest) { m.Finished = m.Started.Add(-time.Second) }),
+		"too long":            `{"reason":"BackupFailed","message":"` + strings.Repeat("x", MaxSize) + `"}`,
 	} {
 		if r, err := Decode(msg); err == nil {
 			t.Errorf("%s: decoded as %+v, want an error", name, r)

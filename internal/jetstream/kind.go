@@ -35,6 +35,8 @@ type Observed struct {
 	Owner string
 	// Cluster is the Raft group, for streams.
 	Cluster *v1alpha1.RaftGroupStatus
+	// Mirror is a mirror stream's distance from its origin.
+	Mirror *v1alpha1.MirrorStatus
 }
 
 // Kind is what one JetStream kind adds to the shared reconciler: its pure

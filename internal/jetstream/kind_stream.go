@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"time"
 
 	js "github.com/nats-io/nats.go/jetstream"
 
@@ -76,5 +77,18 @@ func (StreamKind) Delete(ctx context.Context, j js.JetStream, s *v1alpha1.Stream
 func observedStream(info *js.StreamInfo) Observed {
 	cfg := info.Config
 	cfg.Metadata = withoutServerMetadata(cfg.Metadata)
-	return Observed{Hash: hashConfig(cfg), Owner: cfg.Metadata[OwnerKey], Cluster: raftGroup(info.Cluster)}
+	return Observed{Hash: hashConfig(cfg), Owner: cfg.Metadata[OwnerKey], Cluster: raftGroup(info.Cluster), Mirror: mirrorStatus(info.Mirror)}
+}
+
+// mirrorStatus is a mirror's lag and last contact, to the second: finer
+// would make every pass a status write.
+func mirrorStatus(m *js.StreamSourceInfo) *v1alpha1.MirrorStatus {
+	if m == nil {
+		return nil
+	}
+	st := &v1alpha1.MirrorStatus{Lag: m.Lag}
+	if m.Active >= 0 {
+		st.LastContact = m.Active.Round(time.Second).String()
+	}
+	return st
 }

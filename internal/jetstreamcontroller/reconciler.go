@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/metrics"
 	"github.com/kubenats/kubenats/internal/pause"
@@ -29,6 +30,11 @@ import (
 // resync is how often a settled resource is compared with the server even
 // without an advisory: the safety net under advisory-driven drift detection.
 const resync = 10 * time.Minute
+
+// mirrorResync is resync for a mirror: its lag in status is what a user
+// promoting a standby reads, and it goes stale with every message its
+// origin takes.
+const mirrorResync = 30 * time.Second
 
 // conflictRetry is how soon a pass whose status write lost a race runs again.
 const conflictRetry = 100 * time.Millisecond
@@ -74,6 +80,10 @@ type Base struct {
 	// OperatorPaused pauses every resource (--pause-reconciliation): each
 	// is observed and reported, nothing is written to its servers.
 	OperatorPaused bool
+	// Applier writes a Stream's restore Job (restore.go), of Image, the
+	// operator's own image.
+	Applier *apply.Applier
+	Image   string
 }
 
 // NewBackoff is the retry schedule of waiting JetStream resources.
@@ -143,17 +153,20 @@ func (r *Reconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 		r.written.wrote(obj)
 	}
-	return r.schedule(req, out), nil
+	return r.schedule(req, out, next.Mirror != nil), nil
 }
 
 // schedule is when the resource is looked at again: soon with backoff
 // while it waits, at the resync period once settled.
-func (r *Reconciler[T, C]) schedule(req ctrl.Request, out outcome) ctrl.Result {
+func (r *Reconciler[T, C]) schedule(req ctrl.Request, out outcome, mirror bool) ctrl.Result {
 	switch {
 	case out.retry && out.reason == reasonStreamNotFound:
 		return ctrl.Result{RequeueAfter: max(r.Backoff.When(req), streamRetry)}
 	case out.retry:
 		return ctrl.Result{RequeueAfter: r.Backoff.When(req)}
+	case out.ready && mirror:
+		r.Backoff.Forget(req)
+		return ctrl.Result{RequeueAfter: mirrorResync}
 	case out.ready:
 		r.Backoff.Forget(req)
 		return ctrl.Result{RequeueAfter: resync}

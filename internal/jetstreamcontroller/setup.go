@@ -3,6 +3,7 @@ package jetstreamcontroller
 import (
 	"context"
 
+	batchv1 "k8s.io/api/batch/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,6 +51,8 @@ func (r *Reconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamesp
 		// picks up what changed meanwhile, a pause the one that says so.
 		For(obj, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, pause.Changed{}))).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.referencing)).
+		// A Stream's restore Job (restore.go) wakes it as it ends.
+		Owns(&batchv1.Job{}).
 		WatchesRawSource(wakes.source()).
 		WatchesRawSource(usersecrets.Source(r.UserSecrets, r.Client, r.Kind.NewList)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, ReconciliationTimeout: jetStreamReconcileTimeout}).
@@ -60,6 +63,7 @@ func (r *Reconciler[T, C]) SetupWithManager(mgr ctrl.Manager, workers, perNamesp
 // +kubebuilder:rbac:groups=kubenats.io,resources=streams/status;consumers/status;keyvalues/status;objectstores/status,verbs=update
 // +kubebuilder:rbac:groups=kubenats.io,resources=streams/finalizers;consumers/finalizers;keyvalues/finalizers;objectstores/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups=kubenats.io,resources=backups,verbs=get;list;watch
 
 // referencing lists the resources that name a NatsCluster.
 func (r *Reconciler[T, C]) referencing(ctx context.Context, c client.Object) []reconcile.Request {

@@ -37,6 +37,7 @@ func jetStreamStatus(obj v1alpha1.JetStreamObject, prev *v1alpha1.JetStreamStatu
 	if out.observed != nil {
 		next.ServerConfigHash = out.observed.Hash
 		next.Cluster = out.observed.Cluster
+		next.Mirror = out.observed.Mirror
 	}
 	if !paused.Paused || out.ready {
 		next.ObservedGeneration = obj.GetGeneration()

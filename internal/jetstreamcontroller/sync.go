@@ -91,6 +91,13 @@ func (r *Reconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	foreign := r.Pool.TakeForeignWrite(user)
 	observed, err := r.Kind.Observe(ctx, conn.JS, obj)
 	countCall(r.Kind.Name(), "observe", err)
+	restored := false
+	if err == nil || errors.Is(err, jetstream.ErrNotFound) {
+		var stop *outcome
+		if restored, stop = r.restoreStep(ctx, obj, err == nil, observed.Owner); stop != nil {
+			return *stop
+		}
+	}
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return outcome{reason: reasonStreamNotFound, message: fmt.Sprintf("stream %q does not exist yet", r.Kind.Address(obj).Stream), retry: true}
@@ -112,6 +119,9 @@ func (r *Reconciler[T, C]) sync(ctx context.Context, obj T) outcome {
 	}
 
 	event, refused := r.adoption(ctx, obj, observed.Owner)
+	if restored {
+		event, refused = reasonRestored, nil // its own restore made it
+	}
 	if refused != nil {
 		return *refused
 	}
@@ -154,7 +164,7 @@ func countCall(kind, call string, err error) {
 // writeActions name each write event in the writes counter.
 var writeActions = map[string]string{
 	reasonCreated: "created", reasonUpdated: "updated", reasonRecreated: "recreated",
-	reasonDriftCorrected: "drift_corrected", reasonAdopted: "adopted",
+	reasonDriftCorrected: "drift_corrected", reasonAdopted: "adopted", reasonRestored: "restored",
 }
 
 func synced(o jetstream.Observed, event string) outcome {

@@ -292,10 +292,11 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	if err := accountsReconciler.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	// A backup runs as a Job of the operator's own image, which carries
-	// kubenats-backup beside the operator.
+	// Backups and restores run as Jobs of the operator's own image, which
+	// carries kubenats-backup beside the operator.
+	operatorImage := cmp.Or(o.ExporterImage, render.DefaultExporterImage)
 	backups := &backupcontroller.Reconciler{Client: mgr.GetClient(), Applier: applier,
-		Recorder: mgr.GetEventRecorder("kubenats"), Image: cmp.Or(o.ExporterImage, render.DefaultExporterImage)}
+		Recorder: mgr.GetEventRecorder("kubenats"), Image: operatorImage}
 	if err := backups.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
@@ -324,6 +325,8 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 
 		ConnectionNamespaces: o.ConnectionAllowedNamespaces,
 		OperatorPaused:       o.PauseReconciliation,
+		Applier:              applier,
+		Image:                operatorImage,
 	}
 	workers := o.JetStreamWorkers
 	if workers <= 0 {

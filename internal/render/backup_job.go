@@ -1,8 +1,11 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +16,8 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
 
-// The backup Job's pod: the operator's image running its second binary,
+// The backup and restore Jobs' pod: the operator's image running its
+// second binary,
 // which links nats-server through natscli's library and so is kept out of
 // the operator's own (cmd/kubenats-backup).
 const (
@@ -49,26 +53,64 @@ var (
 const BackupFailureRetries = 2
 
 // BackupJob is the Job that takes backup b of cluster c with image, or an
-// error saying why the operator cannot take it for c. The credentials are
-// c's own client credentials, mounted from c's credentials Secret: the
-// Backup lives in c's namespace, so its author can read them already.
+// error saying why the operator cannot take it for c.
 func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, image string) (*batchv1.Job, error) {
+	return dataPathJob(c, dataPathRun{
+		name: b.BackupJobName(), namespace: b.Namespace, instance: b.Name, claim: b.Spec.VolumeClaim.ClaimName, image: image,
+		args: []string{"take", "-stream", b.Spec.Stream, "-to", backupDataMount + "/" + b.BackupPath()},
+	})
+}
+
+// RestoreJob is the Job that makes stream s on cluster c from the backup
+// at path on claim, or an error saying why the operator cannot.
+func RestoreJob(s *v1alpha1.Stream, c *v1alpha1.NatsCluster, claim, path, image string) (*batchv1.Job, error) {
+	args := []string{"restore", "-stream", s.Spec.Name, "-from", backupDataMount + "/" + path}
+	if s.Spec.Replicas > 0 {
+		args = append(args, "-replicas", strconv.Itoa(s.Spec.Replicas))
+	}
+	return dataPathJob(c, dataPathRun{
+		name: RestoreJobName(s), namespace: s.Namespace, instance: s.Name, claim: claim, image: image, args: args,
+		readOnlyClaim: true,
+	})
+}
+
+// RestoreJobName is the Job that restores s: restore-<name>, shortened
+// with a hash of the whole name where a Job's name would be too long.
+func RestoreJobName(s *v1alpha1.Stream) string {
+	name := "restore-" + s.Name
+	if len(name) <= 63 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(s.Name))
+	return strings.TrimRight(name[:50], "-.") + "-" + hex.EncodeToString(sum[:6])
+}
+
+// dataPathRun is one run of kubenats-backup.
+type dataPathRun struct {
+	name, namespace, instance, claim, image string
+	args                                    []string
+	readOnlyClaim                           bool
+}
+
+// dataPathJob is the Job that runs kubenats-backup against cluster c. The
+// credentials are c's own client credentials, mounted from c's
+// credentials Secret: the Job lives in c's namespace, so whoever asked for
+// it can read them already.
+func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error) {
 	if c.HasTrust() {
-		return nil, fmt.Errorf("NatsCluster %s runs auth mode jwt, where there is no cluster-wide user to back up with", c.Name)
+		return nil, fmt.Errorf("NatsCluster %s runs auth mode jwt, where there is no cluster-wide user for backups and restores", c.Name)
 	}
 	if c.Spec.ClientTLS().Verify {
-		return nil, fmt.Errorf("NatsCluster %s verifies client certificates, and a backup Job has none yet", c.Name)
+		return nil, fmt.Errorf("NatsCluster %s verifies client certificates, and a backup or restore Job has none yet", c.Name)
 	}
 	if c.Status.CredentialsSecretRef == nil {
 		return nil, fmt.Errorf("NatsCluster %s has no credentials Secret yet", c.Name)
 	}
-	args := []string{"take",
-		"-server", "tls://" + c.InternalHost() + ":" + strconv.Itoa(ClientPort),
-		"-tls-ca", backupCredsMount + "/" + TLSCAKey,
-		"-stream", b.Spec.Stream,
-		"-to", backupDataMount + "/" + b.BackupPath(),
+	args := append(append([]string{}, run.args...),
+		"-server", "tls://"+c.InternalHost()+":"+strconv.Itoa(ClientPort),
+		"-tls-ca", backupCredsMount+"/"+TLSCAKey,
 		"-report", corev1.TerminationMessagePathDefault,
-	}
+	)
 	if c.Spec.ClientTLS().HandshakeFirst {
 		args = append(args, "-tls-handshake-first")
 	}
@@ -82,14 +124,14 @@ func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, image string) (*batc
 	}
 	l := map[string]string{
 		LabelName:      "kubenats-backup",
-		LabelInstance:  b.Name,
+		LabelInstance:  run.instance,
 		LabelComponent: BackupComponent,
 		LabelManagedBy: ManagedBy,
 		LabelBackupOf:  c.Name,
 	}
 	return &batchv1.Job{
 		TypeMeta:   typeMeta("batch/v1", "Job"),
-		ObjectMeta: metav1.ObjectMeta{Name: b.BackupJobName(), Namespace: b.Namespace, Labels: l},
+		ObjectMeta: metav1.ObjectMeta{Name: run.name, Namespace: run.namespace, Labels: l},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To[int32](BackupFailureRetries),
 			Template: corev1.PodTemplateSpec{
@@ -101,7 +143,7 @@ func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, image string) (*batc
 					SecurityContext:              podSecurityContext(),
 					Containers: []corev1.Container{{
 						Name:    BackupContainerName,
-						Image:   image,
+						Image:   run.image,
 						Command: []string{BackupBinary},
 						Args:    args,
 						Env:     []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: backupGoMemLimit}},
@@ -109,22 +151,22 @@ func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, image string) (*batc
 							Requests: corev1.ResourceList{corev1.ResourceMemory: BackupMemoryRequest},
 							Limits:   corev1.ResourceList{corev1.ResourceMemory: BackupMemoryLimit},
 						},
-						// The manifest, or why the backup failed, is the
-						// container's termination message: the operator
-						// reads it from the pod's status, with no
-						// permission for the pod and no log to parse.
+						// The outcome is the container's termination
+						// message: the operator reads it from the pod's
+						// status, with no permission for the pod and no
+						// log to parse.
 						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						SecurityContext:          containerSecurityContext(),
 						VolumeMounts: []corev1.VolumeMount{
-							{Name: "data", MountPath: backupDataMount},
+							{Name: "data", MountPath: backupDataMount, ReadOnly: run.readOnlyClaim},
 							{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true},
 							{Name: "tmp", MountPath: backupTmpMount},
 						},
 					}},
 					Volumes: []corev1.Volume{
 						{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-							ClaimName: b.Spec.VolumeClaim.ClaimName}}},
+							ClaimName: run.claim, ReadOnly: run.readOnlyClaim}}},
 						{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 							SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}},
 						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(PidDirSizeLimit)}}},

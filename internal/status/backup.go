@@ -37,35 +37,76 @@ func (r BackupResult) Terminal() bool {
 // what came of it. A Job complete without a readable report is a failure,
 // never a backup: status lists only what the data path vouched for.
 func BackupJob(job *batchv1.Job, pods []corev1.Pod) BackupResult {
+	r, done := dataPathJob(job, pods)
+	if !done {
+		return r.BackupResult
+	}
+	if r.report.Manifest == nil {
+		return backupFailed(ReasonReportUnreadable, "the backup Job completed and reported no backup")
+	}
+	m := r.report.Manifest
+	return BackupResult{Phase: v1alpha1.BackupSucceeded, Manifest: m, Pass: Pass{Ready: true, Reason: ReasonBackupTaken,
+		Message: fmt.Sprintf("stream %s, sequences %d to %d, taken", m.Stream, m.FirstSeq, m.LastSeq)}}
+}
+
+// RestoreResult is where a restore Job stands: its phase, the pass it
+// gives its Stream while not succeeded, and once succeeded what it made.
+type RestoreResult struct {
+	Phase    v1alpha1.BackupPhase
+	Pass     Pass
+	Restored *backupreport.Restored
+}
+
+// RestoreJob reads a restore Job's outcome, as BackupJob a backup's.
+func RestoreJob(job *batchv1.Job, pods []corev1.Pod) RestoreResult {
+	r, done := dataPathJob(job, pods)
+	switch {
+	case !done:
+		return RestoreResult{Phase: r.Phase, Pass: r.Pass}
+	case r.report.Restored == nil:
+		f := backupFailed(ReasonReportUnreadable, "the restore Job completed and reported no stream")
+		return RestoreResult{Phase: f.Phase, Pass: f.Pass}
+	}
+	return RestoreResult{Phase: v1alpha1.BackupSucceeded, Restored: r.report.Restored}
+}
+
+// jobRead is a kubenats-backup Job as read so far: while not done, the
+// result to report; once done (complete with a decoded report), the
+// report.
+type jobRead struct {
+	BackupResult
+	report backupreport.Report
+}
+
+func dataPathJob(job *batchv1.Job, pods []corev1.Pod) (jobRead, bool) {
 	switch {
 	case jobCondition(job, batchv1.JobComplete):
 		p := newestPod(pods, corev1.PodSucceeded)
 		if p == nil {
-			return backupFailed(ReasonReportUnreadable, "the Job completed, and its pod is gone with its report")
+			return jobRead{BackupResult: backupFailed(ReasonReportUnreadable, "the Job completed, and its pod is gone with its report")}, false
 		}
 		r, err := backupreport.Decode(terminationMessage(p))
 		switch {
 		case err != nil:
-			return backupFailed(ReasonReportUnreadable, fmt.Sprintf("pod %s: %v", p.Name, err))
-		case r.Manifest == nil:
-			return backupFailed(r.Reason, r.Message)
+			return jobRead{BackupResult: backupFailed(ReasonReportUnreadable, fmt.Sprintf("pod %s: %v", p.Name, err))}, false
+		case r.Manifest == nil && r.Restored == nil:
+			return jobRead{BackupResult: backupFailed(r.Reason, r.Message)}, false
 		}
-		return BackupResult{Phase: v1alpha1.BackupSucceeded, Manifest: r.Manifest, Pass: Pass{Ready: true, Reason: ReasonBackupTaken,
-			Message: fmt.Sprintf("stream %s, sequences %d to %d, taken", r.Manifest.Stream, r.Manifest.FirstSeq, r.Manifest.LastSeq)}}
+		return jobRead{report: r}, true
 	case jobCondition(job, batchv1.JobFailed):
-		return backupFailed(lastFailure(job, pods))
+		return jobRead{BackupResult: backupFailed(lastFailure(job, pods))}, false
 	}
 	tries := fmt.Sprintf("try %d of %d", job.Status.Failed+1, backoffLimit(job)+1)
 	if job.Status.Active > 0 && job.Status.Ready != nil && *job.Status.Ready > 0 {
-		return BackupResult{Phase: v1alpha1.BackupRunning, Pass: Pass{Reason: ReasonBackupRunning, Message: "the backup Job runs, " + tries}}
+		return jobRead{BackupResult: BackupResult{Phase: v1alpha1.BackupRunning, Pass: Pass{Reason: ReasonBackupRunning, Message: "Job " + job.Name + " runs, " + tries}}}, false
 	}
-	msg := "the backup Job's pod is not running yet, " + tries
+	msg := "Job " + job.Name + "'s pod is not running yet, " + tries
 	if p := newestPod(pods, corev1.PodPending); p != nil {
 		if w := waitingReason(p); w != "" {
 			msg += ": " + w
 		}
 	}
-	return BackupResult{Phase: v1alpha1.BackupPending, Pass: Pass{Reason: ReasonBackupPending, Message: msg}}
+	return jobRead{BackupResult: BackupResult{Phase: v1alpha1.BackupPending, Pass: Pass{Reason: ReasonBackupPending, Message: msg}}}, false
 }
 
 func backupFailed(reason, message string) BackupResult {

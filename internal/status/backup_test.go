@@ -96,3 +96,35 @@ func TestBackupJobReadsTheReportNotTheExitCode(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreJobWantsARestoreReport: a restore Job is Succeeded only with
+// the report of a restored stream; a backup's manifest, or a refusal,
+// is not one. Careless variant watched failing: any decoded report taken
+// for success (the manifest case).
+func TestRestoreJobWantsARestoreReport(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	restored := reportOf(t, backupreport.Report{Restored: &backupreport.Restored{Stream: "ORDERS", Messages: 3, FirstSeq: 1, LastSeq: 3}})
+	manifest := reportOf(t, backupreport.Report{Manifest: &backupreport.Manifest{Stream: "ORDERS", DataFile: "stream.arc.s2",
+		SHA256: strings.Repeat("0f", 32), Started: t0, Finished: t0}})
+	exists := reportOf(t, backupreport.Failure(backupreport.ReasonStreamExists, errors.New("restore: the stream exists already")))
+	for _, tc := range []struct {
+		name   string
+		job    *batchv1.Job
+		msg    string
+		phase  v1alpha1.BackupPhase
+		reason string
+	}{
+		{"restored", jobWith(0, 0, 0, batchv1.JobComplete), restored, v1alpha1.BackupSucceeded, ""},
+		{"a backup's report", jobWith(0, 0, 0, batchv1.JobComplete), manifest, v1alpha1.BackupFailed, ReasonReportUnreadable},
+		{"refused", jobWith(3, 0, 0, batchv1.JobFailed), exists, v1alpha1.BackupFailed, backupreport.ReasonStreamExists},
+	} {
+		phase := corev1.PodSucceeded
+		if tc.phase == v1alpha1.BackupFailed && tc.reason != ReasonReportUnreadable {
+			phase = corev1.PodFailed
+		}
+		got := RestoreJob(tc.job, []corev1.Pod{backupPod("a", phase, 0, &corev1.ContainerStateTerminated{Message: tc.msg})})
+		if got.Phase != tc.phase || got.Pass.Reason != tc.reason || (got.Restored != nil) != (tc.phase == v1alpha1.BackupSucceeded) {
+			t.Errorf("%s: %+v, want phase %s reason %q", tc.name, got, tc.phase, tc.reason)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/test/testnats"
@@ -18,7 +19,9 @@ import (
 // following the origin, and takes writes on its own subjects. Careless
 // variant seen failing: a reconciler that treats the mirror as fixed once
 // made and sends the update with the server's mirror kept (the server's
-// config still named the origin after 30 s).
+// config still named the origin after 30 s). Careless variant of the
+// status watched failing: status.mirror kept from the last pass that saw
+// one (a promoted standby still showing its lag).
 func TestStandbyPromotedByRemovingItsMirror(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
@@ -50,6 +53,22 @@ func TestStandbyPromotedByRemovingItsMirror(t *testing.T) {
 		return nil
 	})
 
+	// The standby's distance from its origin is in its status (a pass
+	// every mirrorResync), and gone once it is promoted.
+	mirrorStatus := func() (*v1alpha1.MirrorStatus, error) {
+		var got v1alpha1.Stream
+		if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(standby), &got); err != nil {
+			return nil, err
+		}
+		return got.Status.Mirror, nil
+	}
+	eventually(t, time.Minute, func() error {
+		m, err := mirrorStatus()
+		if err != nil || m == nil || m.Lag != 0 || m.LastContact == "" {
+			return fmt.Errorf("standby's status.mirror is %+v (%v), want lag 0 and a last contact", m, err)
+		}
+		return nil
+	})
 	update(t, standby, func(st *v1alpha1.Stream) { st.Spec.Mirror, st.Spec.Subjects = nil, []string{"promoted.>"} })
 	eventually(t, wait, func() error {
 		cfg, err := serverStream(t, j, "standby")
@@ -75,4 +94,7 @@ func TestStandbyPromotedByRemovingItsMirror(t *testing.T) {
 		}
 	}
 	jsReady(t, standby, metav1.ConditionTrue, "Synced")
+	if m, err := mirrorStatus(); err != nil || m != nil {
+		t.Fatalf("the promoted standby's status still has a mirror: %+v (%v)", m, err)
+	}
 }

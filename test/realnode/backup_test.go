@@ -2,19 +2,21 @@ package realnode_test
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
-	"github.com/kubenats/kubenats/internal/backup"
+	"github.com/kubenats/kubenats/internal/plan"
+	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/test/e2ekit"
 	"github.com/kubenats/kubenats/test/poll"
 )
@@ -23,9 +25,11 @@ import (
 // consumer runs as a Job of the operator's own image on the real kubelet
 // (its second binary, the cluster's credentials from files, the claim
 // written as user 65532), and its status says what the backup holds, from
-// the pod's termination message. The backup on the claim then restores:
-// every message under its sequence number, and the consumer at its ack
-// floor (the next message it gets is the first it had not acknowledged).
+// the pod's termination message. The cluster is then deleted with its
+// claims, and a new one gets the stream back from a Stream whose spec
+// names the Backup (a restore Job): every message under its sequence
+// number, and the consumer at its ack floor (the next message it gets is
+// the first it had not acknowledged).
 // Careless variant watched failing: the image built without
 // kubenats-backup (the pod failed to start; the Backup stayed Pending
 // with the kubelet's reason).
@@ -91,30 +95,45 @@ func TestBackupJobOnTheRealNode(t *testing.T) {
 	}
 	t.Logf("backup of %d messages (%d bytes) taken in %s by Job %s", st.Messages, st.Bytes, st.Duration, st.JobName)
 
-	// The claim's volume is a directory of this node's: the test reads the
-	// backup where the Job wrote it, as a restore Job mounting the claim
-	// would, and restores it into the same cluster once the stream is gone.
-	if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(claim), claim); err != nil {
+	// The cluster is lost with its claims; a new one gets the stream back
+	// from the Backup, declared as a Stream that says where it comes from.
+	if err := node.Client.Patch(ctxOf(t), c, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"annotations":{"`+plan.AnnotationDeleteWithData+`":"true"}}}`))); err != nil {
 		t.Fatal(err)
 	}
-	pv := &corev1.PersistentVolume{}
-	if err := node.Client.Get(ctxOf(t), client.ObjectKey{Name: claim.Spec.VolumeName}, pv); err != nil {
+	if err := node.Client.Delete(ctxOf(t), c); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(pv.Spec.Local.Path, st.Path)
-	if err := js.DeleteStream(ctxOf(t), "ORDERS"); err != nil {
+	if err := node.Client.DeleteAllOf(ctxOf(t), &corev1.PersistentVolumeClaim{}, client.InNamespace(ns),
+		client.MatchingLabels(render.SelectorLabels(c))); err != nil {
 		t.Fatal(err)
 	}
-	poll.Until(t, wait, func() error {
-		_, err := backup.Restore(ctxOf(t), nc, dir, backup.RestoreOptions{})
-		return err
+	again := formCluster(t, ns, "bk2", nil)
+	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
+		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: again.Name}},
+		Name:   "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3,
+		Restore: &v1alpha1.StreamRestore{Backup: b.Name},
+	}}
+	if err := node.Client.Create(ctxOf(t), stream); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 3*time.Minute, func() error {
+		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(stream), stream); err != nil {
+			return err
+		}
+		ready := meta.FindStatusCondition(stream.Status.Conditions, v1alpha1.ConditionReady)
+		if ready == nil || ready.Status != metav1.ConditionTrue || stream.Status.SyncedGeneration != stream.Generation {
+			return fmt.Errorf("Stream %s not Ready: %+v", stream.Name, ready)
+		}
+		return nil
 	})
+	js = e2ekit.AppJetStream(t, clientConn(t, again))
 	s, err := js.Stream(ctxOf(t), "ORDERS")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info := s.CachedInfo(); info.State.Msgs != total || info.State.FirstSeq != 1 || info.State.LastSeq != total {
-		t.Fatalf("restored: %+v, want sequences 1 to %d", info.State, total)
+	if info := s.CachedInfo(); info.State.Msgs != total || info.State.FirstSeq != 1 || info.State.LastSeq != total || info.Config.Replicas != 3 {
+		t.Fatalf("restored: %+v, R%d; want sequences 1 to %d on three servers", info.State, info.Config.Replicas, total)
 	}
 	for _, seq := range []uint64{1, acked, total} {
 		m, err := s.GetMsg(ctxOf(t), seq)

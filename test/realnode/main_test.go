@@ -71,7 +71,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	began = time.Now()
-	node, err = realnode.New(ctx, realnode.Options{RepoRoot: root, Scheme: scheme, Volumes: 16})
+	node, err = realnode.New(ctx, realnode.Options{RepoRoot: root, Scheme: scheme, Volumes: 24})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -1,0 +1,162 @@
+package jetstreamcontroller
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/jobs"
+	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/status"
+)
+
+// Reasons of a Stream made from a backup (spec.restore).
+const (
+	reasonRestoring       = "Restoring"
+	reasonRestored        = "Restored"
+	reasonRestoreRefused  = "RestoreRefused"
+	reasonBackupNotReady  = "BackupNotReady"
+	reasonRestoreNotReady = "RestoreNotReady"
+)
+
+// restoreAction is what a pass does about a Stream's restore.
+type restoreAction int
+
+const (
+	// restoreNone: no restore asked, or nothing left to do for it; the
+	// pass syncs as always.
+	restoreNone restoreAction = iota
+	// restoreStart: make the restore Job.
+	restoreStart
+	// restoreWait: the Job runs; the stream it is making is written by
+	// nobody else meanwhile.
+	restoreWait
+	// restoreFailed: the Job gave up; the Stream says why.
+	restoreFailed
+	// restoreAdopt: the Job made the stream; the pass takes it as the
+	// resource's own (event Restored) and brings it to the spec.
+	restoreAdopt
+	// restoreRefuse: the server has a stream of that name that neither
+	// the resource nor its restore made: a restore never overwrites.
+	restoreRefuse
+)
+
+// decideRestore is the restore's next step: from whether one is asked
+// for, its Job's phase ("" while there is no Job), whether the server has
+// the stream and whether the resource made it.
+func decideRestore(wanted bool, job v1alpha1.BackupPhase, onServer, mine bool) restoreAction {
+	switch {
+	case !wanted:
+		return restoreNone
+	case job == v1alpha1.BackupPending || job == v1alpha1.BackupRunning:
+		return restoreWait
+	case job == v1alpha1.BackupFailed:
+		return restoreFailed
+	case job == v1alpha1.BackupSucceeded && onServer && !mine:
+		return restoreAdopt
+	case job == v1alpha1.BackupSucceeded:
+		// Brought to the spec already, or deleted since: made again as
+		// the spec says, as any deleted stream is (docs/backup.md).
+		return restoreNone
+	case !onServer:
+		return restoreStart
+	case mine:
+		return restoreNone // restore asked for after the resource made its stream
+	}
+	return restoreRefuse
+}
+
+// restoreStep carries out the restore's step for obj, when it is a Stream
+// with spec.restore. adopt says that the pass takes the stream on the
+// server as its own; stop, when not nil, ends the pass.
+func (r *Reconciler[T, C]) restoreStep(ctx context.Context, obj T, onServer bool, ownerMark string) (adopt bool, stop *outcome) {
+	s, ok := any(obj).(*v1alpha1.Stream)
+	if !ok || s.Spec.Restore == nil {
+		return false, nil
+	}
+	job := &batchv1.Job{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: render.RestoreJobName(s)}, job)
+	var result status.RestoreResult
+	switch {
+	case apierrors.IsNotFound(err):
+		job = nil
+	case err != nil:
+		return false, &outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
+	default:
+		pods, err := jobs.Pods(ctx, r.Client, job)
+		if err != nil {
+			return false, &outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
+		}
+		result = status.RestoreJob(job, pods)
+	}
+	claim, _ := claimOf(ownerMark, r.owner(obj))
+	switch decideRestore(true, result.Phase, onServer, onServer && claim == claimMine) {
+	case restoreWait:
+		return false, &outcome{reason: reasonRestoring, message: result.Pass.Message, retry: true}
+	case restoreFailed:
+		return false, &outcome{reason: result.Pass.Reason, message: "the restore failed: " + result.Pass.Message}
+	case restoreStart:
+		out := r.startRestore(ctx, s)
+		return false, &out
+	case restoreRefuse:
+		return false, &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
+			"stream %q exists on the server, and a restore never overwrites a stream: delete it there, or remove spec.restore to manage it as it is", s.Spec.Name)}
+	case restoreAdopt:
+		r.Recorder.Eventf(obj, nil, corev1.EventTypeNormal, reasonRestored, "Restore", "stream %s restored: %d messages, sequences %d to %d",
+			s.Spec.Name, result.Restored.Messages, result.Restored.FirstSeq, result.Restored.LastSeq)
+		return true, nil
+	}
+	return false, nil
+}
+
+// startRestore makes s's restore Job, from the backup s names, on the
+// NatsCluster of s's namespace s names.
+func (r *Reconciler[T, C]) startRestore(ctx context.Context, s *v1alpha1.Stream) outcome {
+	claim, path, problem := r.restoreSource(ctx, s)
+	if problem != nil {
+		return *problem
+	}
+	var c v1alpha1.NatsCluster
+	if err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Spec.Cluster.Name}, &c); err != nil {
+		return outcome{reason: reasonClusterNotFound, message: fmt.Sprintf("NatsCluster %s: %v", s.Spec.Cluster.Name, err), retry: true}
+	}
+	job, err := render.RestoreJob(s, &c, claim, path, r.Image)
+	if err != nil {
+		return outcome{reason: reasonRestoreRefused, message: err.Error()}
+	}
+	if err := r.Applier.Apply(ctx, s, job); err != nil {
+		return outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
+	}
+	return outcome{reason: reasonRestoring, message: "Job " + job.Name + " restores the stream from " + path, retry: true}
+}
+
+// restoreSource is the claim and path of the backup s names, or why it
+// cannot be restored (yet).
+func (r *Reconciler[T, C]) restoreSource(ctx context.Context, s *v1alpha1.Stream) (claim, path string, problem *outcome) {
+	from := s.Spec.Restore
+	if from.Backup == "" {
+		return from.VolumeClaim.ClaimName, from.Path, nil
+	}
+	var b v1alpha1.Backup
+	err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: from.Backup}, &b)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", "", &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s does not exist in this namespace", from.Backup), retry: true}
+	case err != nil:
+		return "", "", &outcome{reason: reasonBackupNotReady, message: err.Error(), retry: true}
+	case b.Status.Phase == v1alpha1.BackupFailed:
+		return "", "", &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s failed: there is nothing to restore", b.Name)}
+	case !meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionReady) || b.Status.Path == "":
+		return "", "", &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s is not taken yet", b.Name), retry: true}
+	case b.Status.Stream != s.Spec.Name:
+		return "", "", &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
+			"Backup %s holds stream %q, not %q: a restore makes the stream it backed up", b.Name, b.Status.Stream, s.Spec.Name)}
+	}
+	return b.Spec.VolumeClaim.ClaimName, b.Status.Path, nil
+}
