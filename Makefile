@@ -24,7 +24,7 @@ build: ## Build bin/kubenats, the backups' data path bin/kubenats-backup and the
 .PHONY: generate
 generate: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate deepcopy, CRDs, RBAC, the alert rules and dashboards, the chart's copies of them, dist/install.yaml and docs/api.md.
 	$(CONTROLLER_GEN) object paths=./api/...
-	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/natscluster/... paths=./internal/jetstreamcontroller/... paths=./internal/accountcontroller/... paths=./internal/backupcontroller/... paths=./internal/manager/... \
+	$(CONTROLLER_GEN) crd rbac:roleName=kubenats-manager paths=./api/... paths=./internal/natscluster/... paths=./internal/jetstreamcontroller/... paths=./internal/accountcontroller/... paths=./internal/backupcontroller/... paths=./internal/schedulecontroller/... paths=./internal/manager/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./hack/genadmission config/admission/policy.yaml
 	go run ./hack/genmonitoring config

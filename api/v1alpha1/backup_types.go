@@ -135,5 +135,8 @@ func init() {
 // BackupJobName is the Job that takes b.
 func (b *Backup) BackupJobName() string { return "backup-" + b.Name }
 
+// RemoveJobName is the Job that deletes b's data (retention).
+func (b *Backup) RemoveJobName() string { return "remove-" + b.Name }
+
 // BackupPath is b's directory on its claim, as the Job mounts it.
 func (b *Backup) BackupPath() string { return "backups/" + b.Name }

@@ -17,6 +17,7 @@ const usage = `kubenats-backup backs up and restores JetStream streams.
 Usage:
   kubenats-backup take [flags]      back up one stream into a new directory
   kubenats-backup restore [flags]   create a stream from a backup's directory
+  kubenats-backup remove [flags]    delete a backup's directory (retention)
 
 Run 'kubenats-backup COMMAND -h' for a command's flags.
 `
@@ -35,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTake(args[1:], stdout, stderr)
 	case "restore":
 		return runRestore(args[1:], stdout, stderr)
+	case "remove":
+		return runRemove(args[1:], stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -98,6 +98,14 @@ var Rules = []Rule{
 		Help:    "The mirror has lagged its origin by more than 100 messages for 15 minutes ({{ $value }} now): check the link to the origin (leafnode, gateway, credentials) before relying on it as a standby.",
 	},
 	{
+		// The Job tried three times before the Backup failed; the
+		// schedule takes the next one when it is due.
+		Name: "NatsBackupFailed", For: "1m", Severity: "warning",
+		Expr:    `kubenats_backup_last_failed{` + scope + `} == 1`,
+		Summary: "The last backup of ScheduledBackup {{ $labels.namespace }}/{{ $labels.scheduledbackup }} failed",
+		Help:    "Its newest Backup failed after its Job's retries: kubectl describe scheduledbackup {{ $labels.scheduledbackup }} names it, and kubectl describe backup says why.",
+	},
+	{
 		Name: "NatsSlowConsumers", For: "5m", Severity: "warning",
 		Expr:    `increase(nats_varz_slow_consumers{` + scope + `}[5m]) > 0`,
 		Summary: "Slow consumers on {{ $labels.server_name }}",

@@ -27,7 +27,7 @@ import (
 	"github.com/kubenats/kubenats/internal/status"
 )
 
-// +kubebuilder:rbac:groups=kubenats.io,resources=backups,verbs=get;list;watch
+// +kubebuilder:rbac:groups=kubenats.io,resources=backups,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=kubenats.io,resources=backups/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;patch
 
@@ -56,6 +56,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	var b v1alpha1.Backup
 	if err := r.Get(ctx, req.NamespacedName, &b); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !b.DeletionTimestamp.IsZero() {
+		return r.removeData(ctx, &b)
 	}
 	if phase := b.Status.Phase; phase == v1alpha1.BackupSucceeded || phase == v1alpha1.BackupFailed {
 		return ctrl.Result{}, nil // final: a backup is a fact about the past

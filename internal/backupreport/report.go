@@ -41,12 +41,15 @@ const MaxSize = 4096
 const maxMessage = 1024
 
 // Report is one Job run's outcome: a Manifest (a backup taken), a
-// Restored (a stream restored), or a Reason and Message.
+// Restored (a stream restored), Removed (a backup deleted), or a Reason
+// and Message.
 type Report struct {
 	Manifest *Manifest `json:"manifest,omitempty"`
 	Restored *Restored `json:"restored,omitempty"`
-	Reason   string    `json:"reason,omitempty"`
-	Message  string    `json:"message,omitempty"`
+	// Removed is the directory a retention's removal deleted.
+	Removed string `json:"removed,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // Restored is the stream a restore made, as the server reported it.
@@ -93,10 +96,17 @@ func Decode(msg string) (Report, error) {
 	if err := dec.Decode(&r); err != nil {
 		return Report{}, fmt.Errorf("the backup pod's termination message is not a report: %w", err)
 	}
-	failure := r.Reason != "" || r.Message != ""
+	outcomes := 0
+	for _, said := range []bool{r.Manifest != nil, r.Restored != nil, r.Removed != "", r.Reason != "" || r.Message != ""} {
+		if said {
+			outcomes++
+		}
+	}
 	switch {
-	case (r.Manifest != nil) && (r.Restored != nil || failure) || r.Restored != nil && failure:
+	case outcomes > 1:
 		return Report{}, errors.New("the backup pod's report says more than one outcome")
+	case r.Removed != "":
+		return r, nil
 	case r.Manifest != nil:
 		return r, checkManifest(r.Manifest)
 	case r.Restored != nil:

@@ -31,6 +31,7 @@ import (
 	"github.com/kubenats/kubenats/internal/natscluster"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/schedulecontroller"
 	"github.com/kubenats/kubenats/internal/serverbudget"
 	"github.com/kubenats/kubenats/internal/servers"
 )
@@ -298,6 +299,10 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	backups := &backupcontroller.Reconciler{Client: mgr.GetClient(), Applier: applier,
 		Recorder: mgr.GetEventRecorder("kubenats"), Image: operatorImage}
 	if err := backups.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	schedules := &schedulecontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kubenats")}
+	if err := schedules.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
 	// The API server's addresses as the cluster publishes them, read again

@@ -20,6 +20,10 @@ const (
 	JetStreamServerCallErrors = "kubenats_jetstream_server_call_errors_total"
 	JetStreamWrites           = "kubenats_jetstream_server_writes_total"
 	PoolConnections           = "kubenats_jetstream_pool_connections"
+	// BackupLastSuccessTime and BackupLastFailedName are a
+	// ScheduledBackup's (backups.go).
+	BackupLastSuccessTime = "kubenats_backup_last_success_timestamp_seconds"
+	BackupLastFailedName  = "kubenats_backup_last_failed"
 )
 
 // ControllerRuntime are the controller-runtime families the alerts and
@@ -36,6 +40,6 @@ func Families() []string {
 	return append([]string{
 		ClusterCondition, ClusterServers, ClusterServersReady, ClusterPending, ClusterReload,
 		ClusterCertExpiry, ClusterMeshStage, ClusterWaiting, ClusterLeaders, JetStreamResources, PoolConnections,
-		JetStreamServerCalls, JetStreamServerCallErrors, JetStreamWrites,
+		JetStreamServerCalls, JetStreamServerCallErrors, JetStreamWrites, BackupLastSuccessTime, BackupLastFailedName,
 	}, ControllerRuntime...)
 }

@@ -18,6 +18,6 @@ var (
 // Register adds the sets to controller-runtime's registry, once.
 func Register() {
 	register.Do(func() {
-		metrics.Registry.MustRegister(ClustersSet, ResourcesSet, ServerCalls, ServerCallErrors, Writes)
+		metrics.Registry.MustRegister(ClustersSet, ResourcesSet, ServerCalls, ServerCallErrors, Writes, BackupLastSuccess, BackupLastFailed)
 	})
 }

@@ -85,6 +85,20 @@ func RestoreJobName(s *v1alpha1.Stream) string {
 	return strings.TrimRight(name[:50], "-.") + "-" + hex.EncodeToString(sum[:6])
 }
 
+// RemoveJob is the Job that deletes backup b's data from its claim, for
+// a schedule's retention: it needs the claim alone, no cluster.
+func RemoveJob(b *v1alpha1.Backup, image string) *batchv1.Job {
+	l := map[string]string{
+		LabelName:      "kubenats-backup",
+		LabelInstance:  b.Name,
+		LabelComponent: BackupComponent,
+		LabelManagedBy: ManagedBy,
+	}
+	args := []string{"remove", "-dir", backupDataMount + "/" + b.BackupPath(), "-report", corev1.TerminationMessagePathDefault}
+	return dataPathPod(b.RemoveJobName(), b.Namespace, l, image, args, []corev1.Volume{claimVolume(b.Spec.VolumeClaim.ClaimName, false)},
+		[]corev1.VolumeMount{{Name: "data", MountPath: backupDataMount}})
+}
+
 // dataPathRun is one run of kubenats-backup.
 type dataPathRun struct {
 	name, namespace, instance, claim, image string
@@ -129,9 +143,31 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 		LabelManagedBy: ManagedBy,
 		LabelBackupOf:  c.Name,
 	}
+	volumes := []corev1.Volume{
+		claimVolume(run.claim, run.readOnlyClaim),
+		{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}},
+	}
+	mounts := []corev1.VolumeMount{
+		{Name: "data", MountPath: backupDataMount, ReadOnly: run.readOnlyClaim},
+		{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true},
+	}
+	return dataPathPod(run.name, run.namespace, l, run.image, args, volumes, mounts), nil
+}
+
+func claimVolume(claim string, readOnly bool) corev1.Volume {
+	return corev1.Volume{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+		ClaimName: claim, ReadOnly: readOnly}}}
+}
+
+// dataPathPod is a Job of one hardened, memory-bounded pod running
+// kubenats-backup with args, with the volumes given and a small /tmp.
+func dataPathPod(name, namespace string, l map[string]string, image string, args []string, volumes []corev1.Volume, mounts []corev1.VolumeMount) *batchv1.Job {
+	volumes = append(volumes, corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(PidDirSizeLimit)}}})
+	mounts = append(mounts, corev1.VolumeMount{Name: "tmp", MountPath: backupTmpMount})
 	return &batchv1.Job{
 		TypeMeta:   typeMeta("batch/v1", "Job"),
-		ObjectMeta: metav1.ObjectMeta{Name: run.name, Namespace: run.namespace, Labels: l},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: l},
 		Spec: batchv1.JobSpec{
 			BackoffLimit: ptr.To[int32](BackupFailureRetries),
 			Template: corev1.PodTemplateSpec{
@@ -143,7 +179,7 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 					SecurityContext:              podSecurityContext(),
 					Containers: []corev1.Container{{
 						Name:    BackupContainerName,
-						Image:   run.image,
+						Image:   image,
 						Command: []string{BackupBinary},
 						Args:    args,
 						Env:     []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: backupGoMemLimit}},
@@ -158,21 +194,11 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 						TerminationMessagePath:   corev1.TerminationMessagePathDefault,
 						TerminationMessagePolicy: corev1.TerminationMessageReadFile,
 						SecurityContext:          containerSecurityContext(),
-						VolumeMounts: []corev1.VolumeMount{
-							{Name: "data", MountPath: backupDataMount, ReadOnly: run.readOnlyClaim},
-							{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true},
-							{Name: "tmp", MountPath: backupTmpMount},
-						},
+						VolumeMounts:             mounts,
 					}},
-					Volumes: []corev1.Volume{
-						{Name: "data", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
-							ClaimName: run.claim, ReadOnly: run.readOnlyClaim}}},
-						{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-							SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}},
-						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(PidDirSizeLimit)}}},
-					},
+					Volumes: volumes,
 				},
 			},
 		},
-	}, nil
+	}
 }

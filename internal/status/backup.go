@@ -70,6 +70,19 @@ func RestoreJob(job *batchv1.Job, pods []corev1.Pod) RestoreResult {
 	return RestoreResult{Phase: v1alpha1.BackupSucceeded, Restored: r.report.Restored}
 }
 
+// RemoveJob reads a retention's removal Job: done once it reported the
+// directory removed; while not done, its phase and pass.
+func RemoveJob(job *batchv1.Job, pods []corev1.Pod) (done bool, r BackupResult) {
+	read, done := dataPathJob(job, pods)
+	switch {
+	case !done:
+		return false, read.BackupResult
+	case read.report.Removed == "":
+		return false, backupFailed(ReasonReportUnreadable, "the removal Job completed and reported nothing removed")
+	}
+	return true, BackupResult{}
+}
+
 // jobRead is a kubenats-backup Job as read so far: while not done, the
 // result to report; once done (complete with a decoded report), the
 // report.
@@ -89,7 +102,7 @@ func dataPathJob(job *batchv1.Job, pods []corev1.Pod) (jobRead, bool) {
 		switch {
 		case err != nil:
 			return jobRead{BackupResult: backupFailed(ReasonReportUnreadable, fmt.Sprintf("pod %s: %v", p.Name, err))}, false
-		case r.Manifest == nil && r.Restored == nil:
+		case r.Manifest == nil && r.Restored == nil && r.Removed == "":
 			return jobRead{BackupResult: backupFailed(r.Reason, r.Message)}, false
 		}
 		return jobRead{report: r}, true

@@ -128,6 +128,16 @@ var scenarios = []scenario{
 	{alert: "NatsStreamReplicaNotCurrent", name: "behind for 5 minutes, then current", minutes: 15,
 		series: []string{"nats_stream_replica_current{" + stream + `,replica="nats-2"} 0x5 1x10`}},
 
+	{alert: "NatsStreamMirrorBehind", name: "a standby 5000 behind for 20 minutes", minutes: 20, fires: true,
+		series: []string{steady("nats_stream_mirror_lag", stream+`,mirror_name="ORIGIN"`, "5000", 20)}},
+	{alert: "NatsStreamMirrorBehind", name: "behind under load, caught up every few minutes", minutes: 20,
+		series: []string{"nats_stream_mirror_lag{" + stream + `,mirror_name="ORIGIN"} 0 800x6 0 800x6 0 800x4`}},
+
+	{alert: "NatsBackupFailed", name: "the last backup failed", minutes: 5, fires: true,
+		series: []string{steady("kubenats_backup_last_failed", cl+`,scheduledbackup="nightly"`, "1", 5)}},
+	{alert: "NatsBackupFailed", name: "failed once, the next one succeeded", minutes: 5,
+		series: []string{"kubenats_backup_last_failed{" + cl + `,scheduledbackup="nightly"} 1 0x4`}},
+
 	{alert: "NatsSlowConsumers", name: "slow consumers cut off every minute", minutes: 10, fires: true,
 		series: []string{"nats_varz_slow_consumers{" + srv + "} 0+1x10"}},
 	{alert: "NatsSlowConsumers", name: "some long ago, none since", minutes: 10,
@@ -171,7 +181,9 @@ var scenarios = []scenario{
 // on num_pending > 1000 alone ("a large constant backlog" fires);
 // NatsAccountStorageHigh dividing the account's series as they are, with
 // their server's labels ("the meta leader moves while an account is at
-// 85 %" does not fire: the new leader's series starts its `for` again).
+// 85 %" does not fire: the new leader's series starts its `for` again);
+// NatsStreamMirrorBehind on the lag alone, without min_over_time ("behind
+// under load, caught up every few minutes" fires).
 func TestEveryAlertFiresAndHoldsItsFire(t *testing.T) {
 	shipped := map[string]monitoringv1.Rule{}
 	for _, r := range shippedRules(t) {

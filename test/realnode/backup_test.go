@@ -1,7 +1,10 @@
 package realnode_test
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -30,9 +34,9 @@ import (
 // names the Backup (a restore Job): every message under its sequence
 // number, and the consumer at its ack floor (the next message it gets is
 // the first it had not acknowledged).
-// Careless variant watched failing: the image built without
-// kubenats-backup (the pod failed to start; the Backup stayed Pending
-// with the kubelet's reason).
+// Careless variant watched failing: the restored stream not taken as the
+// Stream's own (the restore Job made it, and the Stream stayed refused
+// with AlreadyExists).
 func TestBackupJobOnTheRealNode(t *testing.T) {
 	needNode(t)
 	waitOperator(t)
@@ -154,5 +158,108 @@ func TestBackupJobOnTheRealNode(t *testing.T) {
 	}
 	if md, err := next.Metadata(); err != nil || md.Sequence.Stream != acked+1 {
 		t.Fatalf("the restored consumer resumed at %+v (%v), want stream sequence %d, after its ack floor", md, err, acked+1)
+	}
+}
+
+// TestScheduledBackupKeepsTheLatest: a ScheduledBackup makes a Backup each
+// time one is due, and its retention (keep one) deletes the older Backup
+// with its data on the claim, once a newer one succeeded. Deleting the
+// schedule keeps the Backups it made. Careless variant watched failing:
+// Backups made without the data finalizer (the expired Backup went, its
+// directory stayed on the claim).
+func TestScheduledBackupKeepsTheLatest(t *testing.T) {
+	needNode(t)
+	waitOperator(t)
+	ns := namespace(t)
+	c := formCluster(t, ns, "sched", func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](1) })
+	js := e2ekit.AppJetStream(t, clientConn(t, c))
+	createStream(t, js, natsjs.StreamConfig{Name: "EVENTS", Subjects: []string{"events.>"}})
+	if _, err := js.Publish(ctxOf(t), "events.x", []byte("e")); err != nil {
+		t.Fatal(err)
+	}
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	sb := &v1alpha1.ScheduledBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "events"}, Spec: v1alpha1.ScheduledBackupSpec{
+		Schedule: "@every 15s",
+		Backup:   v1alpha1.BackupSpec{Cluster: c.Name, Stream: "EVENTS", VolumeClaim: v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}},
+		Keep:     v1alpha1.BackupRetention{Count: 1},
+	}}
+	for _, o := range []client.Object{claim, sb} {
+		if err := node.Client.Create(ctxOf(t), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	backups := func() map[string]v1alpha1.Backup {
+		list := &v1alpha1.BackupList{}
+		if err := node.Client.List(ctxOf(t), list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]v1alpha1.Backup{}
+		for _, b := range list.Items {
+			out[b.Name] = b
+		}
+		return out
+	}
+	volume := func() string {
+		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(claim), claim); err != nil {
+			t.Fatal(err)
+		}
+		pv := &corev1.PersistentVolume{}
+		if err := node.Client.Get(ctxOf(t), client.ObjectKey{Name: claim.Spec.VolumeName}, pv); err != nil {
+			t.Fatal(err)
+		}
+		return pv.Spec.Local.Path
+	}
+	var first string
+	poll.Until(t, 2*time.Minute, func() error {
+		for name, b := range backups() {
+			if b.Status.Phase == v1alpha1.BackupFailed {
+				t.Fatalf("Backup %s failed: %+v", name, b.Status.Conditions)
+			}
+			if b.Status.Phase == v1alpha1.BackupSucceeded {
+				first = name
+				return nil
+			}
+		}
+		return fmt.Errorf("no Backup of the schedule succeeded yet: %v", backups())
+	})
+	firstDir := filepath.Join(volume(), "backups", first)
+	if _, err := os.Stat(filepath.Join(firstDir, "backup.json")); err != nil {
+		t.Fatalf("the first backup is not on the claim: %v", err)
+	}
+	var second string
+	poll.Until(t, 2*time.Minute, func() error {
+		all := backups()
+		if _, ok := all[first]; ok {
+			return fmt.Errorf("Backup %s is still there (%d Backups)", first, len(all))
+		}
+		if _, err := os.Stat(firstDir); !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("the expired backup's directory is still on the claim (%v)", err)
+		}
+		for name, b := range all {
+			if b.Status.Phase == v1alpha1.BackupSucceeded {
+				second = name
+				return nil
+			}
+		}
+		return fmt.Errorf("no newer Backup succeeded: %v", all)
+	})
+	if _, err := os.Stat(filepath.Join(volume(), "backups", second, "backup.json")); err != nil {
+		t.Fatalf("the kept backup %s is not on the claim: %v", second, err)
+	}
+	if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(sb), sb); err != nil {
+		t.Fatal(err)
+	}
+	if sb.Status.LastSuccessfulTime == nil || sb.Status.NextScheduleTime == nil {
+		t.Fatalf("the schedule's status: %+v", sb.Status)
+	}
+	if err := node.Client.Delete(ctxOf(t), sb); err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if _, ok := backups()[second]; !ok {
+			t.Fatalf("deleting the schedule deleted Backup %s", second)
+		}
 	}
 }
