@@ -23,6 +23,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/jobs"
+	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
 )
@@ -49,6 +50,9 @@ type Reconciler struct {
 	Recorder recorder.EventRecorder
 	// Image is the operator's own image, which carries kubenats-backup.
 	Image string
+	// OperatorPaused (--pause-reconciliation) starts no Job, as the
+	// Backup's own pause annotation does; a Job running goes on.
+	OperatorPaused bool
 }
 
 // Reconcile is one pass: make the Job if there is none, then read it.
@@ -67,6 +71,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.BackupJobName()}, &job)
 	switch {
 	case apierrors.IsNotFound(err):
+		if p := pause.Of(&b, r.OperatorPaused); p.Paused {
+			return ctrl.Result{}, r.write(ctx, &b, pending(p.Reason, p.Message))
+		}
 		return r.startJob(ctx, &b)
 	case err != nil:
 		return ctrl.Result{}, err
@@ -91,13 +98,13 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Cluster}, &c)
 	switch {
 	case apierrors.IsNotFound(err):
-		return ctrl.Result{RequeueAfter: waitForCluster}, r.write(ctx, b, pending(reasonClusterNotFound,
-			fmt.Sprintf("NatsCluster %s does not exist in this namespace", b.Spec.Cluster)))
+		return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonClusterNotFound,
+			fmt.Sprintf("NatsCluster %s does not exist in this namespace", b.Spec.Cluster))))
 	case err != nil:
 		return ctrl.Result{}, err
 	case !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable):
-		return ctrl.Result{RequeueAfter: waitForCluster}, r.write(ctx, b, pending(reasonClusterNotReady,
-			fmt.Sprintf("NatsCluster %s is not available yet", c.Name)))
+		return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonClusterNotReady,
+			fmt.Sprintf("NatsCluster %s is not available yet", c.Name))))
 	}
 	job, err := render.BackupJob(b, &c, r.Image)
 	if err != nil {
@@ -110,6 +117,15 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 	}
 	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "JobCreated", "Backup", "Job %s takes the backup of stream %s", job.Name, b.Spec.Stream)
 	return ctrl.Result{}, r.write(ctx, b, pending(status.ReasonBackupPending, "Job "+job.Name+" made"))
+}
+
+// lookAgain is a pass that looks again after d, or fails with err: never
+// both, as controller-runtime ignores the delay beside an error.
+func lookAgain(d time.Duration, err error) (ctrl.Result, error) {
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: d}, nil
 }
 
 func pending(reason, message string) status.BackupResult {

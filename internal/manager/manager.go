@@ -297,11 +297,12 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// carries kubenats-backup beside the operator.
 	operatorImage := cmp.Or(o.ExporterImage, render.DefaultExporterImage)
 	backups := &backupcontroller.Reconciler{Client: mgr.GetClient(), Applier: applier,
-		Recorder: mgr.GetEventRecorder("kubenats"), Image: operatorImage}
+		Recorder: mgr.GetEventRecorder("kubenats"), Image: operatorImage, OperatorPaused: o.PauseReconciliation}
 	if err := backups.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}
-	schedules := &schedulecontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kubenats")}
+	schedules := &schedulecontroller.Reconciler{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorder("kubenats"),
+		OperatorPaused: o.PauseReconciliation}
 	if err := schedules.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

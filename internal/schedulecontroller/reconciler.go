@@ -19,6 +19,7 @@ import (
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/metrics"
+	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/status"
 )
 
@@ -39,6 +40,9 @@ type Reconciler struct {
 	Recorder recorder.EventRecorder
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// OperatorPaused (--pause-reconciliation) makes and deletes no
+	// Backup, as the schedule's own pause annotation does.
+	OperatorPaused bool
 }
 
 // Reconcile is one pass: read the schedule's Backups, make the one due,
@@ -82,6 +86,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 	}
 	s := decide(o, sb.Name)
+	if p := pause.Of(&sb, r.OperatorPaused); p.Paused {
+		if err := r.write(ctx, &sb, status.Pass{Reason: p.Reason, Message: p.Message}, nil); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, nil // the resume wakes it
+	}
 	for _, name := range s.expire {
 		b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: sb.Namespace, Name: name}}
 		if err := r.Delete(ctx, b); client.IgnoreNotFound(err) != nil {
@@ -101,7 +111,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		pass.Message += "; a Backup is due and waits: " + s.wait
 	}
 	next := metav1.NewTime(s.next)
-	return ctrl.Result{RequeueAfter: max(s.next.Sub(now), time.Second)}, r.write(ctx, &sb, pass, &next)
+	if err := r.write(ctx, &sb, pass, &next); err != nil {
+		return ctrl.Result{}, err // never a delay beside an error
+	}
+	return ctrl.Result{RequeueAfter: max(s.next.Sub(now), time.Second)}, nil
 }
 
 // fact is what decide needs of b.

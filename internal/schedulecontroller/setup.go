@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/pause"
 )
 
 // SetupWithManager registers the reconciler: a schedule's pass runs when
@@ -20,7 +21,7 @@ import (
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("scheduledbackup").
-		For(&v1alpha1.ScheduledBackup{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&v1alpha1.ScheduledBackup{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, pause.Changed{}))).
 		Watches(&v1alpha1.Backup{}, handler.EnqueueRequestsFromMapFunc(scheduleOf)).
 		Complete(r)
 }
