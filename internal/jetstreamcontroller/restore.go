@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
@@ -88,6 +89,10 @@ func (r *Reconciler[T, C]) restoreStep(ctx context.Context, obj T, onServer bool
 		job = nil
 	case err != nil:
 		return false, &outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
+	case !metav1.IsControlledBy(job, s):
+		// Someone else's Job of that name says nothing of this restore.
+		return false, &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
+			"Job %s exists and is not this Stream's: rename or remove it", job.Name)}
 	default:
 		pods, err := jobs.Pods(ctx, r.Client, job)
 		if err != nil {

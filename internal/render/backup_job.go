@@ -16,10 +16,9 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
 
-// The backup and restore Jobs' pod: the operator's image running its
-// second binary,
-// which links nats-server through natscli's library and so is kept out of
-// the operator's own (cmd/kubenats-backup).
+// The backup, restore and removal Jobs' pod: the operator's image running
+// its second binary, which links nats-server through natscli's library
+// and so is kept out of the operator's own (cmd/kubenats-backup).
 const (
 	BackupBinary        = "/kubenats-backup"
 	BackupContainerName = "backup"
