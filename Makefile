@@ -102,13 +102,14 @@ node-images: ## Build the real node's images (NATS, pause, the operator for this
 		-version $(IMAGE_VERSION) -created "$$(git log -1 --format=%ct)"
 
 .PHONY: test-bins
-test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector, Prometheus, natscli and the real node's binaries for the tests, install containerd and the CNI plugins from Debian (first time ~45 min).
+test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Istio injector, Prometheus, natscli, SeaweedFS and the real node's binaries for the tests, install containerd and the CNI plugins from Debian (first time ~45 min).
 	hack/build-k8s-bins.sh
 	hack/build-nats-servers.sh
 	hack/build-cert-manager.sh
 	hack/build-istio.sh
 	hack/build-prometheus.sh
 	hack/build-natscli.sh
+	hack/build-seaweedfs.sh
 	hack/build-node-bins.sh
 	hack/install-node-packages.sh
 

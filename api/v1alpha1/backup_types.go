@@ -4,8 +4,10 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // BackupSpec is one backup of one stream of a NatsCluster in this
 // namespace, taken once, by a Job of the operator's image, into a volume
-// claim. It is immutable: a backup is a fact about the past, and another
-// one is another Backup.
+// claim or an S3-compatible object store. It is immutable: a backup is a
+// fact about the past, and another one is another Backup.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.volumeClaim) != has(self.s3)",message="a backup goes to a volumeClaim or to s3, one of them"
 type BackupSpec struct {
 	// Cluster is the NatsCluster, in this namespace, whose stream is
 	// backed up. The Job reaches it with the cluster's own client
@@ -23,8 +25,67 @@ type BackupSpec struct {
 
 	// VolumeClaim is where the backup is written: the directory
 	// backups/<this Backup's name> on the claim.
-	VolumeClaim BackupVolumeClaim `json:"volumeClaim"`
+	// +optional
+	VolumeClaim *BackupVolumeClaim `json:"volumeClaim,omitempty"`
+
+	// S3 is where the backup is written: the objects under
+	// <prefix>/<this Backup's name>/ in the bucket.
+	// +optional
+	S3 *S3Bucket `json:"s3,omitempty"`
 }
+
+// S3Bucket is a bucket of an S3-compatible object store, reached over
+// HTTPS with keys from an opted-in Secret of this namespace. Its data is
+// the user's, as a claim's is.
+type S3Bucket struct {
+	// Endpoint is the store's host or host:port (no scheme: HTTPS only).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9]([-A-Za-z0-9.]*[A-Za-z0-9])?(:[0-9]{1,5})?$`
+	Endpoint string `json:"endpoint"`
+	// Bucket is the bucket's name.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][a-z0-9.-]*[a-z0-9]$`
+	Bucket string `json:"bucket"`
+	// Prefix comes before each backup's name in its keys; no part of it
+	// starts with a dot.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+	// Region is the bucket's region; empty, the store is asked.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][-a-z0-9]*$`
+	// +optional
+	Region string `json:"region,omitempty"`
+	// CredentialsSecret is a Secret of this namespace, labelled
+	// kubenats.io/allow: "true", with the keys accessKeyID and
+	// secretAccessKey. Only the backup pod mounts it; the operator reads
+	// no more than its labels and type.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	CredentialsSecret string `json:"credentialsSecret"`
+	// CASecret is an opted-in Secret whose ca.crt the store's certificate
+	// chains to; empty, the public roots the image carries.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	CASecret string `json:"caSecret,omitempty"`
+}
+
+// Key is where a backup named name lives in the bucket: its objects are
+// Key/stream.arc.s2 and so on.
+func (o *S3Bucket) Key(name string) string {
+	if o.Prefix == "" {
+		return name
+	}
+	return o.Prefix + "/" + name
+}
+
+// URL names the backup at key for people: s3://bucket/key.
+func (o *S3Bucket) URL(key string) string { return "s3://" + o.Bucket + "/" + key }
 
 // BackupVolumeClaim names a PersistentVolumeClaim of this namespace. Its
 // data is the user's: deleting the Backup, the stream or the NatsCluster
@@ -62,7 +123,8 @@ type BackupStatus struct {
 	// JobName is the Job that takes the backup.
 	// +optional
 	JobName string `json:"jobName,omitempty"`
-	// Path is the backup's directory on the claim.
+	// Path is the backup's directory on the claim, or s3://bucket/key
+	// in the object store.
 	// +optional
 	Path string `json:"path,omitempty"`
 	// Stream, FirstSequence, LastSequence, Messages and Bytes are the
@@ -140,3 +202,12 @@ func (b *Backup) RemoveJobName() string { return "remove-" + b.Name }
 
 // BackupPath is b's directory on its claim, as the Job mounts it.
 func (b *Backup) BackupPath() string { return "backups/" + b.Name }
+
+// Where is where b's backup is: its directory on the claim, or its
+// s3://bucket/key.
+func (b *Backup) Where() string {
+	if s := b.Spec.S3; s != nil {
+		return s.URL(s.Key(b.Name))
+	}
+	return b.BackupPath()
+}

@@ -152,12 +152,13 @@ type ConsumerLimits struct {
 	MaxAckPending int `json:"maxAckPending,omitempty"`
 }
 
-// StreamRestore names a backup: a Backup of this namespace, or a
-// directory on a claim of this namespace (a backup natscli wrote, or one
-// kept from a namespace that is gone).
+// StreamRestore names a backup: a Backup of this namespace, or a place
+// holding one (a backup natscli wrote, or one kept from a namespace that
+// is gone): a directory on a claim of this namespace, or a key in an
+// object store.
 //
-// +kubebuilder:validation:XValidation:rule="has(self.backup) != has(self.volumeClaim)",message="name a Backup, or a volumeClaim and a path"
-// +kubebuilder:validation:XValidation:rule="has(self.volumeClaim) == has(self.path)",message="path goes with volumeClaim"
+// +kubebuilder:validation:XValidation:rule="[has(self.backup), has(self.volumeClaim), has(self.s3)].filter(x, x).size() == 1",message="name a Backup, a volumeClaim and a path, or s3 and a path"
+// +kubebuilder:validation:XValidation:rule="has(self.backup) != has(self.path)",message="path goes with volumeClaim or s3"
 type StreamRestore struct {
 	// Backup is a Succeeded Backup of this namespace holding this stream.
 	// +kubebuilder:validation:MaxLength=253
@@ -167,8 +168,12 @@ type StreamRestore struct {
 	// VolumeClaim holds the backup at Path.
 	// +optional
 	VolumeClaim *BackupVolumeClaim `json:"volumeClaim,omitempty"`
-	// Path is the backup's directory on the claim, relative; no part of
-	// it starts with a dot.
+	// S3 holds the backup under the key Path (a Backup's is
+	// <prefix>/<its name>).
+	// +optional
+	S3 *S3Bucket `json:"s3,omitempty"`
+	// Path is the backup's directory on the claim, or its key in the
+	// bucket: relative, and no part of it starts with a dot.
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$`
 	// +optional

@@ -105,8 +105,9 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("take", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	conn := addNatsFlags(fs)
+	store := addStoreFlags(fs)
 	stream := fs.String("stream", "", "the stream to back up")
-	to := fs.String("to", "", "the directory to create and write the backup into")
+	to := fs.String("to", "", "where the backup goes: a directory to create, or s3://BUCKET/KEY")
 	check := fs.Bool("check", false, "have the server check every message as it snapshots")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	if err := fs.Parse(args); err != nil {
@@ -114,6 +115,12 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	}
 	if *stream == "" || *to == "" {
 		fmt.Fprintln(stderr, "kubenats-backup take: -stream and -to are required")
+		return 2
+	}
+	place, err := store.location(*to)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup take: %v\n", err)
+		writeReport(*report, backupreport.Failure(backupreport.ReasonFailed, err), stderr)
 		return 2
 	}
 	nc, err := conn.connect("kubenats-backup take")
@@ -125,7 +132,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	m, err := backup.Take(ctx, nc, *stream, *to, backup.Options{CheckMessages: *check, Progress: func(n int64) {
+	m, err := backup.Take(ctx, nc, *stream, place, backup.Options{CheckMessages: *check, Progress: func(n int64) {
 		fmt.Fprintf(stderr, "kubenats-backup take: %d bytes\n", n)
 	}})
 	if err != nil {
@@ -145,7 +152,8 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	conn := addNatsFlags(fs)
-	from := fs.String("from", "", "the backup's directory")
+	store := addStoreFlags(fs)
+	from := fs.String("from", "", "where the backup is: a directory, or s3://BUCKET/KEY")
 	replicas := fs.Int("replicas", 0, "the restored stream's replicas (0: as backed up)")
 	stream := fs.String("stream", "", "the stream the backup must hold (empty: any)")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
@@ -154,6 +162,12 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	}
 	if *from == "" || *replicas < 0 {
 		fmt.Fprintln(stderr, "kubenats-backup restore: -from is required, -replicas is not negative")
+		return 2
+	}
+	place, err := store.location(*from)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
+		writeReport(*report, backupreport.Failure(backupreport.ReasonFailed, err), stderr)
 		return 2
 	}
 	nc, err := conn.connect("kubenats-backup restore")
@@ -165,7 +179,7 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	state, err := backup.Restore(ctx, nc, *from, backup.RestoreOptions{Replicas: *replicas, Stream: *stream})
+	state, err := backup.Restore(ctx, nc, place, backup.RestoreOptions{Replicas: *replicas, Stream: *stream})
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
 		writeReport(*report, backupreport.Failure(backup.Reason(err), err), stderr)
@@ -173,7 +187,7 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	}
 	restored := backupreport.Restored{Stream: *stream, Messages: state.Msgs, FirstSeq: state.FirstSeq, LastSeq: state.LastSeq}
 	if restored.Stream == "" {
-		req, _, err := backup.Read(*from) // what was just restored from
+		req, _, err := backup.Read(ctx, place) // what was just restored from
 		if err != nil {
 			fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
 			return 1

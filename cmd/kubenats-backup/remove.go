@@ -1,23 +1,28 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/kubenats/kubenats/internal/backup"
 	"github.com/kubenats/kubenats/internal/backupreport"
 )
 
-// runRemove is `kubenats-backup remove`: a backup's directory deleted,
-// as a schedule's retention asks. Only a finished backup's directory is
-// removed; anything else is refused and left alone. A directory that is
-// gone already counts as removed (the Job may run again).
+// runRemove is `kubenats-backup remove`: a backup deleted, as a
+// schedule's retention asks. Only a finished backup is removed; anything
+// else is refused and left alone. A backup that is gone already counts as
+// removed (the Job may run again).
 func runRemove(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("remove", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	dir := fs.String("dir", "", "the backup's directory")
+	store := addStoreFlags(fs)
+	dir := fs.String("dir", "", "the backup: its directory, or s3://BUCKET/KEY")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -26,7 +31,15 @@ func runRemove(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kubenats-backup remove: -dir is required")
 		return 2
 	}
-	if err := backup.Remove(*dir); err != nil {
+	place, err := store.location(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup remove: %v\n", err)
+		writeReport(*report, backupreport.Failure(backupreport.ReasonFailed, err), stderr)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := backup.Remove(ctx, place); err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup remove: %v\n", err)
 		reason := backupreport.ReasonFailed
 		if errors.Is(err, backup.ErrNotABackup) {

@@ -101,7 +101,7 @@ func TestBackupRestoresSequencesAndAckFloors(t *testing.T) {
 	nc, js := connect(t, from)
 	fillOrders(t, js)
 	dir := filepath.Join(t.TempDir(), "orders")
-	m, err := backup.Take(ctx(t), nc, "ORDERS", dir, backup.Options{})
+	m, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(dir), backup.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestBackupRestoresSequencesAndAckFloors(t *testing.T) {
 
 	to := testnats.Start(t, 0)
 	nc2, js2 := connect(t, to)
-	state, err := backup.Restore(ctx(t), nc2, dir, backup.RestoreOptions{})
+	state, err := backup.Restore(ctx(t), nc2, backup.Dir(dir), backup.RestoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,13 +182,13 @@ func TestRestoreNeverOverwritesAStream(t *testing.T) {
 	nc, js := connect(t, s)
 	fillOrders(t, js)
 	dir := filepath.Join(t.TempDir(), "orders")
-	if _, err := backup.Take(ctx(t), nc, "ORDERS", dir, backup.Options{}); err != nil {
+	if _, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(dir), backup.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := js.Publish(ctx(t), "orders.late", []byte("after the backup")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := backup.Restore(ctx(t), nc, dir, backup.RestoreOptions{}); !errors.Is(err, backup.ErrStreamExists) {
+	if _, err := backup.Restore(ctx(t), nc, backup.Dir(dir), backup.RestoreOptions{}); !errors.Is(err, backup.ErrStreamExists) {
 		t.Fatalf("restore over an existing stream: %v, want ErrStreamExists", err)
 	}
 	info, err := js.Stream(ctx(t), "ORDERS")
@@ -213,7 +213,7 @@ func TestBackupIsWholeOrAbsent(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := backup.Take(ctx(t), nc, "ORDERS", dir, backup.Options{}); !errors.Is(err, backup.ErrExists) {
+	if _, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(dir), backup.Options{}); !errors.Is(err, backup.ErrExists) {
 		t.Fatalf("a backup into an existing directory: %v, want ErrExists", err)
 	}
 	if err := os.Remove(dir); err != nil {
@@ -221,10 +221,10 @@ func TestBackupIsWholeOrAbsent(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := backup.Take(cancelled, nc, "ORDERS", dir, backup.Options{}); err == nil {
+	if _, err := backup.Take(cancelled, nc, "ORDERS", backup.Dir(dir), backup.Options{}); err == nil {
 		t.Fatal("a cancelled backup succeeded")
 	}
-	if _, err := backup.Take(ctx(t), nc, "MISSING", dir, backup.Options{}); err == nil {
+	if _, err := backup.Take(ctx(t), nc, "MISSING", backup.Dir(dir), backup.Options{}); err == nil {
 		t.Fatal("a backup of a missing stream succeeded")
 	}
 	if left, _ := os.ReadDir(parent); len(left) != 0 {
@@ -243,7 +243,7 @@ func TestRestoreRefusesAnArchiveItsManifestDoesNotDescribe(t *testing.T) {
 	nc, js := connect(t, s)
 	fillOrders(t, js)
 	dir := filepath.Join(t.TempDir(), "orders")
-	if _, err := backup.Take(ctx(t), nc, "ORDERS", dir, backup.Options{}); err != nil {
+	if _, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(dir), backup.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(dir, jsm.SnapshotDataFile)
@@ -257,7 +257,7 @@ func TestRestoreRefusesAnArchiveItsManifestDoesNotDescribe(t *testing.T) {
 	}
 	to := testnats.Start(t, 0)
 	nc2, js2 := connect(t, to)
-	if _, err := backup.Restore(ctx(t), nc2, dir, backup.RestoreOptions{}); !errors.Is(err, backup.ErrChecksum) {
+	if _, err := backup.Restore(ctx(t), nc2, backup.Dir(dir), backup.RestoreOptions{}); !errors.Is(err, backup.ErrChecksum) {
 		t.Fatalf("restore of a changed archive: %v, want ErrChecksum", err)
 	}
 	if _, err := js2.Stream(ctx(t), "ORDERS"); !errors.Is(err, jetstream.ErrStreamNotFound) {

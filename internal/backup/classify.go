@@ -4,6 +4,7 @@ import (
 	"errors"
 	"syscall"
 
+	"github.com/minio/minio-go/v7"
 	"github.com/nats-io/jsm.go/api"
 	"github.com/nats-io/nats.go"
 
@@ -22,7 +23,7 @@ func Reason(err error) string {
 		return backupreport.ReasonStalled
 	case errors.Is(err, ErrStreamExists):
 		return backupreport.ReasonStreamExists
-	case errors.Is(err, ErrChecksum):
+	case errors.Is(err, ErrChecksum), errors.Is(err, ErrChanged):
 		return backupreport.ReasonChecksum
 	case errors.Is(err, ErrNotABackup):
 		return backupreport.ReasonNotABackup
@@ -30,6 +31,10 @@ func Reason(err error) string {
 		return backupreport.ReasonOtherStream
 	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
 		return backupreport.ReasonOutOfSpace
+	case errors.Is(err, ErrStore) && storeAnswered(err):
+		return backupreport.ReasonStoreRefused
+	case errors.Is(err, ErrStore):
+		return backupreport.ReasonStoreUnreachable
 	case errors.As(err, &apiErr):
 		return backupreport.ReasonServerRefused
 	case errors.Is(err, nats.ErrNoServers), errors.Is(err, nats.ErrConnectionClosed),
@@ -37,4 +42,11 @@ func Reason(err error) string {
 		return backupreport.ReasonUnreachable
 	}
 	return backupreport.ReasonFailed
+}
+
+// storeAnswered says whether err is the object store's own answer (an S3
+// error code) rather than no answer at all.
+func storeAnswered(err error) bool {
+	var answer minio.ErrorResponse
+	return errors.As(err, &answer) && answer.Code != ""
 }

@@ -52,13 +52,13 @@ func TestNatscliAndKubenatsReadEachOthersBackups(t *testing.T) {
 	natscli(t, from, "stream", "backup", "ORDERS", byNatscli, "--no-progress")
 	intoKubenats := testnats.Start(t, 0)
 	nc2, js2 := connect(t, intoKubenats)
-	if _, err := backup.Restore(ctx(t), nc2, byNatscli, backup.RestoreOptions{}); err != nil {
+	if _, err := backup.Restore(ctx(t), nc2, backup.Dir(byNatscli), backup.RestoreOptions{}); err != nil {
 		t.Fatalf("kubenats restoring natscli's backup: %v", err)
 	}
 	checkRestoredOrders(t, js2)
 
 	byKubenats := filepath.Join(dir, "by-kubenats")
-	if _, err := backup.Take(ctx(t), nc, "ORDERS", byKubenats, backup.Options{}); err != nil {
+	if _, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(byKubenats), backup.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	intoNatscli := testnats.Start(t, 0)

@@ -20,7 +20,7 @@ func TestRemoveDeletesOnlyABackup(t *testing.T) {
 	fillOrders(t, js)
 	root := t.TempDir()
 	dir := filepath.Join(root, "orders")
-	if _, err := backup.Take(ctx(t), nc, "ORDERS", dir, backup.Options{}); err != nil {
+	if _, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(dir), backup.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	notes := filepath.Join(root, "notes")
@@ -35,20 +35,20 @@ func TestRemoveDeletesOnlyABackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{notes, link} {
-		if err := backup.Remove(p); !errors.Is(err, backup.ErrNotABackup) {
+		if err := backup.Remove(ctx(t), backup.Dir(p)); !errors.Is(err, backup.ErrNotABackup) {
 			t.Errorf("Remove(%s) = %v, want ErrNotABackup", filepath.Base(p), err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(notes, "keep.txt")); err != nil {
 		t.Fatalf("a directory that is no backup lost its file: %v", err)
 	}
-	if err := backup.Remove(dir); err != nil {
+	if err := backup.Remove(ctx(t), backup.Dir(dir)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the backup is still there: %v", err)
 	}
-	if err := backup.Remove(dir); err != nil {
+	if err := backup.Remove(ctx(t), backup.Dir(dir)); err != nil {
 		t.Fatalf("removing it again: %v, want nothing to do", err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/nats-io/jsm.go"
 	"github.com/nats-io/jsm.go/api"
@@ -41,14 +40,14 @@ type RestoreOptions struct {
 	Stream string
 }
 
-// Read is what a backup's directory says of itself: the stream's
-// configuration and state as backed up, and kubenats' manifest when it
-// took it (nil for a backup natscli took).
-func Read(dir string) (api.JSApiStreamRestoreRequest, *Manifest, error) {
+// Read is what a backup says of itself: the stream's configuration and
+// state as backed up, and kubenats' manifest when it took it (nil for a
+// backup natscli took).
+func Read(ctx context.Context, l Location) (api.JSApiStreamRestoreRequest, *Manifest, error) {
 	var req api.JSApiStreamRestoreRequest
-	meta, err := readBounded(filepath.Join(dir, jsm.SnapshotMetaFile))
+	meta, err := readSmall(ctx, l, jsm.SnapshotMetaFile)
 	if errors.Is(err, os.ErrNotExist) || err == nil && len(meta) == 0 {
-		return req, nil, fmt.Errorf("%w: %s has no %s", ErrNotABackup, dir, jsm.SnapshotMetaFile)
+		return req, nil, fmt.Errorf("%w: %s has no %s", ErrNotABackup, l, jsm.SnapshotMetaFile)
 	}
 	if err != nil {
 		return req, nil, err
@@ -56,7 +55,7 @@ func Read(dir string) (api.JSApiStreamRestoreRequest, *Manifest, error) {
 	if err := json.Unmarshal(meta, &req); err != nil {
 		return req, nil, fmt.Errorf("%w: %s: %v", ErrNotABackup, jsm.SnapshotMetaFile, err)
 	}
-	raw, err := readBounded(filepath.Join(dir, ManifestFile))
+	raw, err := readSmall(ctx, l, ManifestFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return req, nil, nil
 	}
@@ -73,27 +72,24 @@ func Read(dir string) (api.JSApiStreamRestoreRequest, *Manifest, error) {
 	return req, &m, nil
 }
 
-// Restore creates, through nc, the stream backed up in dir, with its
+// Restore creates, through nc, the stream backed up at l, with its
 // messages under their sequence numbers and its consumers at their ack
 // floors. It refuses when a stream of that name exists, and, for a
 // backup kubenats took, when the archive is not the one it wrote.
-func Restore(ctx context.Context, nc *nats.Conn, dir string, o RestoreOptions) (*api.StreamState, error) {
-	req, m, err := Read(dir)
+func Restore(ctx context.Context, nc *nats.Conn, l Location, o RestoreOptions) (*api.StreamState, error) {
+	req, m, err := Read(ctx, l)
 	if err != nil {
 		return nil, err
-	}
-	dataPath, err := jsm.SnapshotDataPath(dir)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotABackup, err)
-	}
-	if m != nil {
-		if err := verify(dataPath, m); err != nil {
-			return nil, err
-		}
 	}
 	name := req.Config.Name
 	if o.Stream != "" && o.Stream != name {
 		return nil, fmt.Errorf("%w: %q, not %q", ErrOtherStream, name, o.Stream)
+	}
+	version := ""
+	if m != nil {
+		if version, err = verify(ctx, l, m); err != nil {
+			return nil, err
+		}
 	}
 	mgr, err := jsm.New(nc, jsm.WithTimeout(apiTimeout))
 	if err != nil {
@@ -106,7 +102,8 @@ func Restore(ctx context.Context, nc *nats.Conn, dir string, o RestoreOptions) (
 	if err != nil {
 		return nil, err
 	}
-	data, err := os.Open(dataPath)
+	// The archive read a second time must be the one just checked.
+	data, _, _, err := openData(ctx, l, version)
 	if err != nil {
 		return nil, err
 	}
@@ -123,23 +120,24 @@ func Restore(ctx context.Context, nc *nats.Conn, dir string, o RestoreOptions) (
 	return state, nil
 }
 
-// verify reads the archive at path whole and compares it with m.
-func verify(path string, m *Manifest) error {
-	f, err := os.Open(path)
+// verify reads l's archive whole and compares it with m; it returns the
+// version it read.
+func verify(ctx context.Context, l Location, m *Manifest) (string, error) {
+	f, file, version, err := openData(ctx, l, "")
 	if err != nil {
-		return err
+		return "", err
 	}
 	defer f.Close()
 	sum := sha256.New()
 	n, err := io.Copy(sum, f)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if got := hex.EncodeToString(sum.Sum(nil)); n != m.DataSize || got != m.SHA256 {
-		return fmt.Errorf("%w: %s is %d bytes with sha256 %s, the manifest says %d bytes with %s", ErrChecksum,
-			filepath.Base(path), n, got, m.DataSize, m.SHA256)
+		return "", fmt.Errorf("%w: %s is %d bytes with sha256 %s, the manifest says %d bytes with %s", ErrChecksum,
+			file, n, got, m.DataSize, m.SHA256)
 	}
-	return nil
+	return version, nil
 }
 
 // streamNameInUseForRestore is the server's code for a restore of a
@@ -148,23 +146,6 @@ const streamNameInUseForRestore = 10130
 
 func isStreamNameInUse(err error) bool {
 	return jsm.IsNatsError(err, streamNameInUseForRestore)
-}
-
-// readBounded reads path whole when it is within metaLimit.
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, metaLimit+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > metaLimit {
-		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrNotABackup, filepath.Base(path), metaLimit)
-	}
-	return b, nil
 }
 
 // eofAlone returns io.EOF only with no bytes: jsm.go's restore stops at

@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +31,14 @@ var (
 // not acknowledged for 5 s, so a longer silence is a lost server.
 const StallTimeout = 30 * time.Second
 
+// snapshotWindow is how much the server sends before it waits for the
+// client's go-ahead, and so how many bytes of the archive wait in memory
+// while the claim or the store takes the ones before (jsm.go answers the
+// server as a chunk's turn comes, and sets no limit of its own). The
+// server's default is 8 MiB; the backup pod's 64Mi holds this, the
+// upload's part (PartSize) and the collector's slack.
+const snapshotWindow = 2 << 20
+
 // apiTimeout bounds each JetStream API request of a backup or a restore
 // (not the data's transfer).
 const apiTimeout = 10 * time.Second
@@ -54,18 +60,9 @@ type Options struct {
 }
 
 // Take backs up the stream named stream, reached through nc, with its
-// consumers' state, into dir, which must not exist. It returns what the
-// backup holds. dir appears only once the backup is whole.
-func Take(ctx context.Context, nc *nats.Conn, stream, dir string, o Options) (Manifest, error) {
-	if _, err := os.Lstat(dir); err == nil {
-		return Manifest{}, fmt.Errorf("%w: %s", ErrExists, dir)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return Manifest{}, err
-	}
-	// The claim's first backup makes the folder the backups share.
-	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
-		return Manifest{}, err
-	}
+// consumers' state, to l, which must hold nothing yet. It returns what the
+// backup holds. l holds a backup only once it is whole.
+func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Options) (Manifest, error) {
 	mgr, err := jsm.New(nc, jsm.WithTimeout(apiTimeout))
 	if err != nil {
 		return Manifest{}, err
@@ -74,20 +71,22 @@ func Take(ctx context.Context, nc *nats.Conn, stream, dir string, o Options) (Ma
 	if err != nil {
 		return Manifest{}, fmt.Errorf("backup: stream %q: %w", stream, err)
 	}
-	// Written beside dir, in the same filesystem, and moved into place
-	// once whole: a rename is atomic, a copy is not.
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".partial-")
+	d, err := l.create(ctx)
 	if err != nil {
 		return Manifest{}, err
 	}
-	defer os.RemoveAll(tmp) // gone once renamed; left only by a failure
+	committed := false
+	defer func() {
+		if !committed {
+			d.abort()
+		}
+	}()
 
 	m := Manifest{Stream: stream, DataFile: dataFileFor(nc.ConnectedServerVersion()), Started: time.Now()}
-	data, err := os.OpenFile(filepath.Join(tmp, m.DataFile), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	data, err := d.data(ctx, m.DataFile)
 	if err != nil {
 		return Manifest{}, err
 	}
-	defer data.Close()
 	sum := sha256.New()
 	counted := &countingWriter{w: io.MultiWriter(data, sum)}
 	meta := &limitedBuffer{limit: metaLimit}
@@ -95,12 +94,13 @@ func Take(ctx context.Context, nc *nats.Conn, stream, dir string, o Options) (Ma
 	snapCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stopWatch := watchProgress(snapCtx, cancel, counted, o.Progress)
-	opts := []jsm.SnapshotOption{jsm.SnapshotConsumers()}
+	opts := []jsm.SnapshotOption{jsm.SnapshotConsumers(), jsm.SnapshotWindowSize(snapshotWindow)}
 	if o.CheckMessages {
 		opts = append(opts, jsm.SnapshotHealthCheck())
 	}
-	// jsm closes both writers whatever happens; the file is closed here,
-	// after its outcome is known.
+	// jsm closes both writers whatever happens; the archive is closed
+	// here once the snapshot is whole, as closing it stores it (a failed
+	// one is dropped by the draft's abort).
 	_, err = str.SnapshotToBuffer(snapCtx, nopCloser{counted}, meta, opts...)
 	stopWatch()
 	if err != nil {
@@ -109,21 +109,15 @@ func Take(ctx context.Context, nc *nats.Conn, stream, dir string, o Options) (Ma
 		}
 		return Manifest{}, fmt.Errorf("backup of stream %q: %w", stream, err)
 	}
+	if err := data.Close(); err != nil {
+		return Manifest{}, err
+	}
 	if err := meta.err(); err != nil {
 		return Manifest{}, err
 	}
 	var req api.JSApiStreamRestoreRequest
 	if err := json.Unmarshal(meta.Bytes(), &req); err != nil {
 		return Manifest{}, fmt.Errorf("backup of stream %q: the server's configuration and state: %w", stream, err)
-	}
-	if err := data.Sync(); err != nil {
-		return Manifest{}, err
-	}
-	if err := data.Close(); err != nil {
-		return Manifest{}, err
-	}
-	if err := writeFileSynced(filepath.Join(tmp, jsm.SnapshotMetaFile), meta.Bytes()); err != nil {
-		return Manifest{}, err
 	}
 	m.FirstSeq, m.LastSeq = req.State.FirstSeq, req.State.LastSeq
 	m.Messages, m.Bytes, m.Consumers = req.State.Msgs, req.State.Bytes, req.State.Consumers
@@ -133,16 +127,19 @@ func Take(ctx context.Context, nc *nats.Conn, stream, dir string, o Options) (Ma
 	if err != nil {
 		return Manifest{}, err
 	}
-	if err := writeFileSynced(filepath.Join(tmp, ManifestFile), manifest); err != nil {
+	// The manifest before backup.json: a place is a backup once it has
+	// backup.json (backupFiles).
+	if err := d.put(ctx, ManifestFile, manifest); err != nil {
 		return Manifest{}, err
 	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Lstat(dir); statErr == nil {
-			return Manifest{}, fmt.Errorf("%w: %s", ErrExists, dir)
-		}
+	if err := d.put(ctx, jsm.SnapshotMetaFile, meta.Bytes()); err != nil {
 		return Manifest{}, err
 	}
-	return m, syncDir(filepath.Dir(dir))
+	if err := d.commit(ctx); err != nil {
+		return Manifest{}, err
+	}
+	committed = true
+	return m, nil
 }
 
 // dataFileFor is the archive's name for a server of version v: servers
@@ -235,29 +232,4 @@ func (b *limitedBuffer) err() error {
 		return fmt.Errorf("backup: backup.json over %d bytes", b.limit)
 	}
 	return nil
-}
-
-func writeFileSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -28,10 +28,13 @@ const (
 	ReasonChecksum     = "ChecksumMismatch" // the archive is not what the backup's manifest says
 	ReasonNotABackup   = "NotABackup"       // the directory holds no finished backup
 	ReasonOtherStream  = "OtherStream"      // the backup holds another stream than the one asked for
+
+	ReasonStoreRefused     = "StoreRefused"     // the object store answered no: no such bucket, access denied
+	ReasonStoreUnreachable = "StoreUnreachable" // no answer from the object store, or not over trusted TLS
 )
 
 var reasons = []string{ReasonExists, ReasonStalled, ReasonServerRefused, ReasonUnreachable, ReasonOutOfSpace, ReasonFailed,
-	ReasonStreamExists, ReasonChecksum, ReasonNotABackup, ReasonOtherStream}
+	ReasonStreamExists, ReasonChecksum, ReasonNotABackup, ReasonOtherStream, ReasonStoreRefused, ReasonStoreUnreachable}
 
 // MaxSize is the most a termination message holds: the kubelet keeps
 // 4096 bytes of it.

@@ -37,13 +37,19 @@ const (
 
 // The memory the backup container gets. A snapshot streams: the server
 // sends at most its flow-control window before an acknowledgement, and
-// each chunk goes to disk as it arrives, so the Go heap stays far below
-// the limit (GOMEMLIMIT a quarter under it, for the collector to act on
-// before the kernel does).
+// each chunk goes to the claim, or into the object store's one upload
+// part, as it arrives, so the live heap is a few MiB over those two
+// buffers. GOMEMLIMIT is a quarter under the limit, for the collector to
+// act on before the kernel does, and GOGC 25 keeps the heap near what is
+// live: the buffers hold no pointers, so a collection costs little.
+// (Measured by cmd/kubenats-backup's store test with this environment.)
 var (
 	BackupMemoryLimit   = resource.MustParse("64Mi")
 	BackupMemoryRequest = resource.MustParse("32Mi")
-	backupGoMemLimit    = strconv.FormatInt(BackupMemoryLimit.Value()*3/4, 10)
+	BackupRuntimeEnv    = []corev1.EnvVar{
+		{Name: "GOMEMLIMIT", Value: strconv.FormatInt(BackupMemoryLimit.Value()*3/4, 10)},
+		{Name: "GOGC", Value: "25"},
+	}
 )
 
 // BackupFailureRetries is how often the Job starts the pod again after a
@@ -181,7 +187,7 @@ func dataPathPod(name, namespace string, l map[string]string, image string, args
 						Image:   image,
 						Command: []string{BackupBinary},
 						Args:    args,
-						Env:     []corev1.EnvVar{{Name: "GOMEMLIMIT", Value: backupGoMemLimit}},
+						Env:     append([]corev1.EnvVar(nil), BackupRuntimeEnv...),
 						Resources: corev1.ResourceRequirements{
 							Requests: corev1.ResourceList{corev1.ResourceMemory: BackupMemoryRequest},
 							Limits:   corev1.ResourceList{corev1.ResourceMemory: BackupMemoryLimit},

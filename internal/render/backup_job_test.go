@@ -16,7 +16,7 @@ import (
 
 func backupOf(c *v1alpha1.NatsCluster) *v1alpha1.Backup {
 	return &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Name: "orders-nightly", Namespace: c.Namespace},
-		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: v1alpha1.BackupVolumeClaim{ClaimName: "backups"}}}
+		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: "backups"}}}
 }
 
 func withCredentials(c *v1alpha1.NatsCluster) {

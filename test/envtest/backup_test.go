@@ -25,7 +25,7 @@ func TestBackupsWaitAndPauseWithoutAJob(t *testing.T) {
 	ns := namespace(t)
 	backup := func(name string, paused bool) *v1alpha1.Backup {
 		b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: v1alpha1.BackupSpec{Cluster: "absent", Stream: "ORDERS", VolumeClaim: v1alpha1.BackupVolumeClaim{ClaimName: "backups"}}}
+			Spec: v1alpha1.BackupSpec{Cluster: "absent", Stream: "ORDERS", VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: "backups"}}}
 		if paused {
 			b.Annotations = map[string]string{v1alpha1.AnnotationPauseReconciliation: "true"}
 		}

@@ -74,7 +74,7 @@ func TestBackupJobOnTheRealNode(t *testing.T) {
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
 	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-1"},
-		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}}}
+		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}}}
 	for _, o := range []client.Object{claim, b} {
 		if err := node.Client.Create(ctxOf(t), o); err != nil {
 			t.Fatal(err)
@@ -182,7 +182,7 @@ func TestScheduledBackupKeepsTheLatest(t *testing.T) {
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
 	sb := &v1alpha1.ScheduledBackup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "events"}, Spec: v1alpha1.ScheduledBackupSpec{
 		Schedule: "@every 15s",
-		Backup:   v1alpha1.BackupSpec{Cluster: c.Name, Stream: "EVENTS", VolumeClaim: v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}},
+		Backup:   v1alpha1.BackupSpec{Cluster: c.Name, Stream: "EVENTS", VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}},
 		Keep:     v1alpha1.BackupRetention{Count: 1},
 	}}
 	for _, o := range []client.Object{claim, sb} {
