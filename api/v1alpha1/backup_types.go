@@ -84,6 +84,14 @@ func (o *S3Bucket) Key(name string) string {
 	return o.Prefix + "/" + name
 }
 
+// SecretNames are the Secrets o names.
+func (o *S3Bucket) SecretNames() []string {
+	if o.CASecret == "" || o.CASecret == o.CredentialsSecret {
+		return []string{o.CredentialsSecret}
+	}
+	return []string{o.CredentialsSecret, o.CASecret}
+}
+
 // URL names the backup at key for people: s3://bucket/key.
 func (o *S3Bucket) URL(key string) string { return "s3://" + o.Bucket + "/" + key }
 

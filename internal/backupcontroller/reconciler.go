@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=backups,verbs=get;list;watch;patch
@@ -37,6 +39,7 @@ const (
 	reasonClusterNotFound = "ClusterNotFound"
 	reasonClusterNotReady = "ClusterNotReady"
 	reasonNotSupported    = "NotSupported"
+	reasonSecretNotUsable = "SecretNotFound"
 )
 
 // waitForCluster is how soon a Backup whose cluster is not ready looks
@@ -53,6 +56,9 @@ type Reconciler struct {
 	// OperatorPaused (--pause-reconciliation) starts no Job, as the
 	// Backup's own pause annotation does; a Job running goes on.
 	OperatorPaused bool
+	// UserSecrets holds the Secrets their owners opted in for kubenats:
+	// an object store's keys are mounted only from one of them.
+	UserSecrets cache.Cache
 }
 
 // Reconcile is one pass: make the Job if there is none, then read it.
@@ -94,6 +100,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // startJob makes b's Job once its cluster can be reached.
 func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Result, error) {
+	if refusal, err := r.storeSecretsRefused(ctx, b); err != nil {
+		return ctrl.Result{}, err
+	} else if refusal != "" {
+		// A Secret opted in later wakes the Backup (setup.go).
+		return ctrl.Result{}, r.write(ctx, b, pending(reasonSecretNotUsable, refusal))
+	}
 	var c v1alpha1.NatsCluster
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Cluster}, &c)
 	switch {
@@ -117,6 +129,17 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 	}
 	r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "JobCreated", "Backup", "Job %s takes the backup of stream %s", job.Name, b.Spec.Stream)
 	return ctrl.Result{}, r.write(ctx, b, pending(status.ReasonBackupPending, "Job "+job.Name+" made"))
+}
+
+// storeSecretsRefused says why the Secrets of b's object store cannot be
+// mounted into its Jobs: only opted-in Secrets are, or a tenant could send
+// another's keys to a store of its choice.
+func (r *Reconciler) storeSecretsRefused(ctx context.Context, b *v1alpha1.Backup) (string, error) {
+	store := b.Spec.S3
+	if store == nil {
+		return "", nil
+	}
+	return usersecrets.Refused(ctx, r.UserSecrets, b.Namespace, store.CredentialsSecret, "spec.s3.credentialsSecret", store.CASecret, "spec.s3.caSecret")
 }
 
 // lookAgain is a pass that looks again after d, or fails with err: never
@@ -148,7 +171,7 @@ func (r *Reconciler) write(ctx context.Context, b *v1alpha1.Backup, result statu
 	next.JobName = b.BackupJobName()
 	next.Conditions = status.ReadyConditions(b.Status.Conditions, b.Generation, metav1.Now(), result.Pass)
 	if m := result.Manifest; m != nil {
-		next.Path = b.BackupPath()
+		next.Path = b.Where()
 		next.Stream, next.FirstSequence, next.LastSequence = m.Stream, m.FirstSeq, m.LastSeq
 		next.Messages, next.Bytes, next.Consumers = m.Messages, m.Bytes, int32(min(m.Consumers, 1<<30))
 		next.DataFile, next.DataSize, next.SHA256 = m.DataFile, m.DataSize, m.SHA256

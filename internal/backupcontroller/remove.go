@@ -33,6 +33,12 @@ func (r *Reconciler) removeData(ctx context.Context, b *v1alpha1.Backup) (ctrl.R
 	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.RemoveJobName()}, &job)
 	switch {
 	case apierrors.IsNotFound(err):
+		if refusal, err := r.storeSecretsRefused(ctx, b); err != nil || refusal != "" {
+			if refusal != "" {
+				r.Recorder.Eventf(b, nil, corev1.EventTypeWarning, "RemoveFailed", "Remove", "%s", refusal)
+			}
+			return ctrl.Result{}, err // the Secret's change wakes the pass
+		}
 		return ctrl.Result{}, r.Applier.Apply(ctx, b, render.RemoveJob(b, r.Image))
 	case err != nil:
 		return ctrl.Result{}, err
@@ -44,7 +50,7 @@ func (r *Reconciler) removeData(ctx context.Context, b *v1alpha1.Backup) (ctrl.R
 	done, result := status.RemoveJob(&job, pods)
 	switch {
 	case done:
-		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "DataRemoved", "Remove", "backup data %s removed from claim %s", b.Status.Path, b.Spec.VolumeClaim.ClaimName)
+		r.Recorder.Eventf(b, nil, corev1.EventTypeNormal, "DataRemoved", "Remove", "backup data %s removed", b.Status.Path)
 		return ctrl.Result{}, r.release(ctx, b)
 	case result.Phase == v1alpha1.BackupFailed:
 		// Kept, and said: the user decides (remove the finalizer to

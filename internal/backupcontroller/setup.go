@@ -18,6 +18,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // clusterIndex finds the Backups of a NatsCluster.
@@ -33,6 +34,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Backup{}, usersecrets.Index, backupSecrets); err != nil {
+		return err
+	}
 	backupPods := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetLabels()[render.LabelComponent] == render.BackupComponent
 	})
@@ -42,8 +46,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(backupOfPod), builder.WithPredicates(backupPods)).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.backupsOf)).
+		WatchesRawSource(usersecrets.Source(r.UserSecrets, r.Client, func() client.ObjectList { return &v1alpha1.BackupList{} })).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 2}).
 		Complete(r)
+}
+
+// backupSecrets are the Secrets a Backup names: its object store's.
+func backupSecrets(o client.Object) []string {
+	if s := o.(*v1alpha1.Backup).Spec.S3; s != nil {
+		return s.SecretNames()
+	}
+	return nil
 }
 
 // backupOfPod: a backup pod's instance label is its Backup's name. The

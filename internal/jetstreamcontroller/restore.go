@@ -15,6 +15,7 @@ import (
 	"github.com/kubenats/kubenats/internal/jobs"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/status"
+	"github.com/kubenats/kubenats/internal/usersecrets"
 )
 
 // Reasons of a Stream made from a backup (spec.restore).
@@ -123,7 +124,7 @@ func (r *Reconciler[T, C]) restoreStep(ctx context.Context, obj T, onServer bool
 // startRestore makes s's restore Job, from the backup s names, on the
 // NatsCluster of s's namespace s names.
 func (r *Reconciler[T, C]) startRestore(ctx context.Context, s *v1alpha1.Stream) outcome {
-	claim, path, problem := r.restoreSource(ctx, s)
+	from, problem := r.restoreSource(ctx, s)
 	if problem != nil {
 		return *problem
 	}
@@ -131,37 +132,56 @@ func (r *Reconciler[T, C]) startRestore(ctx context.Context, s *v1alpha1.Stream)
 	if err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Spec.Cluster.Name}, &c); err != nil {
 		return outcome{reason: reasonClusterNotFound, message: fmt.Sprintf("NatsCluster %s: %v", s.Spec.Cluster.Name, err), retry: true}
 	}
-	job, err := render.RestoreJob(s, &c, claim, path, r.Image)
+	job, err := render.RestoreJob(s, &c, from, r.Image)
 	if err != nil {
 		return outcome{reason: reasonRestoreRefused, message: err.Error()}
 	}
 	if err := r.Applier.Apply(ctx, s, job); err != nil {
 		return outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
 	}
-	return outcome{reason: reasonRestoring, message: "Job " + job.Name + " restores the stream from " + path, retry: true}
+	return outcome{reason: reasonRestoring, message: "Job " + job.Name + " restores the stream from " + from.Path, retry: true}
 }
 
-// restoreSource is the claim and path of the backup s names, or why it
-// cannot be restored (yet).
-func (r *Reconciler[T, C]) restoreSource(ctx context.Context, s *v1alpha1.Stream) (claim, path string, problem *outcome) {
+// restoreSource is where the backup s names is, or why it cannot be
+// restored (yet). The keys to an object store must be in an opted-in
+// Secret: a tenant names a store, never another's credentials.
+func (r *Reconciler[T, C]) restoreSource(ctx context.Context, s *v1alpha1.Stream) (render.BackupSource, *outcome) {
 	from := s.Spec.Restore
-	if from.Backup == "" {
-		return from.VolumeClaim.ClaimName, from.Path, nil
+	switch {
+	case from.VolumeClaim != nil:
+		return render.BackupSource{Claim: from.VolumeClaim.ClaimName, Path: from.Path}, nil
+	case from.S3 != nil:
+		return render.BackupSource{S3: from.S3, Path: from.Path}, r.storeSecretsRefused(ctx, s.Namespace, from.S3, "spec.restore.s3")
 	}
 	var b v1alpha1.Backup
 	err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: from.Backup}, &b)
 	switch {
 	case apierrors.IsNotFound(err):
-		return "", "", &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s does not exist in this namespace", from.Backup), retry: true}
+		return render.BackupSource{}, &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s does not exist in this namespace", from.Backup), retry: true}
 	case err != nil:
-		return "", "", &outcome{reason: reasonBackupNotReady, message: err.Error(), retry: true}
+		return render.BackupSource{}, &outcome{reason: reasonBackupNotReady, message: err.Error(), retry: true}
 	case b.Status.Phase == v1alpha1.BackupFailed:
-		return "", "", &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s failed: there is nothing to restore", b.Name)}
+		return render.BackupSource{}, &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s failed: there is nothing to restore", b.Name)}
 	case !meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionReady) || b.Status.Path == "":
-		return "", "", &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s is not taken yet", b.Name), retry: true}
+		return render.BackupSource{}, &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s is not taken yet", b.Name), retry: true}
 	case b.Status.Stream != s.Spec.Name:
-		return "", "", &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
+		return render.BackupSource{}, &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
 			"Backup %s holds stream %q, not %q: a restore makes the stream it backed up", b.Name, b.Status.Stream, s.Spec.Name)}
+	case b.Spec.S3 != nil:
+		return render.BackupSource{S3: b.Spec.S3, Path: b.Spec.S3.Key(b.Name)}, r.storeSecretsRefused(ctx, s.Namespace, b.Spec.S3, "the Backup's spec.s3")
 	}
-	return b.Spec.VolumeClaim.ClaimName, b.Status.Path, nil
+	return render.BackupSource{Claim: b.Spec.VolumeClaim.ClaimName, Path: b.Status.Path}, nil
+}
+
+// storeSecretsRefused is why the Secrets of store cannot be mounted, or
+// nil when they can.
+func (r *Reconciler[T, C]) storeSecretsRefused(ctx context.Context, ns string, store *v1alpha1.S3Bucket, field string) *outcome {
+	refusal, err := usersecrets.Refused(ctx, r.UserSecrets, ns, store.CredentialsSecret, field+".credentialsSecret", store.CASecret, field+".caSecret")
+	if err != nil {
+		return &outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
+	}
+	if refusal != "" {
+		return &outcome{reason: reasonSecretNotFound, message: refusal}
+	}
+	return nil
 }

@@ -76,11 +76,14 @@ func (r *Reconciler[T, C]) referencing(ctx context.Context, c client.Object) []r
 
 // jetStreamSecrets are the user Secrets a JetStream resource names.
 func jetStreamSecrets(o client.Object) []string {
+	var out []string
+	if s, ok := o.(*v1alpha1.Stream); ok && s.Spec.Restore != nil && s.Spec.Restore.S3 != nil {
+		out = append(out, s.Spec.Restore.S3.SecretNames()...)
+	}
 	conn := o.(v1alpha1.JetStreamObject).GetTarget().Connection
 	if conn == nil {
-		return nil
+		return out
 	}
-	var out []string
 	if conn.CredentialsSecretRef != nil {
 		out = append(out, conn.CredentialsSecretRef.Name)
 	}

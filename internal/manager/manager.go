@@ -297,7 +297,7 @@ func New(cfg *rest.Config, o Options) (ctrl.Manager, error) {
 	// carries kubenats-backup beside the operator.
 	operatorImage := cmp.Or(o.ExporterImage, render.DefaultExporterImage)
 	backups := &backupcontroller.Reconciler{Client: mgr.GetClient(), Applier: applier,
-		Recorder: mgr.GetEventRecorder("kubenats"), Image: operatorImage, OperatorPaused: o.PauseReconciliation}
+		Recorder: mgr.GetEventRecorder("kubenats"), Image: operatorImage, OperatorPaused: o.PauseReconciliation, UserSecrets: userSecrets}
 	if err := backups.SetupWithManager(mgr); err != nil {
 		return nil, err
 	}

@@ -32,7 +32,10 @@ const (
 
 	backupDataMount  = "/backup-volume"
 	backupCredsMount = "/etc/kubenats/credentials"
-	backupTmpMount   = "/tmp"
+	// The object store's keys and CA, from the user's Secrets.
+	backupStoreKeysMount = "/etc/kubenats/store-keys"
+	backupStoreCAMount   = "/etc/kubenats/store-ca"
+	backupTmpMount       = "/tmp"
 )
 
 // The memory the backup container gets. A snapshot streams: the server
@@ -61,21 +64,43 @@ const BackupFailureRetries = 2
 // error saying why the operator cannot take it for c.
 func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, image string) (*batchv1.Job, error) {
 	return dataPathJob(c, dataPathRun{
-		name: b.BackupJobName(), namespace: b.Namespace, instance: b.Name, claim: b.Spec.VolumeClaim.ClaimName, image: image,
-		args: []string{"take", "-stream", b.Spec.Stream, "-to", backupDataMount + "/" + b.BackupPath()},
+		name: b.BackupJobName(), namespace: b.Namespace, instance: b.Name, image: image,
+		args:  []string{"take", "-stream", b.Spec.Stream},
+		place: backupPlaceOf(b, false).flag("-to"),
 	})
 }
 
+// BackupSource is where a restore reads a backup: a directory on a claim,
+// or a key in an object store.
+type BackupSource struct {
+	Claim string
+	S3    *v1alpha1.S3Bucket
+	// Path is the directory on Claim, or the key in S3's bucket.
+	Path string
+}
+
+// backupPlaceOf is where backup b is, as its Jobs reach it.
+func backupPlaceOf(b *v1alpha1.Backup, readOnly bool) backupPlace {
+	if b.Spec.S3 != nil {
+		return storePlace(b.Spec.S3, b.Spec.S3.Key(b.Name))
+	}
+	return claimPlace(b.Spec.VolumeClaim.ClaimName, b.BackupPath(), readOnly)
+}
+
 // RestoreJob is the Job that makes stream s on cluster c from the backup
-// at path on claim, or an error saying why the operator cannot.
-func RestoreJob(s *v1alpha1.Stream, c *v1alpha1.NatsCluster, claim, path, image string) (*batchv1.Job, error) {
-	args := []string{"restore", "-stream", s.Spec.Name, "-from", backupDataMount + "/" + path}
+// at from, or an error saying why the operator cannot.
+func RestoreJob(s *v1alpha1.Stream, c *v1alpha1.NatsCluster, from BackupSource, image string) (*batchv1.Job, error) {
+	args := []string{"restore", "-stream", s.Spec.Name}
 	if s.Spec.Replicas > 0 {
 		args = append(args, "-replicas", strconv.Itoa(s.Spec.Replicas))
 	}
+	place := claimPlace(from.Claim, from.Path, true)
+	if from.S3 != nil {
+		place = storePlace(from.S3, from.Path)
+	}
 	return dataPathJob(c, dataPathRun{
-		name: RestoreJobName(s), namespace: s.Namespace, instance: s.Name, claim: claim, image: image, args: args,
-		readOnlyClaim: true,
+		name: RestoreJobName(s), namespace: s.Namespace, instance: s.Name, image: image, args: args,
+		place: place.flag("-from"),
 	})
 }
 
@@ -90,8 +115,8 @@ func RestoreJobName(s *v1alpha1.Stream) string {
 	return strings.TrimRight(name[:50], "-.") + "-" + hex.EncodeToString(sum[:6])
 }
 
-// RemoveJob is the Job that deletes backup b's data from its claim, for
-// a schedule's retention: it needs the claim alone, no cluster.
+// RemoveJob is the Job that deletes backup b's data, for a schedule's
+// retention: it needs the backup's place alone, no cluster.
 func RemoveJob(b *v1alpha1.Backup, image string) *batchv1.Job {
 	l := map[string]string{
 		LabelName:      "kubenats-backup",
@@ -99,16 +124,71 @@ func RemoveJob(b *v1alpha1.Backup, image string) *batchv1.Job {
 		LabelComponent: BackupComponent,
 		LabelManagedBy: ManagedBy,
 	}
-	args := []string{"remove", "-dir", backupDataMount + "/" + b.BackupPath(), "-report", corev1.TerminationMessagePathDefault}
-	return dataPathPod(b.RemoveJobName(), b.Namespace, l, image, args, []corev1.Volume{claimVolume(b.Spec.VolumeClaim.ClaimName, false)},
-		[]corev1.VolumeMount{{Name: "data", MountPath: backupDataMount}})
+	place := backupPlaceOf(b, false).flag("-dir")
+	args := append([]string{"remove", "-report", corev1.TerminationMessagePathDefault}, place.args...)
+	return dataPathPod(b.RemoveJobName(), b.Namespace, l, image, args, place.volumes, place.mounts)
 }
+
+// backupPlace is how a data-path Job reaches a backup: the flags that
+// name it, and the volumes that hold it (a claim) or the keys to it (an
+// object store's Secrets).
+type backupPlace struct {
+	where   string
+	args    []string
+	volumes []corev1.Volume
+	mounts  []corev1.VolumeMount
+}
+
+// flag is p with its place given as the command's flag.
+func (p backupPlace) flag(name string) backupPlace {
+	p.args = append([]string{name, p.where}, p.args...)
+	return p
+}
+
+func claimPlace(claim, path string, readOnly bool) backupPlace {
+	return backupPlace{
+		where:   backupDataMount + "/" + path,
+		volumes: []corev1.Volume{claimVolume(claim, readOnly)},
+		mounts:  []corev1.VolumeMount{{Name: "data", MountPath: backupDataMount, ReadOnly: readOnly}},
+	}
+}
+
+// storePlace mounts the store's keys (and its CA, when one is named) from
+// the user's opted-in Secrets, only the keys kubenats-backup reads.
+func storePlace(s *v1alpha1.S3Bucket, key string) backupPlace {
+	p := backupPlace{
+		where: s.URL(key),
+		args:  []string{"-s3-endpoint", s.Endpoint, "-s3-credentials", backupStoreKeysMount},
+		volumes: []corev1.Volume{{Name: "store-keys", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: s.CredentialsSecret, DefaultMode: ptr.To[int32](0o440),
+			Items: []corev1.KeyToPath{{Key: StoreAccessKeyKey, Path: StoreAccessKeyKey}, {Key: StoreSecretKeyKey, Path: StoreSecretKeyKey}},
+		}}}},
+		mounts: []corev1.VolumeMount{{Name: "store-keys", MountPath: backupStoreKeysMount, ReadOnly: true}},
+	}
+	if s.Region != "" {
+		p.args = append(p.args, "-s3-region", s.Region)
+	}
+	if s.CASecret != "" {
+		p.args = append(p.args, "-s3-ca", backupStoreCAMount+"/"+TLSCAKey)
+		p.volumes = append(p.volumes, corev1.Volume{Name: "store-ca", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: s.CASecret, DefaultMode: ptr.To[int32](0o444), Items: []corev1.KeyToPath{{Key: TLSCAKey, Path: TLSCAKey}},
+		}}})
+		p.mounts = append(p.mounts, corev1.VolumeMount{Name: "store-ca", MountPath: backupStoreCAMount, ReadOnly: true})
+	}
+	return p
+}
+
+// The keys of an object store's credentials Secret.
+const (
+	StoreAccessKeyKey = "accessKeyID"
+	StoreSecretKeyKey = "secretAccessKey"
+)
 
 // dataPathRun is one run of kubenats-backup.
 type dataPathRun struct {
-	name, namespace, instance, claim, image string
-	args                                    []string
-	readOnlyClaim                           bool
+	name, namespace, instance, image string
+	args                             []string
+	place                            backupPlace
 }
 
 // dataPathJob is the Job that runs kubenats-backup against cluster c. The
@@ -125,7 +205,7 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 	if c.Status.CredentialsSecretRef == nil {
 		return nil, fmt.Errorf("NatsCluster %s has no credentials Secret yet", c.Name)
 	}
-	args := append(append([]string{}, run.args...),
+	args := append(append(append([]string{}, run.args...), run.place.args...),
 		"-server", "tls://"+c.InternalHost()+":"+strconv.Itoa(ClientPort),
 		"-tls-ca", backupCredsMount+"/"+TLSCAKey,
 		"-report", corev1.TerminationMessagePathDefault,
@@ -148,15 +228,9 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 		LabelManagedBy: ManagedBy,
 		LabelBackupOf:  c.Name,
 	}
-	volumes := []corev1.Volume{
-		claimVolume(run.claim, run.readOnlyClaim),
-		{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}},
-	}
-	mounts := []corev1.VolumeMount{
-		{Name: "data", MountPath: backupDataMount, ReadOnly: run.readOnlyClaim},
-		{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true},
-	}
+	volumes := append([]corev1.Volume{{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}}}, run.place.volumes...)
+	mounts := append([]corev1.VolumeMount{{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true}}, run.place.mounts...)
 	return dataPathPod(run.name, run.namespace, l, run.image, args, volumes, mounts), nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,4 +78,61 @@ func TestBackupJobRunsTheDataPathWithOnlyWhatItNeeds(t *testing.T) {
 			t.Errorf("%s: a Job was rendered", name)
 		}
 	}
+}
+
+// TestObjectStoreJobsMountOnlyTheStoresKeys: a Backup to an object store
+// runs its Job with the s3:// place and the store's flags, the keys
+// mounted from the user's Secret as the two files kubenats-backup reads
+// (never the Secret whole: a user's Secret may hold more), the CA from its
+// own Secret, and no claim; its removal and a Stream's restore from it
+// reach the same place. Careless variant watched failing: the keys'
+// Secret mounted whole (no items).
+func TestObjectStoreJobsMountOnlyTheStoresKeys(t *testing.T) {
+	c := cluster(withCredentials)
+	b := backupOf(c)
+	b.Spec.VolumeClaim = nil
+	b.Spec.S3 = &v1alpha1.S3Bucket{Endpoint: "s3.example.com:9000", Bucket: "nats", Prefix: "prod/orders",
+		CredentialsSecret: "s3-keys", CASecret: "s3-ca", Region: "eu-west-1"}
+	take, err := render.BackupJob(b, c, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: c.Namespace}, Spec: v1alpha1.StreamSpec{Name: "ORDERS"}}
+	restore, err := render.RestoreJob(s, c, render.BackupSource{S3: b.Spec.S3, Path: b.Spec.S3.Key(b.Name)}, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove := render.RemoveJob(b, "img")
+	for verb, job := range map[string]*batchv1.Job{"-to": take, "-from": restore, "-dir": remove} {
+		pod := job.Spec.Template.Spec
+		args := strings.Join(pod.Containers[0].Args, " ")
+		for _, want := range []string{verb + " s3://nats/prod/orders/orders-nightly", "-s3-endpoint s3.example.com:9000",
+			"-s3-credentials /etc/kubenats/store-keys", "-s3-ca /etc/kubenats/store-ca/ca.crt", "-s3-region eu-west-1"} {
+			if !strings.Contains(args, want) {
+				t.Errorf("%s: args %q lack %q", job.Name, args, want)
+			}
+		}
+		for _, v := range pod.Volumes {
+			switch {
+			case v.PersistentVolumeClaim != nil:
+				t.Errorf("%s mounts claim %s for a backup in an object store", job.Name, v.PersistentVolumeClaim.ClaimName)
+			case v.Secret != nil && v.Secret.SecretName == "s3-keys":
+				if got := keysOf(v.Secret.Items); got != "accessKeyID,secretAccessKey" {
+					t.Errorf("%s mounts the keys' Secret as %q", job.Name, got)
+				}
+			case v.Secret != nil && v.Secret.SecretName == "s3-ca":
+				if got := keysOf(v.Secret.Items); got != "ca.crt" {
+					t.Errorf("%s mounts the CA's Secret as %q", job.Name, got)
+				}
+			}
+		}
+	}
+}
+
+func keysOf(items []corev1.KeyToPath) string {
+	var keys []string
+	for _, i := range items {
+		keys = append(keys, i.Key)
+	}
+	return strings.Join(keys, ",")
 }

@@ -61,3 +61,18 @@ func Get(ctx context.Context, r client.Reader, ns, name, field string) (_ *corev
 	}
 	return &s, "", nil
 }
+
+// Refused is the refusal of the first of the named Secrets (pairs of a
+// name and its field; an empty name is skipped) that cannot be used, or
+// "" when all can.
+func Refused(ctx context.Context, r client.Reader, ns string, nameAndField ...string) (string, error) {
+	for i := 0; i+1 < len(nameAndField); i += 2 {
+		if nameAndField[i] == "" {
+			continue
+		}
+		if _, refusal, err := Get(ctx, r, ns, nameAndField[i], nameAndField[i+1]); err != nil || refusal != "" {
+			return refusal, err
+		}
+	}
+	return "", nil
+}

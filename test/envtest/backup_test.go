@@ -6,6 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,5 +89,66 @@ func TestBackupsWaitAndPauseWithoutAJob(t *testing.T) {
 		if err := k8s.List(ctx(t), &jobs, client.InNamespace(ns)); err != nil || len(jobs.Items) != 0 {
 			t.Fatalf("%d Jobs (%v), want none: no cluster, and one Backup paused", len(jobs.Items), err)
 		}
+	}
+}
+
+// TestObjectStoreBackupsMountOnlyOptedInKeys: a Backup to an object store
+// whose keys' Secret is not opted in waits (SecretNotFound, with the one
+// message that does not tell a missing Secret from a forbidden one) and
+// starts no Job; labelling the Secret wakes it, and it goes on to its next
+// wait. Admission takes a claim or a store, one of them, and a restore
+// from a store with the key it names. Careless variant watched failing:
+// no opt-in check (the Backup went on to ClusterNotFound, and would mount
+// any Secret of the namespace into a Job that sends its key to a store
+// the tenant names).
+func TestObjectStoreBackupsMountOnlyOptedInKeys(t *testing.T) {
+	ns := namespace(t)
+	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-keys"},
+		StringData: map[string]string{"accessKeyID": "id", "secretAccessKey": "secret"}}
+	create(t, keys)
+	store := &v1alpha1.S3Bucket{Endpoint: "s3.example.com", Bucket: "nats", CredentialsSecret: keys.Name}
+	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "to-s3"},
+		Spec: v1alpha1.BackupSpec{Cluster: "absent", Stream: "ORDERS", S3: store}}
+	create(t, b)
+	reasonIs := func(want string) func() error {
+		return func() error {
+			if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(b), b); err != nil {
+				return err
+			}
+			c := meta.FindStatusCondition(b.Status.Conditions, v1alpha1.ConditionReady)
+			if c == nil || c.Reason != want {
+				return fmt.Errorf("Backup %s: Ready %+v, want reason %s", b.Name, c, want)
+			}
+			return nil
+		}
+	}
+	eventually(t, wait, reasonIs("SecretNotFound"))
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+		var jobs batchv1.JobList
+		if err := k8s.List(ctx(t), &jobs, client.InNamespace(ns)); err != nil || len(jobs.Items) != 0 {
+			t.Fatalf("%d Jobs (%v) for a Backup whose keys are not opted in", len(jobs.Items), err)
+		}
+	}
+	patch := client.MergeFrom(keys.DeepCopy())
+	keys.Labels = map[string]string{v1alpha1.SecretAllowLabel: v1alpha1.SecretAllowValue}
+	if err := k8s.Patch(ctx(t), keys, patch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, wait, reasonIs("ClusterNotFound"))
+
+	both := b.DeepCopy()
+	both.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: "both"}
+	both.Spec.VolumeClaim = &v1alpha1.BackupVolumeClaim{ClaimName: "backups"}
+	assertInvalid(t, k8s.Create(ctx(t), both, client.DryRunAll), "a backup goes to a volumeClaim or to s3, one of them")
+	neither := both.DeepCopy()
+	neither.Spec.VolumeClaim, neither.Spec.S3 = nil, nil
+	assertInvalid(t, k8s.Create(ctx(t), neither, client.DryRunAll), "a backup goes to a volumeClaim or to s3, one of them")
+
+	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{Name: "ORDERS",
+		Subjects: []string{"orders.>"}, Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "absent"}}, Restore: &v1alpha1.StreamRestore{S3: store}}}
+	assertInvalid(t, k8s.Create(ctx(t), s, client.DryRunAll), "path goes with volumeClaim or s3")
+	s.Spec.Restore.Path = "prod/to-s3"
+	if err := k8s.Create(ctx(t), s, client.DryRunAll); err != nil {
+		t.Fatalf("a restore from a key in a store: %v", err)
 	}
 }
