@@ -101,6 +101,12 @@ func init() {
 // it: its retention applies to the Backup, data and all.
 const LabelScheduledBackup = "kubenats.io/scheduled-backup"
 
-// BackupDataFinalizer is on each Backup a ScheduledBackup makes: its
-// deletion (by retention, or by hand) deletes its data on the claim first.
+// BackupDataFinalizer is on each Backup a ScheduledBackup makes: when its
+// schedule's retention deletes it (AnnotationExpired), its data goes
+// first. Deleted any other way (by hand, with its namespace), a Backup
+// leaves its data: a lost namespace must not take its backups with it.
 const BackupDataFinalizer = "kubenats.io/backup-data"
+
+// AnnotationExpired marks a Backup its schedule's retention deletes,
+// data and all; its value is the schedule's name.
+const AnnotationExpired = "kubenats.io/expired"

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/kubenats/kubenats/internal/backupreport"
 	"github.com/kubenats/kubenats/internal/render"
+	"github.com/kubenats/kubenats/test/peakrss"
 	"github.com/kubenats/kubenats/test/s3server"
 	"github.com/kubenats/kubenats/test/testnats"
 )
@@ -33,9 +33,7 @@ func binary(t *testing.T) string {
 }
 
 // command runs kubenats-backup args in the Job's environment, and
-// returns its report, its peak RSS and its output. The peak is the
-// process's VmHWM, read every 10 ms while it runs. (A child's rusage is
-// no measure: Linux carries the parent's high-water mark across exec.)
+// returns its report, its peak RSS and its output.
 func command(t *testing.T, bin string, args ...string) (backupreport.Report, int64, string) {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "report")
@@ -46,24 +44,7 @@ func command(t *testing.T, bin string, args ...string) (backupreport.Report, int
 	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	var peak int64
-	for tick := time.NewTicker(10 * time.Millisecond); ; {
-		if kib, ok := highWater(cmd.Process.Pid); ok {
-			peak = max(peak, kib<<10)
-		}
-		select {
-		case <-done:
-		case <-tick.C:
-			continue
-		}
-		tick.Stop()
-		break
-	}
+	peak, _ := peakrss.Run(cmd)
 	b, err := os.ReadFile(report)
 	if err != nil {
 		t.Fatalf("kubenats-backup %s wrote no report: %v\n%s", args[0], err, out.String())
@@ -73,21 +54,6 @@ func command(t *testing.T, bin string, args ...string) (backupreport.Report, int
 		t.Fatalf("kubenats-backup %s: %v\n%s", args[0], err, out.String())
 	}
 	return r, peak, out.String()
-}
-
-// highWater is a process's VmHWM in KiB, while it runs.
-func highWater(pid int) (int64, bool) {
-	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, false
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if kb, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
 }
 
 // storeFiles writes the store's keys and CA as a Secret's mount holds them.

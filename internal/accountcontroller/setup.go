@@ -9,13 +9,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/namespaceshare"
+	"github.com/kubenats/kubenats/internal/wake"
 )
 
 // The cache's indexes: a user by its account's name, an account by its
@@ -49,7 +49,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if workers <= 0 {
 		workers = defaultWorkers
 	}
-	specOrDeletion := predicate.Or(predicate.GenerationChangedPredicate{}, deletionStarted{})
+	specOrDeletion := predicate.Or(predicate.GenerationChangedPredicate{}, wake.DeletionStarted{})
 	// The events that carry a revocation queue their account first
 	// (priority.go): a user's or the account's deletion, a creds Secret
 	// changed or deleted.
@@ -57,7 +57,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("natsaccount").
 		// Annotations too: a rotation is asked for with one.
 		For(&v1alpha1.NatsAccount{}, builder.WithPredicates(predicate.Or[client.Object](specOrDeletion, predicate.AnnotationChangedPredicate{}))).
-		Watches(&v1alpha1.NatsAccount{}, revocationAware(self, deletionRevokes), builder.WithPredicates(deletionStarted{})).
+		Watches(&v1alpha1.NatsAccount{}, revocationAware(self, deletionRevokes), builder.WithPredicates(wake.DeletionStarted{})).
 		Watches(&v1alpha1.NatsAccount{}, handler.EnqueueRequestsFromMapFunc(r.accountsBeside),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1alpha1.NatsUser{}, revocationAware(userAccount, deletionRevokes), builder.WithPredicates(specOrDeletion)).
@@ -68,13 +68,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// workers: a cluster whose servers stay silent holds its
 		// namespace's passes, not the others' revocations.
 		Complete(namespaceshare.Share(revocationsFirst{r}, workers, r.WorkersPerNamespace))
-}
-
-// deletionStarted passes the update that sets a deletion timestamp.
-type deletionStarted struct{ predicate.Funcs }
-
-func (deletionStarted) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
 }
 
 func userAccount(_ context.Context, o client.Object) []reconcile.Request {

@@ -19,12 +19,17 @@ import (
 // +kubebuilder:rbac:groups=kubenats.io,resources=backups/finalizers,verbs=update
 
 // removeData runs when a Backup is deleted. One made by a schedule
-// carries BackupDataFinalizer: its data on the claim is deleted first, by
-// a Job of its own, and the Backup goes once the Job reports it done. A
-// Backup without the finalizer leaves its data where it is.
+// carries BackupDataFinalizer; when the schedule's retention deleted it
+// (AnnotationExpired), its data is deleted first, by a Job of its own, and
+// the Backup goes once the Job reports it done. Any other Backup leaves
+// its data where it is: deleted by hand, or with its namespace, whose
+// loss is what the backup is for.
 func (r *Reconciler) removeData(ctx context.Context, b *v1alpha1.Backup) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(b, v1alpha1.BackupDataFinalizer) {
 		return ctrl.Result{}, nil
+	}
+	if _, expired := b.Annotations[v1alpha1.AnnotationExpired]; !expired {
+		return ctrl.Result{}, r.release(ctx, b) // the data stays
 	}
 	if b.Status.Phase != v1alpha1.BackupSucceeded || b.Status.Path == "" {
 		return ctrl.Result{}, r.release(ctx, b) // nothing was written

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -19,6 +18,7 @@ import (
 	"github.com/kubenats/kubenats/internal/pause"
 	"github.com/kubenats/kubenats/internal/render"
 	"github.com/kubenats/kubenats/internal/usersecrets"
+	"github.com/kubenats/kubenats/internal/wake"
 )
 
 // clusterIndex finds the Backups of a NatsCluster.
@@ -42,7 +42,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("backup").
-		For(&v1alpha1.Backup{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}, pause.Changed{}))).
+		For(&v1alpha1.Backup{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, wake.DeletionStarted{}, pause.Changed{}))).
 		Owns(&batchv1.Job{}).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(backupOfPod), builder.WithPredicates(backupPods)).
 		Watches(&v1alpha1.NatsCluster{}, handler.EnqueueRequestsFromMapFunc(r.backupsOf)).
@@ -83,11 +83,4 @@ func (r *Reconciler) backupsOf(ctx context.Context, o client.Object) []reconcile
 		}
 	}
 	return out
-}
-
-// deletionStarted passes the update that sets a deletion timestamp.
-type deletionStarted struct{ predicate.Funcs }
-
-func (deletionStarted) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetDeletionTimestamp().IsZero() && !e.ObjectNew.GetDeletionTimestamp().IsZero()
 }

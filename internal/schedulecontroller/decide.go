@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/status"
 )
 
 // taken is one Backup of a schedule as the decision needs it.
@@ -101,5 +103,41 @@ func expired(o observation) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// outcome is what a schedule's Backups say of it.
+type outcome struct {
+	pass status.Pass
+	// lastSuccess is when the newest Succeeded backup finished.
+	lastSuccess *metav1.Time
+	// failed: the newest Backup failed (a later success clears it).
+	failed bool
+}
+
+// verdict reads a schedule's Backups: Ready unless the newest one failed,
+// and when the newest good one finished.
+func verdict(backups []v1alpha1.Backup) outcome {
+	var newest, newestOK *v1alpha1.Backup
+	for i := range backups {
+		b := &backups[i]
+		if newest == nil || newest.CreationTimestamp.Before(&b.CreationTimestamp) {
+			newest = b
+		}
+		if b.Status.Phase == v1alpha1.BackupSucceeded && b.Status.CompletedAt != nil &&
+			(newestOK == nil || newestOK.Status.CompletedAt.Before(b.Status.CompletedAt)) {
+			newestOK = b
+		}
+	}
+	var out outcome
+	if newestOK != nil {
+		out.lastSuccess = newestOK.Status.CompletedAt
+	}
+	out.failed = newest != nil && newest.Status.Phase == v1alpha1.BackupFailed
+	if out.failed {
+		out.pass = status.Pass{Reason: reasonLastBackupFailed, Message: fmt.Sprintf("Backup %s failed: kubectl describe backup %s says why; the next is taken as scheduled", newest.Name, newest.Name)}
+		return out
+	}
+	out.pass = status.Pass{Ready: true, Reason: reasonScheduled, Message: "backups are taken as scheduled"}
 	return out
 }

@@ -6,6 +6,7 @@ package schedulecontroller
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -25,7 +27,7 @@ import (
 
 // +kubebuilder:rbac:groups=kubenats.io,resources=scheduledbackups,verbs=get;list;watch
 // +kubebuilder:rbac:groups=kubenats.io,resources=scheduledbackups/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=kubenats.io,resources=backups,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=kubenats.io,resources=backups,verbs=get;list;watch;create;delete;patch
 
 // Reasons of a ScheduledBackup's Ready condition.
 const (
@@ -93,7 +95,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil // the resume wakes it
 	}
 	for _, name := range s.expire {
+		// Marked first: the data finalizer deletes the data of a Backup
+		// retention deletes, and of no other.
 		b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: sb.Namespace, Name: name}}
+		mark := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"`+v1alpha1.AnnotationExpired+`":`+strconv.Quote(sb.Name)+`}}}`))
+		if err := r.Patch(ctx, b, mark); client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
 		if err := r.Delete(ctx, b); client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
@@ -138,33 +146,19 @@ func backupFor(sb *v1alpha1.ScheduledBackup, name string) *v1alpha1.Backup {
 	}
 }
 
-// lastOutcome is the schedule's Ready pass from its newest Backup, and
-// sets the backup gauges.
+// lastOutcome is the schedule's Ready pass from its Backups (verdict),
+// and sets the backup gauges.
 func lastOutcome(sb *v1alpha1.ScheduledBackup, backups []v1alpha1.Backup) status.Pass {
-	var newest, newestOK *v1alpha1.Backup
-	for i := range backups {
-		b := &backups[i]
-		if newest == nil || newest.CreationTimestamp.Before(&b.CreationTimestamp) {
-			newest = b
-		}
-		if b.Status.Phase == v1alpha1.BackupSucceeded && b.Status.CompletedAt != nil &&
-			(newestOK == nil || newestOK.Status.CompletedAt.Before(b.Status.CompletedAt)) {
-			newestOK = b
-		}
-	}
+	v := verdict(backups)
 	labels := []string{sb.Namespace, sb.Spec.Backup.Cluster, sb.Name}
 	success := 0.0
-	if newestOK != nil {
-		success = float64(newestOK.Status.CompletedAt.Unix())
-		sb.Status.LastSuccessfulTime = newestOK.Status.CompletedAt
+	if v.lastSuccess != nil {
+		success = float64(v.lastSuccess.Unix())
+		sb.Status.LastSuccessfulTime = v.lastSuccess
 	}
 	metrics.BackupLastSuccess.WithLabelValues(labels...).Set(success)
-	failed := newest != nil && newest.Status.Phase == v1alpha1.BackupFailed
-	metrics.BackupLastFailed.WithLabelValues(labels...).Set(map[bool]float64{true: 1}[failed])
-	if failed {
-		return status.Pass{Reason: reasonLastBackupFailed, Message: fmt.Sprintf("Backup %s failed: kubectl describe backup %s says why; the next is taken as scheduled", newest.Name, newest.Name)}
-	}
-	return status.Pass{Ready: true, Reason: reasonScheduled, Message: "backups are taken as scheduled"}
+	metrics.BackupLastFailed.WithLabelValues(labels...).Set(map[bool]float64{true: 1}[v.failed])
+	return v.pass
 }
 
 // write sets sb's status when it changed.

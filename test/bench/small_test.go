@@ -67,3 +67,16 @@ func TestScrapeCostSmall(t *testing.T) {
 		t.Errorf("%v series for 50 streams and consumers", s)
 	}
 }
+
+// TestBackupBenchmarkSmall: the backup benchmark on a 16 MiB stream
+// measures every figure (both tools ran, both restores made the stream).
+func TestBackupBenchmarkSmall(t *testing.T) {
+	t.Parallel()
+	f := backupThroughput(t, 16)
+	for _, g := range goals["BackupThroughput"] {
+		if f.values[g.figure] <= 0 {
+			t.Errorf("%s = %v, want a measurement", g.figure, f.values[g.figure])
+		}
+	}
+	t.Logf("%v", f.values)
+}

@@ -191,3 +191,8 @@ func corefile(kubeconfig string) string {
 }
 `, nodeIP, nodeIP, kubeconfig)
 }
+
+// HostAddress is the node's address on the pods' bridge: a server a test
+// runs on the host there (an object store, say) is reachable from every
+// pod, as a store outside the cluster is from a real one.
+func HostAddress() string { return nodeIP }
