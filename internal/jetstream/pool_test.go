@@ -593,9 +593,12 @@ func TestPoolForeignWriteIsMarked(t *testing.T) {
 		"Consumer/ns/worker": {Stream: "orders", Consumer: "worker"},
 		"Stream/ns/sentinel": {Stream: "sentinel"},
 	})
-	// Every audit leaves the server through one queue, in order: once
-	// another client's write of the sentinel is marked, every audit before
-	// it has been handled.
+	// Every audit leaves the server through one queue, though not always
+	// in the order of the writes: the server queues a write's audit after
+	// its answer, and under load the next write's audit may be queued
+	// first. So a mark that must come is waited for, and a mark that must
+	// not come is looked for once the sentinel's audit is in, written
+	// after the write in question.
 	auditsIn := func(description string) {
 		t.Helper()
 		if _, err := other.CreateOrUpdateStream(testCtx(t), js.StreamConfig{Name: "sentinel", Description: description}); err != nil {
@@ -628,9 +631,7 @@ func TestPoolForeignWriteIsMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditsIn("after their stream update")
-	if !p.TakeForeignWrite("Stream/ns/orders") {
-		t.Error("another client's update of the stream did not mark it")
-	}
+	marked(t, p, "Stream/ns/orders", "another client's update of the stream did not mark it")
 	if p.TakeForeignWrite("Stream/ns/orders") {
 		t.Error("the mark was not forgotten once taken")
 	}
@@ -642,12 +643,22 @@ func TestPoolForeignWriteIsMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditsIn("after their consumer update")
-	if !p.TakeForeignWrite("Consumer/ns/worker") {
-		t.Error("another client's update of the consumer did not mark it")
-	}
+	marked(t, p, "Consumer/ns/worker", "another client's update of the consumer did not mark it")
 	if p.TakeForeignWrite("Stream/ns/orders") {
 		t.Error("the consumer's update marked its stream")
 	}
+}
+
+// marked waits until u is marked written by someone else, and takes the
+// mark.
+func marked(t *testing.T, p *Pool, u User, failure string) {
+	t.Helper()
+	poll(t, func() error {
+		if !p.TakeForeignWrite(u) {
+			return fmt.Errorf("%s", failure)
+		}
+		return nil
+	})
 }
 
 // A connection closed for good wakes its users, so that they dial anew
