@@ -112,26 +112,8 @@ func TestObjectStoreBackupOutlivesItsNamespace(t *testing.T) {
 	lost := namespace(t)
 	c := formCluster(t, lost, "st", nil)
 	js := e2ekit.AppJetStream(t, clientConn(t, c))
-	createStream(t, js, natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
 	const first, acked = 200, 80
-	for i := 1; i <= first; i++ {
-		if _, err := js.Publish(ctxOf(t), "orders.new", []byte("order-"+strconv.Itoa(i))); err != nil {
-			t.Fatalf("publishing %d: %v", i, err)
-		}
-	}
-	cons, err := js.CreateOrUpdateConsumer(ctxOf(t), "ORDERS", natsjs.ConsumerConfig{Durable: "billing", AckPolicy: natsjs.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := cons.Fetch(acked, natsjs.FetchMaxWait(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for m := range batch.Messages() {
-		if err := m.DoubleAck(ctxOf(t)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fillOrders(t, js, first, acked)
 	pub := startPublisher(js, first+1)
 	storeSecret(t, lost, store)
 	sb := &v1alpha1.ScheduledBackup{ObjectMeta: metav1.ObjectMeta{Namespace: lost, Name: "orders"}, Spec: v1alpha1.ScheduledBackupSpec{
@@ -228,17 +210,5 @@ func TestObjectStoreBackupOutlivesItsNamespace(t *testing.T) {
 			t.Fatalf("restored sequence %d: %v, want %q", seq, err, want)
 		}
 	}
-	// The consumers come back with the stream, though a replicated
-	// stream's leader may take a moment to serve them.
-	poll.Until(t, 30*time.Second, func() error {
-		cons, err = s.Consumer(ctxOf(t), "billing")
-		return err
-	})
-	next, err := cons.Next(natsjs.FetchMaxWait(10 * time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if md, err := next.Metadata(); err != nil || md.Sequence.Stream != acked+1 {
-		t.Fatalf("the restored consumer resumed at %+v (%v), want stream sequence %d", md, err, acked+1)
-	}
+	consumerResumesAfter(t, s, acked)
 }

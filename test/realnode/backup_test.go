@@ -44,31 +44,8 @@ func TestBackupJobOnTheRealNode(t *testing.T) {
 	c := formCluster(t, ns, "bk", nil)
 	nc := clientConn(t, c)
 	js := e2ekit.AppJetStream(t, nc)
-	createStream(t, js, natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
 	const total, acked = 300, 120
-	for i := 1; i <= total; i++ {
-		if _, err := js.Publish(ctxOf(t), "orders.new", []byte("order-"+strconv.Itoa(i))); err != nil {
-			t.Fatalf("publishing %d: %v", i, err)
-		}
-	}
-	cons, err := js.CreateOrUpdateConsumer(ctxOf(t), "ORDERS", natsjs.ConsumerConfig{Durable: "billing", AckPolicy: natsjs.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	batch, err := cons.Fetch(acked, natsjs.FetchMaxWait(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for m := range batch.Messages() {
-		if err := m.DoubleAck(ctxOf(t)); err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	if n != acked {
-		t.Fatalf("acknowledged %d, want %d", n, acked)
-	}
+	fillOrders(t, js, total, acked)
 
 	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
@@ -148,15 +125,56 @@ func TestBackupJobOnTheRealNode(t *testing.T) {
 			t.Fatalf("restored sequence %d holds %q, want %q", seq, m.Data, want)
 		}
 	}
-	cons, err = s.Consumer(ctxOf(t), "billing")
-	if err != nil {
-		t.Fatalf("the consumer was not restored: %v", err)
+	consumerResumesAfter(t, s, acked)
+}
+
+// fillOrders makes the R3 stream ORDERS with messages order-1 to
+// order-<total>, and the durable consumer billing with the first acked of
+// them acknowledged: its ack floor, which a restore must keep.
+func fillOrders(t *testing.T, js natsjs.JetStream, total, acked int) {
+	t.Helper()
+	createStream(t, js, natsjs.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3})
+	for i := 1; i <= total; i++ {
+		if _, err := js.Publish(ctxOf(t), "orders.new", []byte("order-"+strconv.Itoa(i))); err != nil {
+			t.Fatalf("publishing %d: %v", i, err)
+		}
 	}
+	cons, err := js.CreateOrUpdateConsumer(ctxOf(t), "ORDERS", natsjs.ConsumerConfig{Durable: "billing", AckPolicy: natsjs.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(acked, natsjs.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for m := range batch.Messages() {
+		if err := m.DoubleAck(ctxOf(t)); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != acked {
+		t.Fatalf("acknowledged %d, want %d", n, acked)
+	}
+}
+
+// consumerResumesAfter checks that the restored stream s has its consumer
+// billing, whose next message is the first past its ack floor acked.
+func consumerResumesAfter(t *testing.T, s natsjs.Stream, acked int) {
+	t.Helper()
+	// The consumers come back with the stream, though a replicated
+	// stream's leader may take a moment to serve them.
+	var cons natsjs.Consumer
+	poll.Until(t, 30*time.Second, func() (err error) {
+		cons, err = s.Consumer(ctxOf(t), "billing")
+		return err
+	})
 	next, err := cons.Next(natsjs.FetchMaxWait(10 * time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md, err := next.Metadata(); err != nil || md.Sequence.Stream != acked+1 {
+	if md, err := next.Metadata(); err != nil || md.Sequence.Stream != uint64(acked+1) {
 		t.Fatalf("the restored consumer resumed at %+v (%v), want stream sequence %d, after its ack floor", md, err, acked+1)
 	}
 }
