@@ -17,11 +17,14 @@ type BackupSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Cluster string `json:"cluster"`
 
-	// Stream is the JetStream stream's name on the servers.
-	// +kubebuilder:validation:MinLength=1
+	// Stream is the JetStream stream's name on the servers. Empty, the
+	// backup holds every stream the cluster's client user sees, each in
+	// a directory (or under a key) named by the stream, beside
+	// kubenats-set.json, their list.
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:Pattern=`^[^.*>\s/\\]+$`
-	Stream string `json:"stream"`
+	// +optional
+	Stream string `json:"stream,omitempty"`
 
 	// VolumeClaim is where the backup is written: the directory
 	// backups/<this Backup's name> on the claim.
@@ -150,6 +153,10 @@ type BackupStatus struct {
 	Bytes uint64 `json:"bytes,omitempty"`
 	// +optional
 	Consumers int32 `json:"consumers,omitempty"`
+	// Streams counts the streams of a backup of every stream; Messages,
+	// Bytes, Consumers and DataSize are then their sums.
+	// +optional
+	Streams int32 `json:"streams,omitempty"`
 	// DataFile is the snapshot's file in Path, DataSize its size and
 	// SHA256 its checksum (hex), which a restore checks first.
 	// +optional
@@ -177,6 +184,7 @@ type BackupStatus struct {
 // +kubebuilder:validation:XValidation:rule="self.spec == oldSelf.spec",message="a Backup is immutable: make another Backup"
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
 // +kubebuilder:printcolumn:name="Stream",type=string,JSONPath=`.spec.stream`
+// +kubebuilder:printcolumn:name="Streams",type=integer,JSONPath=`.status.streams`,priority=1
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Last",type=integer,JSONPath=`.status.lastSequence`
 // +kubebuilder:printcolumn:name="Bytes",type=integer,JSONPath=`.status.bytes`

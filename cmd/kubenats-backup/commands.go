@@ -107,14 +107,15 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	conn := addNatsFlags(fs)
 	store := addStoreFlags(fs)
 	stream := fs.String("stream", "", "the stream to back up")
+	all := fs.Bool("all", false, "back up every stream the user sees, each in a place named by it (instead of -stream)")
 	to := fs.String("to", "", "where the backup goes: a directory to create, or s3://BUCKET/KEY")
 	check := fs.Bool("check", false, "have the server check every message as it snapshots")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *stream == "" || *to == "" {
-		fmt.Fprintln(stderr, "kubenats-backup take: -stream and -to are required")
+	if (*stream == "") == !*all || *to == "" {
+		fmt.Fprintln(stderr, "kubenats-backup take: -to and one of -stream and -all are required")
 		return 2
 	}
 	place, err := store.location(*to)
@@ -132,18 +133,33 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	m, err := backup.Take(ctx, nc, *stream, place, backup.Options{CheckMessages: *check, Progress: func(n int64) {
+	opts := backup.Options{CheckMessages: *check, Progress: func(n int64) {
 		fmt.Fprintf(stderr, "kubenats-backup take: %d bytes\n", n)
-	}})
-	if err != nil {
-		fmt.Fprintf(stderr, "kubenats-backup take: %v\n", err)
-		writeReport(*report, backupreport.Failure(backup.Reason(err), err), stderr)
+	}}
+	var taken backupreport.Report
+	var out any
+	if *all {
+		set, err := backup.TakeAll(ctx, nc, place, opts)
+		taken, out = backupreport.Report{Set: &set}, set
+		if err != nil {
+			taken = backupreport.Failure(backup.Reason(err), err)
+		}
+	} else {
+		m, err := backup.Take(ctx, nc, *stream, place, opts)
+		taken, out = backupreport.Report{Manifest: &m}, m
+		if err != nil {
+			taken = backupreport.Failure(backup.Reason(err), err)
+		}
+	}
+	if taken.Reason != "" {
+		fmt.Fprintf(stderr, "kubenats-backup take: %s\n", taken.Message)
+		writeReport(*report, taken, stderr)
 		return 1
 	}
-	if !writeReport(*report, backupreport.Report{Manifest: &m}, stderr) {
+	if !writeReport(*report, taken, stderr) {
 		return 1
 	}
-	return printJSON(stdout, stderr, m)
+	return printJSON(stdout, stderr, out)
 }
 
 // runRestore is `kubenats-backup restore`: a stream created from a backup's

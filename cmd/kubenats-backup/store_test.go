@@ -75,7 +75,7 @@ func storeFiles(t *testing.T, s *s3server.Server, accessKey, secretKey string) [
 // Job's 64Mi limit. Careless variant watched failing: no PartSize, so
 // that minio-go sizes the part of an upload of unknown length for a
 // 5 TiB object (a 537 MB buffer, filled to the stream's size: peak RSS
-// 122 MiB). Measured here: take 47 MiB, restore 20 MiB, the binary
+// 122 MiB). Measured here: take 45 MiB, restore 22 MiB, the binary
 // alone 15 MiB.
 func TestObjectStoreBackupOfALargeStreamStaysWithinThePodsMemory(t *testing.T) {
 	weed, err := filepath.Abs(s3server.Binary(filepath.Join("..", "..")))

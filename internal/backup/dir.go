@@ -55,6 +55,8 @@ func (d Dir) open(_ context.Context, file, version string) (io.ReadCloser, strin
 	return f, got, nil
 }
 
+func (d Dir) child(name string) Location { return Dir(filepath.Join(string(d), name)) }
+
 // gone says whether d holds nothing; anything there but a directory (a
 // link to one, say) is not a backup, and is refused.
 func (d Dir) gone(context.Context) (bool, error) {
@@ -84,7 +86,7 @@ type dirDraft struct {
 	open       *os.File
 }
 
-func (w *dirDraft) data(_ context.Context, file string) (io.WriteCloser, error) {
+func (w *dirDraft) data(_ context.Context, file string, _ int64) (io.WriteCloser, error) {
 	f, err := os.OpenFile(filepath.Join(w.tmp, file), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
@@ -96,6 +98,8 @@ func (w *dirDraft) data(_ context.Context, file string) (io.WriteCloser, error) 
 func (w *dirDraft) put(_ context.Context, file string, b []byte) error {
 	return writeFileSynced(filepath.Join(w.tmp, file), b)
 }
+
+func (w *dirDraft) child(name string) Location { return Dir(filepath.Join(w.tmp, name)) }
 
 func (w *dirDraft) commit(context.Context) error {
 	if err := os.Rename(w.tmp, w.final); err != nil {

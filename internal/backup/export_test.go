@@ -33,12 +33,12 @@ type cutDraft struct {
 	cut bool
 }
 
-func (d *cutDraft) data(ctx context.Context, file string) (io.WriteCloser, error) {
+func (d *cutDraft) data(ctx context.Context, file string, sizeHint int64) (io.WriteCloser, error) {
 	if file == d.c.at {
 		d.cut = true
 		return nil, errCutShort
 	}
-	return d.draft.data(ctx, file)
+	return d.draft.data(ctx, file, sizeHint)
 }
 
 func (d *cutDraft) put(ctx context.Context, file string, b []byte) error {

@@ -26,8 +26,10 @@ type Location interface {
 	// open returned, or the read fails with ErrChanged: what was checked
 	// is what is restored.
 	open(ctx context.Context, file, version string) (_ io.ReadCloser, gotVersion string, _ error)
-	// gone says whether none of a backup's files is there.
+	// gone says whether none of a backup's (or a set's) files is there.
 	gone(ctx context.Context) (bool, error)
+	// child is the place of the backup of stream name in a set here.
+	child(name string) Location
 	// removeFinished deletes the finished backup there (Remove checked
 	// that it is one).
 	removeFinished(ctx context.Context) error
@@ -36,11 +38,15 @@ type Location interface {
 // A draft is a backup being written: it becomes a backup on commit, and
 // leaves nothing behind on abort.
 type draft interface {
-	// data is where the archive named file streams to; Close returns once
-	// it is stored. An abort before Close drops what was written.
-	data(ctx context.Context, file string) (io.WriteCloser, error)
+	// data is where the archive named file streams to, about sizeHint
+	// bytes (the stream's size); Close returns once it is stored. An
+	// abort before Close drops what was written.
+	data(ctx context.Context, file string, sizeHint int64) (io.WriteCloser, error)
 	// put stores a small file whole.
 	put(ctx context.Context, file string, b []byte) error
+	// child is where a set's backup of stream name is written: a backup
+	// of its own, inside the draft, whole or absent as any.
+	child(name string) Location
 	commit(ctx context.Context) error
 	abort()
 }
@@ -70,17 +76,22 @@ func openData(ctx context.Context, l Location, version string) (_ io.ReadCloser,
 // readSmall reads one of l's small files whole when it is within
 // metaLimit.
 func readSmall(ctx context.Context, l Location, file string) ([]byte, error) {
+	return readBounded(ctx, l, file, metaLimit)
+}
+
+// readBounded reads one of l's files whole when it is within limit.
+func readBounded(ctx context.Context, l Location, file string, limit int) ([]byte, error) {
 	r, _, err := l.open(ctx, file, "")
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, metaLimit+1))
+	b, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > metaLimit {
-		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrNotABackup, file, metaLimit)
+	if len(b) > limit {
+		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrNotABackup, file, limit)
 	}
 	return b, nil
 }

@@ -13,11 +13,24 @@ import (
 	"github.com/minio/minio-go/v7"
 )
 
-// PartSize is the size of each part an archive is uploaded in, and so the
-// one buffer an upload holds: the backup pod's memory bound (64Mi) holds
-// it with room to spare. An object has at most 10,000 parts, so a backup
-// in an object store is at most 160 GiB.
-const PartSize = 16 << 20
+// MinPartSize is the size of each part an archive is uploaded in, and so
+// the one buffer an upload holds, for streams up to about 75 GiB: the
+// backup pod's memory bound (64Mi) holds it with room to spare. An object
+// has at most 10,000 parts, so a larger stream's parts are larger
+// (partSize), and its Job needs the memory for one.
+const MinPartSize = 8 << 20
+
+// maxParts is the most parts an S3 object has.
+const maxParts = 10000
+
+// partSize is the part for an archive of about sizeHint bytes: the
+// least that fits it in maxParts with a tenth to spare (an archive may be
+// larger than the stream's bytes), in whole MiB.
+func partSize(sizeHint int64) uint64 {
+	need := sizeHint/maxParts + sizeHint/maxParts/10
+	need = (need + 1<<20 - 1) &^ (1<<20 - 1)
+	return uint64(max(need, MinPartSize))
+}
 
 // cleanupTimeout bounds the removal of a failed upload's objects, which
 // runs after the backup's own context may have ended.
@@ -38,6 +51,10 @@ func (o Object) String() string { return "s3://" + o.Bucket + "/" + o.Key }
 
 func (o Object) name(file string) string { return o.Key + "/" + file }
 
+func (o Object) child(name string) Location {
+	return Object{Client: o.Client, Bucket: o.Bucket, Key: o.Key + "/" + name}
+}
+
 // create refuses when any of a backup's objects is there. The check and
 // the writes are not one step, as an object store has no such thing; the
 // place is a Backup's own (one per name and namespace), so only a second
@@ -56,7 +73,7 @@ func (o Object) create(ctx context.Context) (draft, error) {
 // gone stats each of a backup's objects: a HEAD each, whose reply has no
 // body to bound (a listing's reply is as long as the store makes it).
 func (o Object) gone(ctx context.Context) (bool, error) {
-	for _, file := range backupFiles {
+	for _, file := range append(backupFiles, SetFile) {
 		_, err := o.Client.StatObject(ctx, o.Bucket, o.name(file), minio.StatObjectOptions{})
 		if err == nil {
 			return false, nil
@@ -96,11 +113,11 @@ func (o Object) open(ctx context.Context, file, version string) (io.ReadCloser, 
 	return obj, info.ETag, nil
 }
 
-// removeFinished deletes the backup's objects, backup.json last: a
-// removal cut short leaves a backup that a second removal finishes, never
-// an archive nothing names.
+// removeFinished deletes the backup's objects, backup.json last (a set's
+// list after that): a removal cut short leaves a backup that a second
+// removal finishes, never an archive nothing names.
 func (o Object) removeFinished(ctx context.Context) error {
-	for _, file := range backupFiles {
+	for _, file := range append(backupFiles, SetFile) {
 		if err := o.Client.RemoveObject(ctx, o.Bucket, o.name(file), minio.RemoveObjectOptions{}); err != nil && !isNoSuchKey(err) {
 			return storeError(o, err)
 		}
@@ -109,15 +126,22 @@ func (o Object) removeFinished(ctx context.Context) error {
 }
 
 type objectDraft struct {
-	o       Object
-	written []string
-	uploads []*upload
+	o        Object
+	written  []string
+	uploads  []*upload
+	children []Location
+}
+
+func (w *objectDraft) child(name string) Location {
+	c := w.o.child(name)
+	w.children = append(w.children, c)
+	return c
 }
 
 // data uploads what is written as one multipart object, a part at a time:
 // the writer blocks while a part is sent, so the server's snapshot waits
 // for the store, and memory holds one part.
-func (w *objectDraft) data(ctx context.Context, file string) (io.WriteCloser, error) {
+func (w *objectDraft) data(ctx context.Context, file string, sizeHint int64) (io.WriteCloser, error) {
 	pr, pw := io.Pipe()
 	u := &upload{pw: pw, done: make(chan struct{})}
 	w.written = append(w.written, file)
@@ -125,7 +149,7 @@ func (w *objectDraft) data(ctx context.Context, file string) (io.WriteCloser, er
 	go func() {
 		defer close(u.done)
 		_, err := w.o.Client.PutObject(ctx, w.o.Bucket, w.o.name(file), pr, -1, minio.PutObjectOptions{
-			PartSize: PartSize, ContentType: "application/octet-stream"})
+			PartSize: partSize(sizeHint), ContentType: "application/octet-stream"})
 		u.err = err
 		// A failed upload stops the writer at its next write.
 		pr.CloseWithError(errors.Join(storeError(w.o, err), io.ErrClosedPipe))
@@ -154,6 +178,9 @@ func (w *objectDraft) abort() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
+	for _, c := range w.children {
+		Remove(ctx, c) // a set's backups taken so far; one cut short removed itself
+	}
 	for i := len(w.written) - 1; i >= 0; i-- {
 		w.o.Client.RemoveObject(ctx, w.o.Bucket, w.o.name(w.written[i]), minio.RemoveObjectOptions{})
 	}

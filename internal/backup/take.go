@@ -36,7 +36,9 @@ const StallTimeout = 30 * time.Second
 // while the claim or the store takes the ones before (jsm.go answers the
 // server as a chunk's turn comes, and sets no limit of its own). The
 // server's default is 8 MiB; the backup pod's 64Mi holds this, the
-// upload's part (PartSize) and the collector's slack.
+// upload's part (MinPartSize) and the collector's slack. (8 MiB: a
+// 1 GiB backup to a claim 12 % faster, a 96 MiB one to a store at 58 MiB
+// RSS instead of 45.)
 const snapshotWindow = 2 << 20
 
 // apiTimeout bounds each JetStream API request of a backup or a restore
@@ -71,6 +73,10 @@ func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Optio
 	if err != nil {
 		return Manifest{}, fmt.Errorf("backup: stream %q: %w", stream, err)
 	}
+	state, err := str.LatestState()
+	if err != nil {
+		return Manifest{}, fmt.Errorf("backup: stream %q: %w", stream, err)
+	}
 	d, err := l.create(ctx)
 	if err != nil {
 		return Manifest{}, err
@@ -83,7 +89,7 @@ func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Optio
 	}()
 
 	m := Manifest{Stream: stream, DataFile: dataFileFor(nc.ConnectedServerVersion()), Started: time.Now()}
-	data, err := d.data(ctx, m.DataFile)
+	data, err := d.data(ctx, m.DataFile, int64(min(state.Bytes, 1<<62)))
 	if err != nil {
 		return Manifest{}, err
 	}

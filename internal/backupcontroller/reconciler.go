@@ -170,6 +170,12 @@ func (r *Reconciler) write(ctx context.Context, b *v1alpha1.Backup, result statu
 	next.Phase = result.Phase
 	next.JobName = b.BackupJobName()
 	next.Conditions = status.ReadyConditions(b.Status.Conditions, b.Generation, metav1.Now(), result.Pass)
+	if set := result.Set; set != nil {
+		next.Path, next.Streams = b.Where(), int32(min(set.Streams, 1<<30))
+		next.Messages, next.Bytes, next.Consumers, next.DataSize = set.Messages, set.Bytes, int32(min(set.Consumers, 1<<30)), set.DataSize
+		next.StartedAt, next.CompletedAt = &metav1.Time{Time: set.Started}, &metav1.Time{Time: set.Finished}
+		next.Duration = set.Finished.Sub(set.Started).Round(time.Millisecond).String()
+	}
 	if m := result.Manifest; m != nil {
 		next.Path = b.Where()
 		next.Stream, next.FirstSequence, next.LastSequence = m.Stream, m.FirstSeq, m.LastSeq

@@ -27,3 +27,18 @@ type Manifest struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 }
+
+// SetManifest is what a backup of every stream of a NATS system holds, in
+// sum: each stream's backup is a backup of its own, in a directory (or
+// under a key) named by the stream, beside the set's list of them.
+type SetManifest struct {
+	// Streams counts the streams backed up.
+	Streams   int    `json:"streams"`
+	Messages  uint64 `json:"messages"`
+	Bytes     uint64 `json:"bytes"`
+	Consumers int    `json:"consumers"`
+	// DataSize sums the archives' sizes.
+	DataSize int64     `json:"dataSize"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+}

@@ -48,7 +48,9 @@ const maxMessage = 1024
 // and Message.
 type Report struct {
 	Manifest *Manifest `json:"manifest,omitempty"`
-	Restored *Restored `json:"restored,omitempty"`
+	// Set is a backup of every stream of a system, in sum.
+	Set      *SetManifest `json:"set,omitempty"`
+	Restored *Restored    `json:"restored,omitempty"`
 	// Removed is the directory a retention's removal deleted.
 	Removed string `json:"removed,omitempty"`
 	Reason  string `json:"reason,omitempty"`
@@ -100,7 +102,7 @@ func Decode(msg string) (Report, error) {
 		return Report{}, fmt.Errorf("the backup pod's termination message is not a report: %w", err)
 	}
 	outcomes := 0
-	for _, said := range []bool{r.Manifest != nil, r.Restored != nil, r.Removed != "", r.Reason != "" || r.Message != ""} {
+	for _, said := range []bool{r.Manifest != nil, r.Set != nil, r.Restored != nil, r.Removed != "", r.Reason != "" || r.Message != ""} {
 		if said {
 			outcomes++
 		}
@@ -112,6 +114,8 @@ func Decode(msg string) (Report, error) {
 		return r, nil
 	case r.Manifest != nil:
 		return r, checkManifest(r.Manifest)
+	case r.Set != nil:
+		return r, checkSet(r.Set)
 	case r.Restored != nil:
 		if s := r.Restored.Stream; s == "" || len(s) > 255 || !utf8.ValidString(s) {
 			return Report{}, errors.New("the restore's report names no stream")
@@ -150,6 +154,19 @@ func checkManifest(m *Manifest) error {
 		return errors.New("the backup's manifest has sequences out of order")
 	case m.Started.IsZero() || m.Finished.Before(m.Started):
 		return errors.New("the backup's manifest ends before it began")
+	}
+	return nil
+}
+
+// checkSet: what a set of snapshots could have produced.
+func checkSet(m *SetManifest) error {
+	switch {
+	case m.Streams < 0 || m.Consumers < 0 || m.DataSize < 0:
+		return errors.New("the set's manifest counts below zero")
+	case m.Streams == 0 && (m.Messages > 0 || m.DataSize > 0):
+		return errors.New("the set's manifest holds data of no stream")
+	case m.Started.IsZero() || m.Finished.Before(m.Started):
+		return errors.New("the set's manifest ends before it began")
 	}
 	return nil
 }

@@ -40,6 +40,14 @@ func TestDecodeTakesOnlyWhatASnapshotCouldSay(t *testing.T) {
 	if r, err := Decode(encode(long)); err != nil || len(r.Message) > maxMessage+len("…") {
 		t.Fatalf("a long failure is cut and still decodes: %d bytes, %v", len(r.Message), err)
 	}
+	set := func(f func(*SetManifest)) string {
+		m := &SetManifest{Streams: 2, Messages: 10, DataSize: 100, Started: time.Unix(1, 0), Finished: time.Unix(2, 0)}
+		f(m)
+		return encode(Report{Set: m})
+	}
+	if r, err := Decode(set(func(*SetManifest) {})); err != nil || r.Set == nil || r.Set.Streams != 2 {
+		t.Fatalf("a set's report: %+v, %v", r, err)
+	}
 	mutate := func(f func(*Manifest)) string {
 		m := goodManifest()
 		f(m)
@@ -60,6 +68,10 @@ func TestDecodeTakesOnlyWhatASnapshotCouldSay(t *testing.T) {
 		"sequences":           mutate(func(m *Manifest) { m.FirstSeq, m.LastSeq = 9, 3 }),
 		"time backwards":      mutate(func(m *Manifest) { m.Finished = m.Started.Add(-time.Second) }),
 		"too long":            `{"reason":"BackupFailed","message":"` + strings.Repeat("x", MaxSize) + `"}`,
+		"set and manifest":    `{"set":{"streams":0,"messages":0,"bytes":0,"consumers":0,"dataSize":0,"started":"2026-01-01T00:00:00Z","finished":"2026-01-01T00:00:01Z"},"manifest":` + good[len(`{"manifest":`):],
+		"set below zero":      set(func(m *SetManifest) { m.Streams = -1 }),
+		"set of no stream":    set(func(m *SetManifest) { m.Streams = 0 }),
+		"set time backwards":  set(func(m *SetManifest) { m.Finished = m.Started.Add(-time.Second) }),
 	} {
 		if r, err := Decode(msg); err == nil {
 			t.Errorf("%s: decoded as %+v, want an error", name, r)

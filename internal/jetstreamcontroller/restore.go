@@ -164,13 +164,31 @@ func (r *Reconciler[T, C]) restoreSource(ctx context.Context, s *v1alpha1.Stream
 		return render.BackupSource{}, &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s failed: there is nothing to restore", b.Name)}
 	case !meta.IsStatusConditionTrue(b.Status.Conditions, v1alpha1.ConditionReady) || b.Status.Path == "":
 		return render.BackupSource{}, &outcome{reason: reasonBackupNotReady, message: fmt.Sprintf("Backup %s is not taken yet", b.Name), retry: true}
-	case b.Status.Stream != s.Spec.Name:
+	case b.Spec.Stream != "" && b.Status.Stream != s.Spec.Name:
 		return render.BackupSource{}, &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
 			"Backup %s holds stream %q, not %q: a restore makes the stream it backed up", b.Name, b.Status.Stream, s.Spec.Name)}
-	case b.Spec.S3 != nil:
-		return render.BackupSource{S3: b.Spec.S3, Path: b.Spec.S3.Key(b.Name)}, r.storeSecretsRefused(ctx, s.Namespace, b.Spec.S3, "the Backup's spec.s3")
 	}
-	return render.BackupSource{Claim: b.Spec.VolumeClaim.ClaimName, Path: b.Status.Path}, nil
+	src := backupSourceOf(&b, s.Spec.Name)
+	if b.Spec.S3 != nil {
+		return src, r.storeSecretsRefused(ctx, s.Namespace, b.Spec.S3, "the Backup's spec.s3")
+	}
+	return src, nil
+}
+
+// backupSourceOf is where the backup of stream lives in Backup b: b's
+// place, or, for a backup of every stream, the place named by the stream
+// inside it (the Job refuses a set without it: NotABackup).
+func backupSourceOf(b *v1alpha1.Backup, stream string) render.BackupSource {
+	src := render.BackupSource{Path: b.Status.Path}
+	if b.Spec.S3 != nil {
+		src = render.BackupSource{S3: b.Spec.S3, Path: b.Spec.S3.Key(b.Name)}
+	} else if b.Spec.VolumeClaim != nil {
+		src.Claim = b.Spec.VolumeClaim.ClaimName
+	}
+	if b.Spec.Stream == "" {
+		src.Path += "/" + stream
+	}
+	return src
 }
 
 // storeSecretsRefused is why the Secrets of store cannot be mounted, or

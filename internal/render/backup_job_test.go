@@ -136,3 +136,20 @@ func keysOf(items []corev1.KeyToPath) string {
 	}
 	return strings.Join(keys, ",")
 }
+
+// TestBackupOfEveryStreamTakesAll: a Backup without a stream runs
+// `take -all`, never `-stream` with an empty name. Careless variant
+// watched failing: -stream "" passed on (the Job's usage error).
+func TestBackupOfEveryStreamTakesAll(t *testing.T) {
+	c := cluster(withCredentials)
+	b := backupOf(c)
+	b.Spec.Stream = ""
+	job, err := render.BackupJob(b, c, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.HasPrefix(args, "take -all -to /backup-volume/backups/orders-nightly") || strings.Contains(args, "-stream") {
+		t.Fatalf("args %q", args)
+	}
+}

@@ -25,6 +25,8 @@ type BackupResult struct {
 	Phase    v1alpha1.BackupPhase
 	Pass     Pass
 	Manifest *backupreport.Manifest
+	// Set is what a backup of every stream holds, in sum.
+	Set *backupreport.SetManifest
 }
 
 // Terminal: the backup is taken or will not be; its status is final.
@@ -40,6 +42,10 @@ func BackupJob(job *batchv1.Job, pods []corev1.Pod) BackupResult {
 	r, done := dataPathJob(job, pods)
 	if !done {
 		return r.BackupResult
+	}
+	if set := r.report.Set; set != nil {
+		return BackupResult{Phase: v1alpha1.BackupSucceeded, Set: set, Pass: Pass{Ready: true, Reason: ReasonBackupTaken,
+			Message: fmt.Sprintf("%d streams, %d messages, taken", set.Streams, set.Messages)}}
 	}
 	if r.report.Manifest == nil {
 		return backupFailed(ReasonReportUnreadable, "the backup Job completed and reported no backup")
@@ -102,7 +108,7 @@ func dataPathJob(job *batchv1.Job, pods []corev1.Pod) (jobRead, bool) {
 		switch {
 		case err != nil:
 			return jobRead{BackupResult: backupFailed(ReasonReportUnreadable, fmt.Sprintf("pod %s: %v", p.Name, err))}, false
-		case r.Manifest == nil && r.Restored == nil && r.Removed == "":
+		case r.Reason != "":
 			return jobRead{BackupResult: backupFailed(r.Reason, r.Message)}, false
 		}
 		return jobRead{report: r}, true

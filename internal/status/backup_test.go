@@ -128,3 +128,17 @@ func TestRestoreJobWantsARestoreReport(t *testing.T) {
 		}
 	}
 }
+
+// TestBackupJobReadsASetsReport: a backup of every stream reports its
+// sums, and they reach the result as a set, not as one stream's
+// manifest. Careless variant watched failing: the set's report not read
+// (a completed set was ReportUnreadable).
+func TestBackupJobReadsASetsReport(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	set := &backupreport.SetManifest{Streams: 3, Messages: 100, DataSize: 4096, Started: t0, Finished: t0.Add(time.Second)}
+	got := BackupJob(jobWith(0, 0, 0, batchv1.JobComplete), []corev1.Pod{
+		backupPod("a", corev1.PodSucceeded, 0, &corev1.ContainerStateTerminated{Message: reportOf(t, backupreport.Report{Set: set})})})
+	if got.Phase != v1alpha1.BackupSucceeded || got.Set == nil || got.Set.Streams != 3 || got.Manifest != nil || !got.Pass.Ready {
+		t.Fatalf("%+v", got)
+	}
+}
