@@ -124,8 +124,11 @@ test-bins: ## Build the Kubernetes control plane, nats-server, cert-manager, Ist
 # Two packages run at once (go test's default here): three were no faster
 # (19.0 minutes against 18.8 on a quiet machine) and loaded the two cores
 # so that a watched change took over 10 s to reach envtest's operator.
+# The two longest packages are named first, so that they start first (go
+# test starts packages in the order given): the real node (about 10
+# minutes) ran last, after the end-to-end suite, and made the tail.
 test: test-bins ## Run every test: unit, envtest with a real nats-server, the loopback cluster end to end; beside them the NetworkPolicy truth tables, the PromQL check and a short fuzz.
-	go test -json $(GO_TEST_FLAGS) ./... 2>&1 | go run ./hack/testsummary & main=$$!; status=0; \
+	go test -json $(GO_TEST_FLAGS) ./test/e2e ./test/realnode ./... 2>&1 | go run ./hack/testsummary & main=$$!; status=0; \
 	(cd test/netpol && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	(cd test/promql && go test $(GO_TEST_FLAGS) ./...) || status=1; \
 	(cd test/helm && go test $(GO_TEST_FLAGS) ./...) || status=1; \

@@ -55,10 +55,12 @@ type draft interface {
 // restore's.
 var ErrChanged = errors.New("restore: the backup changed while it was read")
 
-// backupFiles are the files of a backup, in the order they are written;
-// the last one, backup.json, is what makes a place hold a backup (natscli
-// writes no manifest), so a backup cut short is never taken for one.
-var backupFiles = []string{jsm.SnapshotDataFile, jsm.SnapshotLegacyDataFile, ManifestFile, jsm.SnapshotMetaFile}
+// placeFiles are the files a place holds directly, in the order they are
+// written: a backup's, of which backup.json, last, makes the place hold a
+// backup (natscli writes no manifest), so a backup cut short is never
+// taken for one; then a set's list (its backups are in places of their
+// own).
+var placeFiles = []string{jsm.SnapshotDataFile, jsm.SnapshotLegacyDataFile, ManifestFile, jsm.SnapshotMetaFile, SetFile}
 
 // openData opens the backup's archive in the format its name says:
 // stream.arc.s2 from servers 2.15 and later, stream.tar.s2 before.

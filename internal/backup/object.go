@@ -73,7 +73,7 @@ func (o Object) create(ctx context.Context) (draft, error) {
 // gone stats each of a backup's objects: a HEAD each, whose reply has no
 // body to bound (a listing's reply is as long as the store makes it).
 func (o Object) gone(ctx context.Context) (bool, error) {
-	for _, file := range append(backupFiles, SetFile) {
+	for _, file := range placeFiles {
 		_, err := o.Client.StatObject(ctx, o.Bucket, o.name(file), minio.StatObjectOptions{})
 		if err == nil {
 			return false, nil
@@ -117,7 +117,7 @@ func (o Object) open(ctx context.Context, file, version string) (io.ReadCloser, 
 // list after that): a removal cut short leaves a backup that a second
 // removal finishes, never an archive nothing names.
 func (o Object) removeFinished(ctx context.Context) error {
-	for _, file := range append(backupFiles, SetFile) {
+	for _, file := range placeFiles {
 		if err := o.Client.RemoveObject(ctx, o.Bucket, o.name(file), minio.RemoveObjectOptions{}); err != nil && !isNoSuchKey(err) {
 			return storeError(o, err)
 		}

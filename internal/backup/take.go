@@ -134,7 +134,7 @@ func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Optio
 		return Manifest{}, err
 	}
 	// The manifest before backup.json: a place is a backup once it has
-	// backup.json (backupFiles).
+	// backup.json (placeFiles).
 	if err := d.put(ctx, ManifestFile, manifest); err != nil {
 		return Manifest{}, err
 	}

@@ -71,7 +71,10 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	began = time.Now()
-	node, err = realnode.New(ctx, realnode.Options{RepoRoot: root, Scheme: scheme, Volumes: 24})
+	// Volumes: a local volume is Retained, so each serves one claim for
+	// the whole run; the tests' claims add up to about 30 (13 clusters of
+	// 1 or 3 servers, and the backups' claims), with room for more.
+	node, err = realnode.New(ctx, realnode.Options{RepoRoot: root, Scheme: scheme, Volumes: 40})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
