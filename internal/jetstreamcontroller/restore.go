@@ -90,10 +90,8 @@ func (r *Reconciler[T, C]) restoreStep(ctx context.Context, obj T, onServer bool
 		job = nil
 	case err != nil:
 		return false, &outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
-	case !metav1.IsControlledBy(job, s):
-		// Someone else's Job of that name says nothing of this restore.
-		return false, &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
-			"Job %s exists and is not this Stream's: rename or remove it", job.Name)}
+	case foreignJob(job, s) != nil:
+		return false, foreignJob(job, s)
 	default:
 		pods, err := jobs.Pods(ctx, r.Client, job)
 		if err != nil {
@@ -119,6 +117,18 @@ func (r *Reconciler[T, C]) restoreStep(ctx context.Context, obj T, onServer bool
 		return true, nil
 	}
 	return false, nil
+}
+
+// foreignJob is why job, of s's restore Job's name, says nothing of s's
+// restore: someone else's Job (another Stream's of that name, a user's),
+// whose pods' reports are not this restore's outcome. Nil when s controls
+// it.
+func foreignJob(job *batchv1.Job, s *v1alpha1.Stream) *outcome {
+	if metav1.IsControlledBy(job, s) {
+		return nil
+	}
+	return &outcome{reason: reasonRestoreRefused, message: fmt.Sprintf(
+		"Job %s exists and is not this Stream's: rename or remove it", job.Name)}
 }
 
 // startRestore makes s's restore Job, from the backup s names, on the

@@ -3,7 +3,9 @@ package jetstreamcontroller
 import (
 	"testing"
 
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 )
@@ -38,6 +40,31 @@ func TestBackupSourceOf(t *testing.T) {
 		got := backupSourceOf(tc.b, "ORDERS")
 		if got.Claim != tc.claim || got.Path != tc.path || (got.S3 != nil) != (tc.b.Spec.S3 != nil) {
 			t.Errorf("%s: %+v, want claim %q, path %q", tc.name, got, tc.claim, tc.path)
+		}
+	}
+}
+
+// TestForeignRestoreJobIsRefused: a Job of the restore's name that the
+// Stream does not control (another Stream's of the same name after a
+// delete and re-create, a user's) is refused, not read as the restore's
+// outcome; the Stream's own is read. Careless variant watched failing:
+// the Job taken by its name alone (the other Stream's Job was read).
+func TestForeignRestoreJobIsRefused(t *testing.T) {
+	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", UID: "now"}}
+	owned := func(uid types.UID) *batchv1.Job {
+		j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "restore-orders", Namespace: "shop"}}
+		if uid != "" {
+			earlier := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop", UID: uid}}
+			j.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(earlier, v1alpha1.GroupVersion.WithKind("Stream"))}
+		}
+		return j
+	}
+	if got := foreignJob(owned("now"), s); got != nil {
+		t.Errorf("the Stream's own Job refused: %+v", got)
+	}
+	for name, job := range map[string]*batchv1.Job{"an earlier Stream's": owned("before"), "a user's": owned("")} {
+		if got := foreignJob(job, s); got == nil || got.reason != reasonRestoreRefused {
+			t.Errorf("%s Job: %+v, want RestoreRefused", name, got)
 		}
 	}
 }
