@@ -56,7 +56,7 @@ func TakeAll(ctx context.Context, nc *nats.Conn, l Location, o Options) (SetMani
 		// A name is a directory or a key here: one from a server that
 		// could climb out of the set's place is refused.
 		if !jsm.IsValidName(name) || len(name) > 255 {
-			return SetManifest{}, fmt.Errorf("backup: the server lists a stream named %q, which no server makes", shorten(name))
+			return SetManifest{}, fmt.Errorf("backup: the server lists a stream named %.64q, which no server makes", name)
 		}
 	}
 	slices.Sort(names)
@@ -117,7 +117,7 @@ func ReadSet(ctx context.Context, l Location) (SetManifest, []Manifest, error) {
 	}
 	for _, m := range doc.Backups {
 		if !jsm.IsValidName(m.Stream) {
-			return SetManifest{}, nil, fmt.Errorf("%w: %s lists a stream named %q", ErrNotABackup, SetFile, shorten(m.Stream))
+			return SetManifest{}, nil, fmt.Errorf("%w: %s lists a stream named %.64q", ErrNotABackup, SetFile, m.Stream)
 		}
 	}
 	return doc.SetManifest, doc.Backups, nil
@@ -127,10 +127,3 @@ func ReadSet(ctx context.Context, l Location) (SetManifest, []Manifest, error) {
 const streamNotFound = 10059
 
 func isStreamNotFound(err error) bool { return err != nil && jsm.IsNatsError(err, streamNotFound) }
-
-func shorten(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
-}

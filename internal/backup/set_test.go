@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -90,5 +91,44 @@ func TestSetOfEveryStreamRestoresEach(t *testing.T) {
 		if _, _, err := backup.ReadSet(ctx(t), killed); !errors.Is(err, backup.ErrNotABackup) {
 			t.Fatalf("%s: a set killed before its list reads as %v, want ErrNotABackup", kind, err)
 		}
+	}
+}
+
+// TestHostileSetListIsNoSet: a set's list is read from a claim or a
+// store a tenant can write, so one that names a stream a path could
+// climb out with, that miscounts, or that is larger than any list of
+// MaxSetStreams is no set, and a removal of it deletes nothing. Careless
+// variants watched failing: the names not checked (".." and a slash read
+// as a set), and no bound on the list (the 9 MiB one was read whole).
+func TestHostileSetListIsNoSet(t *testing.T) {
+	for name, list := range map[string]string{
+		"climbs out":  `{"streams":1,"backups":[{"stream":".."}]}`,
+		"a slash":     `{"streams":1,"backups":[{"stream":"a/../../victim"}]}`,
+		"miscounted":  `{"streams":5,"backups":[]}`,
+		"over bounds": `{"streams":0,"backups":[],"pad":"` + strings.Repeat("x", 9<<20) + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			parent := t.TempDir()
+			victim := filepath.Join(parent, "victim")
+			if err := os.MkdirAll(filepath.Join(victim, "keep"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			set := filepath.Join(parent, "sets", "evil")
+			if err := os.MkdirAll(set, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(set, backup.SetFile), []byte(list), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := backup.ReadSet(ctx(t), backup.Dir(set)); !errors.Is(err, backup.ErrNotABackup) {
+				t.Fatalf("ReadSet: %v, want ErrNotABackup", err)
+			}
+			if err := backup.Remove(ctx(t), backup.Dir(set)); !errors.Is(err, backup.ErrNotABackup) {
+				t.Fatalf("Remove: %v, want ErrNotABackup", err)
+			}
+			if _, err := os.Stat(filepath.Join(victim, "keep")); err != nil {
+				t.Fatalf("the victim's directory: %v", err)
+			}
+		})
 	}
 }

@@ -13,7 +13,6 @@ import (
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -172,24 +171,7 @@ func TestObjectStoreBackupOutlivesItsNamespace(t *testing.T) {
 	ns := namespace(t)
 	storeSecret(t, ns, store)
 	again := formCluster(t, ns, "st2", nil)
-	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
-		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: again.Name}},
-		Name:   "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3,
-		Restore: &v1alpha1.StreamRestore{S3: bucket, Path: "prod/" + b.Name},
-	}}
-	if err := node.Client.Create(ctxOf(t), stream); err != nil {
-		t.Fatal(err)
-	}
-	poll.Until(t, 3*time.Minute, func() error {
-		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(stream), stream); err != nil {
-			return err
-		}
-		ready := meta.FindStatusCondition(stream.Status.Conditions, v1alpha1.ConditionReady)
-		if ready == nil || ready.Status != metav1.ConditionTrue || stream.Status.SyncedGeneration != stream.Generation {
-			return fmt.Errorf("Stream %s not Ready: %+v", stream.Name, ready)
-		}
-		return nil
-	})
+	restoreOrders(t, ns, again.Name, &v1alpha1.StreamRestore{S3: bucket, Path: "prod/" + b.Name})
 	s, err := e2ekit.AppJetStream(t, clientConn(t, again)).Stream(ctxOf(t), "ORDERS")
 	if err != nil {
 		t.Fatal(err)

@@ -90,24 +90,7 @@ func TestBackupJobOnTheRealNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := formCluster(t, ns, "bk2", nil)
-	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
-		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: again.Name}},
-		Name:   "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3,
-		Restore: &v1alpha1.StreamRestore{Backup: b.Name},
-	}}
-	if err := node.Client.Create(ctxOf(t), stream); err != nil {
-		t.Fatal(err)
-	}
-	poll.Until(t, 3*time.Minute, func() error {
-		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(stream), stream); err != nil {
-			return err
-		}
-		ready := meta.FindStatusCondition(stream.Status.Conditions, v1alpha1.ConditionReady)
-		if ready == nil || ready.Status != metav1.ConditionTrue || stream.Status.SyncedGeneration != stream.Generation {
-			return fmt.Errorf("Stream %s not Ready: %+v", stream.Name, ready)
-		}
-		return nil
-	})
+	restoreOrders(t, ns, again.Name, &v1alpha1.StreamRestore{Backup: b.Name})
 	js = e2ekit.AppJetStream(t, clientConn(t, again))
 	s, err := js.Stream(ctxOf(t), "ORDERS")
 	if err != nil {
@@ -157,6 +140,29 @@ func fillOrders(t *testing.T, js natsjs.JetStream, total, acked int) {
 	if n != acked {
 		t.Fatalf("acknowledged %d, want %d", n, acked)
 	}
+}
+
+// restoreOrders declares the R3 Stream ORDERS on cluster, made from the
+// backup at from, and waits until it is Ready for its spec.
+func restoreOrders(t *testing.T, ns, cluster string, from *v1alpha1.StreamRestore) {
+	t.Helper()
+	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
+		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: cluster}},
+		Name:   "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3, Restore: from,
+	}}
+	if err := node.Client.Create(ctxOf(t), stream); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 3*time.Minute, func() error {
+		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(stream), stream); err != nil {
+			return err
+		}
+		ready := meta.FindStatusCondition(stream.Status.Conditions, v1alpha1.ConditionReady)
+		if ready == nil || ready.Status != metav1.ConditionTrue || stream.Status.SyncedGeneration != stream.Generation {
+			return fmt.Errorf("Stream %s not Ready: %+v", stream.Name, ready)
+		}
+		return nil
+	})
 }
 
 // consumerResumesAfter checks that the restored stream s has its consumer
