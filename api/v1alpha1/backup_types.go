@@ -173,6 +173,29 @@ type BackupStatus struct {
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 	// +optional
 	Duration string `json:"duration,omitempty"`
+	// Progress is how far the backup has come while its Job runs; gone
+	// once it ended.
+	// +optional
+	Progress *TransferProgress `json:"progress,omitempty"`
+}
+
+// TransferProgress is how far a running backup or restore has come, as
+// its Job's pod told the operator at its last look (every few seconds).
+type TransferProgress struct {
+	// Stream is the stream being copied: one after the other in a backup
+	// of every stream.
+	// +optional
+	Stream string `json:"stream,omitempty"`
+	// DoneBytes is the archive's bytes written (a backup) or sent to the
+	// server (a restore) so far.
+	DoneBytes int64 `json:"doneBytes"`
+	// TotalBytes is what DoneBytes heads for: for a restore the archive's
+	// size (0 for a backup natscli took); for a backup the stream's bytes
+	// as the snapshot began, which the compressed archive stays under.
+	// +optional
+	TotalBytes int64 `json:"totalBytes,omitempty"`
+	// ObservedAt is when the pod said so.
+	ObservedAt metav1.Time `json:"observedAt"`
 }
 
 // Backup is one stream's backup (docs/backup.md).

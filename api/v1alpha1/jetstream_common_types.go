@@ -184,6 +184,10 @@ type JetStreamStatus struct {
 	// mirror): for a standby, what a promotion now would leave behind.
 	// +optional
 	Mirror *MirrorStatus `json:"mirror,omitempty"`
+	// Restore is how far the restore of spec.restore has come while its
+	// Job runs (Streams only); gone once it ended.
+	// +optional
+	Restore *TransferProgress `json:"restore,omitempty"`
 }
 
 // MirrorStatus is how far a mirror is behind its origin.

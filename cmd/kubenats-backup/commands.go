@@ -111,6 +111,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	to := fs.String("to", "", "where the backup goes: a directory to create, or s3://BUCKET/KEY")
 	check := fs.Bool("check", false, "have the server check every message as it snapshots")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
+	progressAt := addProgressFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -133,9 +134,13 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	opts := backup.Options{CheckMessages: *check, Progress: func(n int64) {
-		fmt.Fprintf(stderr, "kubenats-backup take: %d bytes\n", n)
-	}}
+	progress, err := startProgress(ctx, *progressAt, "take", stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup take: %v\n", err)
+		writeReport(*report, backupreport.Failure(backupreport.ReasonFailed, err), stderr)
+		return 1
+	}
+	opts := backup.Options{CheckMessages: *check, Progress: progress}
 	var taken backupreport.Report
 	var out any
 	if *all {
@@ -173,6 +178,7 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	replicas := fs.Int("replicas", 0, "the restored stream's replicas (0: as backed up)")
 	stream := fs.String("stream", "", "the stream the backup must hold (empty: any)")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
+	progressAt := addProgressFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -195,7 +201,13 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	defer nc.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	state, err := backup.Restore(ctx, nc, place, backup.RestoreOptions{Replicas: *replicas, Stream: *stream})
+	progress, err := startProgress(ctx, *progressAt, "restore", stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
+		writeReport(*report, backupreport.Failure(backupreport.ReasonFailed, err), stderr)
+		return 1
+	}
+	state, err := backup.Restore(ctx, nc, place, backup.RestoreOptions{Replicas: *replicas, Stream: *stream, Progress: progress})
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
 		writeReport(*report, backupreport.Failure(backup.Reason(err), err), stderr)

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/kubenats/kubenats/internal/backup"
+	"github.com/kubenats/kubenats/internal/backupreport"
 	"github.com/kubenats/kubenats/test/testnats"
 )
 
@@ -96,14 +97,21 @@ func fillOrders(t *testing.T, js jetstream.JetStream) {
 // a snapshot without the consumers' state (jsm.SnapshotConsumers left
 // out: the consumer is missing), and a restore that creates the stream
 // and publishes the messages again (sequences renumbered after the gap).
+// Each tells its progress last with the whole archive done (careless
+// variant watched failing: the restore's count taken before the server's
+// last read, 0 of the archive).
 func TestBackupRestoresSequencesAndAckFloors(t *testing.T) {
 	from := testnats.Start(t, 0)
 	nc, js := connect(t, from)
 	fillOrders(t, js)
 	dir := filepath.Join(t.TempDir(), "orders")
-	m, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(dir), backup.Options{})
+	var took backupreport.Progress
+	m, err := backup.Take(ctx(t), nc, "ORDERS", backup.Dir(dir), backup.Options{Progress: func(p backupreport.Progress) { took = p }})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if took != (backupreport.Progress{Stream: "ORDERS", Done: m.DataSize, Total: int64(m.Bytes)}) {
+		t.Fatalf("the backup's last progress %+v; want the archive's %d bytes of the stream's %d", took, m.DataSize, m.Bytes)
 	}
 	if m.Stream != "ORDERS" || m.FirstSeq != 1 || m.LastSeq != workloadN || m.Messages != workloadN-1 || m.Consumers != 1 ||
 		m.DataFile != jsm.SnapshotDataFile || len(m.SHA256) != 64 || m.DataSize == 0 || m.Finished.Before(m.Started) {
@@ -117,12 +125,16 @@ func TestBackupRestoresSequencesAndAckFloors(t *testing.T) {
 
 	to := testnats.Start(t, 0)
 	nc2, js2 := connect(t, to)
-	state, err := backup.Restore(ctx(t), nc2, backup.Dir(dir), backup.RestoreOptions{})
+	var restored backupreport.Progress
+	state, err := backup.Restore(ctx(t), nc2, backup.Dir(dir), backup.RestoreOptions{Progress: func(p backupreport.Progress) { restored = p }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if state.LastSeq != workloadN || state.Msgs != workloadN-1 {
 		t.Fatalf("restored state %+v", state)
+	}
+	if restored != (backupreport.Progress{Stream: "ORDERS", Done: m.DataSize, Total: m.DataSize}) {
+		t.Fatalf("the restore's last progress %+v; want all %d bytes of the archive sent", restored, m.DataSize)
 	}
 	checkRestoredOrders(t, js2)
 }

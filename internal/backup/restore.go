@@ -10,10 +10,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/jsm.go"
 	"github.com/nats-io/jsm.go/api"
 	"github.com/nats-io/nats.go"
+
+	"github.com/kubenats/kubenats/internal/backupreport"
 )
 
 // Errors a restore's caller tells apart.
@@ -38,6 +42,9 @@ type RestoreOptions struct {
 	// Stream, when set, is the stream the backup must hold: a restore
 	// that a Stream resource asked for makes that stream or none.
 	Stream string
+	// Progress, when set, is told the archive's bytes sent to the server
+	// so far, about once a second and at the end.
+	Progress func(backupreport.Progress)
 }
 
 // Read is what a backup says of itself: the stream's configuration and
@@ -108,9 +115,12 @@ func Restore(ctx context.Context, nc *nats.Conn, l Location, o RestoreOptions) (
 		return nil, err
 	}
 	defer data.Close()
+	sent := &countingReader{r: eofAlone{data}}
+	stopReporting := reportSent(sent, o.Progress, backupreport.Progress{Stream: name, Total: archiveSize(m)})
 	// The server refuses a name in use (10130) before it takes a byte: one
 	// check, with no window between it and the restore.
-	state, err := mgr.RestoreSnapshotFromBuffer(ctx, name, io.NopCloser(eofAlone{data}), io.NopCloser(bytes.NewReader(meta)))
+	state, err := mgr.RestoreSnapshotFromBuffer(ctx, name, io.NopCloser(sent), io.NopCloser(bytes.NewReader(meta)))
+	stopReporting()
 	if err != nil {
 		if isStreamNameInUse(err) {
 			return nil, fmt.Errorf("%w: %s", ErrStreamExists, name)
@@ -159,4 +169,53 @@ func (e eofAlone) Read(p []byte) (int, error) {
 		return n, nil
 	}
 	return n, err
+}
+
+// archiveSize is the archive's size as kubenats' manifest gives it; 0
+// (unknown) for a backup natscli took.
+func archiveSize(m *Manifest) int64 {
+	if m == nil {
+		return 0
+	}
+	return m.DataSize
+}
+
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// reportSent tells progress the bytes read from r once a second, with the
+// rest of p as given, until the returned stop, which tells the last count.
+func reportSent(r *countingReader, progress func(backupreport.Progress), p backupreport.Progress) (stop func()) {
+	if progress == nil {
+		return func() {}
+	}
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				p.Done = r.n.Load()
+				progress(p)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+		p.Done = r.n.Load()
+		progress(p)
+	}
 }

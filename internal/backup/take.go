@@ -15,6 +15,8 @@ import (
 	"github.com/nats-io/jsm.go"
 	"github.com/nats-io/jsm.go/api"
 	"github.com/nats-io/nats.go"
+
+	"github.com/kubenats/kubenats/internal/backupreport"
 )
 
 // Errors a caller tells apart (a Backup's condition reason).
@@ -58,7 +60,7 @@ type Options struct {
 	CheckMessages bool
 	// Progress, when set, is told the archive's bytes written so far,
 	// about once a second and at the end.
-	Progress func(written int64)
+	Progress func(backupreport.Progress)
 }
 
 // Take backs up the stream named stream, reached through nc, with its
@@ -99,7 +101,11 @@ func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Optio
 
 	snapCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stopWatch := watchProgress(snapCtx, cancel, counted, o.Progress)
+	stopWatch := watchProgress(snapCtx, cancel, counted, func(n int64) {
+		if o.Progress != nil {
+			o.Progress(backupreport.Progress{Stream: stream, Done: n, Total: int64(min(state.Bytes, 1<<62))})
+		}
+	})
 	opts := []jsm.SnapshotOption{jsm.SnapshotConsumers(), jsm.SnapshotWindowSize(snapshotWindow)}
 	if o.CheckMessages {
 		opts = append(opts, jsm.SnapshotHealthCheck())

@@ -92,10 +92,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	result := status.BackupJob(&job, pods)
-	if result.Terminal() && b.Status.Phase != result.Phase {
-		r.announce(&b, result)
+	if result.Terminal() {
+		if b.Status.Phase != result.Phase {
+			r.announce(&b, result)
+		}
+		return ctrl.Result{}, r.write(ctx, &b, result)
 	}
-	return ctrl.Result{}, r.write(ctx, &b, result)
+	// Running: its pod says how far it has come, asked again shortly.
+	result.Progress = jobs.Progress(ctx, pods, b.Status.Progress)
+	return lookAgain(jobs.ProgressLook, r.write(ctx, &b, result))
 }
 
 // startJob makes b's Job once its cluster can be reached.
@@ -170,6 +175,7 @@ func (r *Reconciler) write(ctx context.Context, b *v1alpha1.Backup, result statu
 	next.Phase = result.Phase
 	next.JobName = b.BackupJobName()
 	next.Conditions = status.ReadyConditions(b.Status.Conditions, b.Generation, metav1.Now(), result.Pass)
+	next.Progress = result.Progress
 	if set := result.Set; set != nil {
 		next.Path, next.Streams = b.Where(), int32(min(set.Streams, 1<<30))
 		next.Messages, next.Bytes, next.Consumers, next.DataSize = set.Messages, set.Bytes, int32(min(set.Consumers, 1<<30)), set.DataSize

@@ -23,6 +23,7 @@ import (
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/apply"
 	"github.com/kubenats/kubenats/internal/jetstream"
+	"github.com/kubenats/kubenats/internal/jobs"
 	"github.com/kubenats/kubenats/internal/metrics"
 	"github.com/kubenats/kubenats/internal/pause"
 )
@@ -160,6 +161,9 @@ func (r *Reconciler[T, C]) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 // while it waits, at the resync period once settled.
 func (r *Reconciler[T, C]) schedule(req ctrl.Request, out outcome, mirror bool) ctrl.Result {
 	switch {
+	case out.retry && out.reason == reasonRestoring:
+		// Its Job's changes wake it; meanwhile the progress is asked for.
+		return ctrl.Result{RequeueAfter: min(r.Backoff.When(req), jobs.ProgressLook)}
 	case out.retry && out.reason == reasonStreamNotFound:
 		return ctrl.Result{RequeueAfter: max(r.Backoff.When(req), streamRetry)}
 	case out.retry:

@@ -85,6 +85,7 @@ func (r *Reconciler[T, C]) restoreStep(ctx context.Context, obj T, onServer bool
 	job := &batchv1.Job{}
 	err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: render.RestoreJobName(s)}, job)
 	var result status.RestoreResult
+	var progress *v1alpha1.TransferProgress
 	switch {
 	case apierrors.IsNotFound(err):
 		job = nil
@@ -98,11 +99,14 @@ func (r *Reconciler[T, C]) restoreStep(ctx context.Context, obj T, onServer bool
 			return false, &outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
 		}
 		result = status.RestoreJob(job, pods)
+		if result.Phase == v1alpha1.BackupRunning {
+			progress = jobs.Progress(ctx, pods, s.Status.Restore)
+		}
 	}
 	claim, _ := claimOf(ownerMark, r.owner(obj))
 	switch decideRestore(true, result.Phase, onServer, onServer && claim == claimMine) {
 	case restoreWait:
-		return false, &outcome{reason: reasonRestoring, message: result.Pass.Message, retry: true}
+		return false, &outcome{reason: reasonRestoring, message: result.Pass.Message, retry: true, restore: progress}
 	case restoreFailed:
 		return false, &outcome{reason: result.Pass.Reason, message: "the restore failed: " + result.Pass.Message}
 	case restoreStart:

@@ -39,6 +39,7 @@ func jetStreamStatus(obj v1alpha1.JetStreamObject, prev *v1alpha1.JetStreamStatu
 		next.Cluster = out.observed.Cluster
 		next.Mirror = out.observed.Mirror
 	}
+	next.Restore = out.restore
 	if !paused.Paused || out.ready {
 		next.ObservedGeneration = obj.GetGeneration()
 	}

@@ -111,3 +111,22 @@ func kstatusOf(t *testing.T, obj any) *kstatus.Result {
 	}
 	return res
 }
+
+// TestRestoreProgressLastsAsLongAsTheRestore: a pass waiting for its
+// restore Job shows how far it has come; the pass after it ends shows
+// nothing of it. Careless variant watched failing: the progress kept from
+// the last pass that had one, as Mirror is (a restored stream still
+// showing a restore half way).
+func TestRestoreProgressLastsAsLongAsTheRestore(t *testing.T) {
+	now := metav1.NewTime(time.Date(2024, 1, 2, 10, 0, 0, 0, time.UTC))
+	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "orders", Generation: 1}}
+	half := &v1alpha1.TransferProgress{Stream: "ORDERS", DoneBytes: 50, TotalBytes: 100, ObservedAt: now}
+	s.Status = jetStreamStatus(s, &s.Status, outcome{reason: reasonRestoring, message: "m", retry: true, restore: half}, pause.State{}, now)
+	if s.Status.Restore == nil || *s.Status.Restore != *half {
+		t.Fatalf("while restoring: %+v", s.Status.Restore)
+	}
+	s.Status = jetStreamStatus(s, &s.Status, outcome{ready: true, reason: reasonSynced, message: "m", observed: &jetstream.Observed{Hash: "h"}}, pause.State{}, now)
+	if s.Status.Restore != nil {
+		t.Fatalf("after the restore: %+v", s.Status.Restore)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/jetstream"
 	"github.com/kubenats/kubenats/internal/metrics"
 )
@@ -43,6 +44,8 @@ type outcome struct {
 	// retry: the resource waits for something that comes by itself.
 	retry    bool
 	observed *jetstream.Observed
+	// restore is how far a Stream's restore Job has come, while it runs.
+	restore *v1alpha1.TransferProgress
 }
 
 // reach connects to the resource's servers for one pass's calls: ctx

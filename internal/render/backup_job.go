@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/backupreport"
 )
 
 // The backup, restore and removal Jobs' pod: the operator's image running
@@ -215,6 +216,7 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 		"-server", "tls://"+c.InternalHost()+":"+strconv.Itoa(ClientPort),
 		"-tls-ca", backupCredsMount+"/"+TLSCAKey,
 		"-report", corev1.TerminationMessagePathDefault,
+		"-progress-listen", ":"+strconv.Itoa(backupreport.ProgressPort),
 	)
 	if c.Spec.ClientTLS().HandshakeFirst {
 		args = append(args, "-tls-handshake-first")
@@ -237,7 +239,12 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 	volumes := append([]corev1.Volume{{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}}}, run.place.volumes...)
 	mounts := append([]corev1.VolumeMount{{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true}}, run.place.mounts...)
-	return dataPathPod(run.name, run.namespace, l, run.image, args, volumes, mounts), nil
+	job := dataPathPod(run.name, run.namespace, l, run.image, args, volumes, mounts)
+	// The operator reads the progress here into the status (the pod has
+	// no API token to write it); nothing else is served.
+	job.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{
+		Name: "progress", ContainerPort: backupreport.ProgressPort, Protocol: corev1.ProtocolTCP}}
+	return job, nil
 }
 
 func claimVolume(claim string, readOnly bool) corev1.Volume {

@@ -27,6 +27,8 @@ type BackupResult struct {
 	Manifest *backupreport.Manifest
 	// Set is what a backup of every stream holds, in sum.
 	Set *backupreport.SetManifest
+	// Progress is how far a running backup has come (its pod says).
+	Progress *v1alpha1.TransferProgress
 }
 
 // Terminal: the backup is taken or will not be; its status is final.
