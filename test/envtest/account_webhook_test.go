@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,6 +48,10 @@ import (
 // empty and the refusal never came back), the lookup blind to the
 // namespace (every NatsAccount listed and matched by name alone: "a user
 // naming an account that only another namespace has was admitted").
+//
+// Not parallel: it points the one webhook configuration every test's
+// NatsUsers and Streams pass through at a closed address, and empties its
+// CA bundle.
 func TestUnknownAccountRefusedAtAdmission(t *testing.T) {
 	ns := namespace(t)
 	orphan := func(name string) *v1alpha1.NatsUser {
@@ -201,16 +206,11 @@ func setWebhookURL(t *testing.T, url string) {
 	t.Fatal("50 updates in a row lost a race")
 }
 
-// closedAddr is a loopback address nothing listens on.
+// closedAddr is a loopback address nothing listens on (a port of
+// freePort's, which nothing else takes meanwhile).
 func closedAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
 }
 
 func hasCause(err error, field string) bool {

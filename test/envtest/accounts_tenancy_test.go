@@ -46,6 +46,7 @@ import (
 // name it is (the colliding account takes the victim's key), the legacy
 // Secret left with its seeds after the migration.
 func TestAccountKeysGoOnlyToTheAccountTheyRecord(t *testing.T) {
+	t.Parallel()
 	platform, victimNS, tenantNS := namespace(t), namespace(t), namespace(t)
 	c, _ := jwtCluster(t, platform, func(from *v1alpha1.AccountsFrom) { from.Namespaces = []string{victimNS, tenantNS} })
 
@@ -169,6 +170,7 @@ func TestAccountKeysGoOnlyToTheAccountTheyRecord(t *testing.T) {
 // limits left unset (the account's 10 stands, the third connection gets
 // in).
 func TestAccountsOfANamespaceTakenOffAreRefusedByTheServer(t *testing.T) {
+	t.Parallel()
 	platform, tenant := namespace(t), namespace(t)
 	c, trust := jwtCluster(t, platform, func(from *v1alpha1.AccountsFrom) {
 		from.Namespaces = []string{tenant}

@@ -17,6 +17,7 @@ import (
 // limit's Maximum left out): the create is then accepted, and the case
 // fails on "accepted by the API server".
 func TestAccountValidation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsAccountSpec
 	cases := []struct {
@@ -78,6 +79,7 @@ func TestAccountValidation(t *testing.T) {
 
 // TestUserValidation: the same for NatsUsers' permissions.
 func TestUserValidation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsUserSpec
 	cases := []struct {
@@ -118,6 +120,7 @@ func TestUserValidation(t *testing.T) {
 // variant, a mode field without the transition rule, lets the update
 // through and would strand every client and stream.
 func TestAuthModeToJWTRefused(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "modes", func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](1) })
 	create(t, c)
@@ -150,6 +153,7 @@ func TestAuthModeToJWTRefused(t *testing.T) {
 // changed in place (the object would be made again in the other account
 // and the first left behind).
 func TestJetStreamAccountValidation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	conn := &v1alpha1.Connection{Servers: []string{"nats://nats.example.com:4222"}}
 	withConnection := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "with-connection"},

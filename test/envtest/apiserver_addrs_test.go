@@ -17,6 +17,7 @@ import (
 // nothing else there: it may not list the namespace's EndpointSlices or
 // read another Service of it.
 func TestOperatorReadsTheAPIServersAddresses(t *testing.T) {
+	t.Parallel()
 	op, err := client.New(operatorCfg, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		t.Fatal(err)

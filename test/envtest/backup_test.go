@@ -23,6 +23,7 @@ import (
 // ClusterNotFound), and the schedule without its guard on a running
 // Backup (a Backup every second).
 func TestBackupsWaitAndPauseWithoutAJob(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	backup := func(name string, paused bool) *v1alpha1.Backup {
 		b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -102,6 +103,7 @@ func TestBackupsWaitAndPauseWithoutAJob(t *testing.T) {
 // any Secret of the namespace into a Job that sends its key to a store
 // the tenant names).
 func TestObjectStoreBackupsMountOnlyOptedInKeys(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	keys := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-keys"},
 		StringData: map[string]string{"accessKeyID": "id", "secretAccessKey": "secret"}}

@@ -29,6 +29,7 @@ import (
 // name (TestForeignObjectWithTheSameNameIsRefused ran that variant for a
 // ConfigMap).
 func TestConvertedChartReleaseLeavesTheReleaseAlone(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	docs, chart := applyChartRendering(t, ns, "")
 	res, err := convert.Chart(docs, ns)
@@ -50,6 +51,7 @@ func TestConvertedChartReleaseLeavesTheReleaseAlone(t *testing.T) {
 // (the StatefulSet is gone), and one that checks only the StatefulSet's
 // labels (the cluster goes on to the rollout).
 func TestTakeoverOfAReleaseKubenatsCannotCarryTouchesNothing(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	docs, chart := applyChartRendering(t, ns, `"websocket": {"port": 8080, "no_tls": true},`)
 	res, err := convert.Chart(docs, ns)

@@ -29,6 +29,7 @@ import (
 // clients (the CA Secrets would be one), the CA's key mounted into the
 // pods, the certificate not verifiable under a server's DNS name.
 func TestClientTLSByDefaultFromTheOperatorsCA(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)
@@ -107,6 +108,7 @@ func TestClientTLSByDefaultFromTheOperatorsCA(t *testing.T) {
 // Careless variant this fails: an unset allowPlaintext read as false for
 // every cluster, which cuts off every client of an upgraded one.
 func TestAClusterOfAnEarlierReleaseKeepsItsPlaintextClients(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)

@@ -65,6 +65,9 @@ spec:
 // without adoptExisting (refused: ServerObjectExists, never Synced), a
 // conversion that re-creates (a new creation time, messages gone), and a
 // consumer reset (its ack floor back to 0).
+//
+// Not parallel: it counts the operator's adoptions and corrections of
+// Streams in the process-wide metrics, which another test's would make.
 func TestMovingFromNACK(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)
@@ -208,6 +211,7 @@ func documentsOf(t *testing.T, text string) [][]byte {
 // NACK-shaped stand-ins, or NACK's published ones when
 // KUBENATS_UPSTREAM_FIXTURES names them (package upstream).
 func TestConvertedNACKExamplesAreValidResources(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	dir := upstream.NACKExamples(t)
 	entries, err := os.ReadDir(dir)

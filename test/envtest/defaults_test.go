@@ -18,6 +18,7 @@ import (
 // which the API server applies, and WithDefaults, which `kubenats render`
 // applies for want of an API server, give the same spec.
 func TestDefaultsAgreeWithWithDefaults(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsClusterSpec
 	cases := []struct {
@@ -87,6 +88,7 @@ func TestDefaultsAgreeWithWithDefaults(t *testing.T) {
 // WithDefaults gives an empty spec: the CRD declares no default for spec
 // itself, so the API server would default nothing below it.
 func TestDefaultsAgreeWithWithDefaultsWithoutSpec(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(),

@@ -24,6 +24,7 @@ import (
 // and nothing more: the API server names it so, and refuses it what the
 // role does not grant.
 func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
+	t.Parallel()
 	op, err := client.New(operatorCfg, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,7 @@ func TestOperatorRunsAsItsServiceAccount(t *testing.T) {
 // that is refused; the operator, whose children all carry such a
 // reference, is not.
 func TestOwnerReferencePermissionsAreEnforced(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "owner")
 	create(t, c)

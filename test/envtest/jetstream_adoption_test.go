@@ -31,6 +31,7 @@ func deleteAndWait(t *testing.T, obj client.Object) {
 // deleting b's resource leaves a's stream in place and a's resource in
 // charge of it.
 func TestAdoptionCannotTakeAnotherTenantsStream(t *testing.T) {
+	t.Parallel()
 	a, b := namespace(t), namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -78,6 +79,7 @@ func TestAdoptionCannotTakeAnotherTenantsStream(t *testing.T) {
 // namespace and name, made again, does not inherit the stream unasked:
 // the mark carries the UID of the resource that made it.
 func TestAdoptionOfAGoneOwnersStream(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -113,6 +115,7 @@ func TestAdoptionOfAGoneOwnersStream(t *testing.T) {
 // guestMayAdopt, where the guest's Stream turned Synced and rewrote
 // LEGACY's subjects and description.
 func TestGuestCannotAdoptTheClusterTeamsStream(t *testing.T) {
+	t.Parallel()
 	home, guest := namespace(t), namespace(t)
 	s := natsServer(t, 0)
 	clusterAt(t, home, "shared", s, guest)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestKeyValueCreateUpdateDelete(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -52,6 +53,7 @@ func TestKeyValueCreateUpdateDelete(t *testing.T) {
 }
 
 func TestObjectStoreCreateUpdateDelete(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)

@@ -17,6 +17,7 @@ import (
 )
 
 func TestNatsDownAtCreateTimeThenBack(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	port := freePort(t)
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
@@ -38,6 +39,7 @@ func TestNatsDownAtCreateTimeThenBack(t *testing.T) {
 // counts, on each server, the clients connected: one, shared by all the
 // resources on it.
 func TestOneConnectionPerSystem(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	servers := []*server.Server{natsServer(t, 0), natsServer(t, 0), natsServer(t, 0)}
 	const perSystem = 12
@@ -89,6 +91,7 @@ func clusterAt(t *testing.T, ns, name string, s *server.Server, allowed ...strin
 }
 
 func TestCrossNamespaceReferenceNeedsPermission(t *testing.T) {
+	t.Parallel()
 	home := namespace(t)
 	other := namespace(t)
 	s := natsServer(t, 0)
@@ -116,6 +119,7 @@ func TestCrossNamespaceReferenceNeedsPermission(t *testing.T) {
 // variant caught: today's main, which answered ClusterNotFound "does not
 // exist" for the missing one and NotAllowed for the other.
 func TestCrossNamespaceRefusalIsTheSameForAMissingCluster(t *testing.T) {
+	t.Parallel()
 	strict, other := namespace(t), namespace(t)
 	clusterAt(t, strict, "private", natsServer(t, 0))
 	var messages []string
@@ -132,6 +136,7 @@ func TestCrossNamespaceRefusalIsTheSameForAMissingCluster(t *testing.T) {
 }
 
 func TestTwoNatsSystemsAtOnce(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	a, b := natsServer(t, 0), natsServer(t, 0)
 	sa := newStream(ns, "same-name", at(serverURL(a)), func(sp *v1alpha1.StreamSpec) { sp.Description = "on a" })

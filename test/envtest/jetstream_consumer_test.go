@@ -14,6 +14,7 @@ import (
 )
 
 func TestConsumerWaitsForItsStream(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -76,6 +77,7 @@ func TestConsumerWaitsForItsStream(t *testing.T) {
 // learns of it from the API audit, within seconds (the resync is minutes
 // away).
 func TestConsumerEditedOnTheServerIsRestored(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)

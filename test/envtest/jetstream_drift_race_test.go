@@ -44,6 +44,10 @@ const raceRounds = 50
 // rounds 13 and 43 of two runs, "on its advisory", as the server's answer
 // to the operator's update already held the other client's edit. The
 // window alone is caught by TestPoolEveryNewsWakesEvenAfterAnOwnWrite.
+//
+// Not parallel: it keeps every core busy (burnCPU) for its whole run,
+// which would slow every test beside it, and its bound (restoreBound) is
+// measured on a load of its own making, not on theirs too.
 func TestDriftAroundOwnWritesIsUndone(t *testing.T) {
 	ns := namespace(t)
 	s := natsServer(t, 0)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ const reconnectBound = 10 * time.Second
 // Careless variant seen to fail here: no wake on reconnect (before issue 36:
 // the edit stayed until the resync).
 func TestDriftMadeWhileCutIsUndoneOnReconnect(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -84,7 +86,9 @@ type cutProxy struct {
 
 func newCutProxy(t *testing.T, to string) *cutProxy {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// A port of freePort's: another test's listener may not take it
+	// while the proxy is cut.
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))))
 	if err != nil {
 		t.Fatal(err)
 	}

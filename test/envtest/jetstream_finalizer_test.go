@@ -20,6 +20,7 @@ const finalizerPolicy = "kubenats-jetstream-finalizer"
 // API server creates it, keeping the user's own finalizers, so the
 // operator's only write to a new resource is its status.
 func TestFinalizerAddedAtAdmission(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	objs := []client.Object{
@@ -47,6 +48,9 @@ func TestFinalizerAddedAtAdmission(t *testing.T) {
 
 // Where the policy is not installed, the operator adds the finalizer
 // itself before it touches the server.
+//
+// Not parallel: it deletes the policy's binding, which every test's
+// JetStream resources are admitted through.
 func TestFinalizerAddedWithoutThePolicy(t *testing.T) {
 	binding := &admissionv1.MutatingAdmissionPolicyBinding{}
 	if err := k8s.Get(ctx(t), client.ObjectKey{Name: finalizerPolicy}, binding); err != nil {

@@ -16,6 +16,7 @@ import (
 // resolve and a server that never speaks give one and the same condition,
 // so that a tenant cannot use connection.servers to map what answers where.
 func TestUnreachableSystemsLookTheSame(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	silent := testnats.StartHostile(t, func(w *testnats.HostileWriter) { w.Hold() }, nil)
 	targets := map[string]string{
@@ -47,6 +48,7 @@ func TestUnreachableSystemsLookTheSame(t *testing.T) {
 // process down) leaves the operator running: its resource is not Ready, and
 // a resource on a real server is synced afterwards by the same operator.
 func TestHostileServerCannotStopTheOperator(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	hostile := testnats.StartHostile(t, nil, func(w *testnats.HostileWriter) {
 		w.Write("MSG _INBOX.x 1 999999999999999999\r\n")

@@ -50,6 +50,7 @@ func gone(t *testing.T, obj client.Object) error {
 }
 
 func TestFinalizerReleasedWhenTheClusterIsGone(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	clusterAt(t, ns, "nats", s)
@@ -91,6 +92,7 @@ func TestFinalizerReleasedWhenTheClusterIsGone(t *testing.T) {
 }
 
 func TestFinalizerWaitsWhileNatsIsDown(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	port := freePort(t)
 	s := natsServer(t, port)
@@ -136,6 +138,7 @@ func appClient(t *testing.T, s *server.Server, password string) (js.JetStream, e
 }
 
 func TestRotatedCredentialsArePickedUp(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	port, dir := freePort(t), t.TempDir()
 	s := authNatsServer(t, port, dir, "one")

@@ -29,6 +29,7 @@ import (
 // field selectors and the operator's RBAC for them are what this tier
 // adds to the unit tests.
 func TestConnectionServersStayOutOfOtherNamespaces(t *testing.T) {
+	t.Parallel()
 	shop, bank := namespace(t), namespace(t)
 	s := natsServer(t, 0)
 

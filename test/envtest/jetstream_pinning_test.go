@@ -26,6 +26,7 @@ import (
 // steered server), and pinning to pods by label alone (the impostor's
 // server may get it).
 func TestClusterConnectionsReachOnlyTheClustersPods(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	own, steered, impostor := natsServer(t, 0), natsServer(t, 0), natsServer(t, 0)
 	clusterAt(t, ns, "nats", own)

@@ -23,6 +23,7 @@ import (
 // status watched failing: status.mirror kept from the last pass that saw
 // one (a promoted standby still showing its lag).
 func TestStandbyPromotedByRemovingItsMirror(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)

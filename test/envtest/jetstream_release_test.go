@@ -19,6 +19,7 @@ import (
 // by itself: the finalizer goes with a Warning event, and the server stream
 // stays.
 func TestFinalizerReleasedWhenTheNamespaceIsNoLongerAllowed(t *testing.T) {
+	t.Parallel()
 	home, other := namespace(t), namespace(t)
 	s := natsServer(t, 0)
 	clusterAt(t, home, "shared", s, other)
@@ -45,6 +46,7 @@ func TestFinalizerReleasedWhenTheNamespaceIsNoLongerAllowed(t *testing.T) {
 // stream, which the operator could not delete, is still there when NATS
 // comes back.
 func TestFinalizerReleasedInATerminatingNamespace(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	port, dir := freePort(t), t.TempDir()
 	keepStore := func(o *server.Options) { o.StoreDir = dir }

@@ -23,6 +23,7 @@ func serverStream(t *testing.T, j js.JetStream, name string) (js.StreamConfig, e
 }
 
 func TestStreamCreateUpdateDelete(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -61,6 +62,7 @@ func TestStreamCreateUpdateDelete(t *testing.T) {
 }
 
 func TestFieldsResetToZeroReachTheServer(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -89,6 +91,7 @@ func TestFieldsResetToZeroReachTheServer(t *testing.T) {
 }
 
 func TestDriftIsCorrected(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -127,6 +130,7 @@ func TestDriftIsCorrected(t *testing.T) {
 }
 
 func TestPreventDeleteAndPreventUpdate(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -167,6 +171,7 @@ func TestPreventDeleteAndPreventUpdate(t *testing.T) {
 }
 
 func TestAdoptionIsRefusedUnlessAsked(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)

@@ -72,6 +72,7 @@ func deleteLater(t *testing.T, obj client.Object) {
 }
 
 func TestJetStreamValidationRejectsInvalidSpecs(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	stream := func(edit func(*v1alpha1.StreamSpec)) func(name string) client.Object {
 		return func(name string) client.Object { return newStream(ns, name, nowhere, edit) }
@@ -280,6 +281,7 @@ func updateRefused[T client.Object](t *testing.T, obj T, edit func(T)) error {
 }
 
 func TestJetStreamValidationRejectsInvalidUpdates(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type change struct {
 		name string // also the object's name

@@ -26,6 +26,7 @@ import (
 // that stall (both read InProgress forever); a user of a stalled account
 // left in progress (the user reads InProgress).
 func TestKstatusReadsAccountsAndUsersInEachPhase(t *testing.T) {
+	t.Parallel()
 	platform, tenant, outsider := namespace(t), namespace(t), namespace(t)
 	c, trust := jwtCluster(t, platform, func(from *v1alpha1.AccountsFrom) { from.Namespaces = []string{tenant} })
 

@@ -25,6 +25,7 @@ import (
 // status (the waiting consumer reads Current before the operator's first
 // write); every failure stalled (the unreachable system reads Failed).
 func TestKstatusReadsAStreamAndItsConsumerInEachPhase(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)
@@ -74,6 +75,7 @@ func TestKstatusReadsAStreamAndItsConsumerInEachPhase(t *testing.T) {
 // Careless variant, run: Stalled never written (the refusal reads
 // InProgress).
 func TestKstatusReadsBucketsInEachPhase(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	s := natsServer(t, 0)
 	j := testnats.JetStream(t, s)

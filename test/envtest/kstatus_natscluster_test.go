@@ -21,6 +21,7 @@ import (
 // reads InProgress: kstatus falls back on Ready False); Reconciling
 // written whatever Ready says (the Ready cluster reads InProgress).
 func TestKstatusReadsANatsClusterInEachPhase(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)

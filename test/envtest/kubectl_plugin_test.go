@@ -48,6 +48,7 @@ func plugin(t *testing.T, ns string, args ...string) (string, error) {
 // a pause that edits
 // the spec instead of the annotation (the operator never says Paused).
 func TestKubectlPlugin(t *testing.T) {
+	t.Parallel()
 	c := oneServerCluster(t)
 	waitObserved(t, c)
 
@@ -163,6 +164,7 @@ func untar(t *testing.T, data string) map[string]string {
 // stepdown would equal the first, and the operator carries out a value
 // once), a promote that writes the server instead of the Stream.
 func TestKubectlPluginRequests(t *testing.T) {
+	t.Parallel()
 	c := oneServerCluster(t)
 	ns := c.Namespace
 	if _, err := plugin(t, ns, "evacuate", c.Name); err == nil || !strings.Contains(err.Error(), "exit 2") {

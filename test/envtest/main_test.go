@@ -6,7 +6,9 @@
 package envtest_test
 
 import (
+	"flag"
 	"os"
+	"strconv"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -26,10 +28,29 @@ var (
 	operatorCfg *rest.Config
 )
 
+// parallel is how many tests run at once unless -parallel says: the
+// tests that call t.Parallel mostly wait (for the operator's passes, a
+// window in which nothing may happen, a server's timeout), so more of them
+// than the cores (-parallel's default, 2 on CI's machine) overlap their
+// waits. Each has a namespace, NATS servers, ports and loopback addresses
+// of its own; tests that change what every test shares (the webhook
+// configuration, an admission binding, a second operator, the process'
+// environment or metrics, every core) do not call t.Parallel, and run
+// first, alone.
+const parallel = 8
+
 // TestMain runs the operator as its own ServiceAccount with the shipped
 // RBAC and admission policies: a permission missing from config/rbac fails
 // the tests that need it.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
+			panic(err)
+		}
+	}
 	os.Exit(inprocess.RunEnvtest(m.Run, inprocess.EnvtestOptions{
 		Operator: manager.Options{
 			Dialer: jetstream.DialerFunc(testDialer),

@@ -39,6 +39,7 @@ func token(t *testing.T, ns, name string) string {
 // the SubjectAccessReview's Denied alone (nobody gets 200: an RBAC
 // authorizer says not Allowed, never Denied).
 func TestMetricsNeedAuthenticationAndAuthorization(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	scraper, nobody := token(t, ns, "scraper"), token(t, ns, "nobody")
 	create(t, &rbacv1.ClusterRoleBinding{

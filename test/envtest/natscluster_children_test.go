@@ -32,6 +32,7 @@ func children(c *v1alpha1.NatsCluster) []client.Object {
 }
 
 func TestReconcileCreatesEveryChildWithAControllerOwner(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	if err := k8s.Create(ctx(t), c); err != nil {

@@ -25,6 +25,7 @@ import (
 // StatefulSet and the ConfigMap stay as they were. Naming it in
 // kubenats.io/regenerate-secrets makes it anew, with a new value.
 func TestDeletedGeneratedSecretIsReportedNotRemade(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		secret string
 		key    string
@@ -35,6 +36,7 @@ func TestDeletedGeneratedSecretIsReportedNotRemade(t *testing.T) {
 		{"nats-ca", render.TLSKeyKey},
 	} {
 		t.Run(tc.secret, func(t *testing.T) {
+			t.Parallel()
 			ns := namespace(t)
 			c := natsCluster(ns, "nats")
 			create(t, c)

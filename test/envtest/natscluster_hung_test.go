@@ -68,7 +68,9 @@ func hungServerCluster(t *testing.T) (*v1alpha1.NatsCluster, *stallable) {
 // and once it answers again both recover with nobody's help (no event
 // about the pod: the operator looks again by itself).
 func TestHungServerIsNamedAndHoldsTheRollout(t *testing.T) {
+	t.Parallel()
 	t.Run("idle", func(t *testing.T) {
+		t.Parallel()
 		c, mon := hungServerCluster(t)
 		eventually(t, wait, func() error {
 			status, reason, msg := readyMessage(t, c)
@@ -81,6 +83,7 @@ func TestHungServerIsNamedAndHoldsTheRollout(t *testing.T) {
 		readyCondition(t, c, metav1.ConditionTrue, v1alpha1.ReasonReady)
 	})
 	t.Run("rollout", func(t *testing.T) {
+		t.Parallel()
 		c := oneServerCluster(t)
 		sts := rolling(t, c)
 		ip := loopbackNet() + "1"
@@ -123,6 +126,7 @@ func TestHungServerIsNamedAndHoldsTheRollout(t *testing.T) {
 // A scale-down removes no server while one hangs, says so, and goes on
 // by itself once the server answers again.
 func TestScaleDownWaitsWhileAServerHangs(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](4) })
 	create(t, c)

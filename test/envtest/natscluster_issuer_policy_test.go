@@ -36,6 +36,7 @@ const allowedClusterIssuer = "platform-ca"
 // (with cert-manager installed, the unlisted ClusterIssuer would have
 // signed), the gateway one to its missing gateway Secret.
 func TestClusterIssuersOutsideTheAllowListAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		ref    v1alpha1.IssuerRef

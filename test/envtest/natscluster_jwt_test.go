@@ -34,6 +34,7 @@ var seedText = regexp.MustCompile(`\bS[OAU][A-Z2-7]{56}\b`)
 // seed changes after an edit of the cluster and every account is locked
 // out), a seed in the ConfigMap, status or an event.
 func TestJWTModeKeepsItsKeysInTheTrustSecret(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.Replicas = ptr.To[int32](1)

@@ -22,6 +22,7 @@ import (
 // rule left out, the server then crash-looping (or, for noTLS, a
 // plaintext WebSocket nobody asked for).
 func TestListenersRefusedAtAdmission(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsClusterSpec
 	tlsClient := func(s *spec) { s.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "client-tls"} }
@@ -92,6 +93,7 @@ func TestListenersRefusedAtAdmission(t *testing.T) {
 // TestListenersAcceptedAndDefaulted: the specs the docs show are accepted,
 // and the API server defaults them as WithDefaults (kubenats render) does.
 func TestListenersAcceptedAndDefaulted(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsClusterSpec
 	cases := []struct {
@@ -138,6 +140,7 @@ func TestListenersAcceptedAndDefaulted(t *testing.T) {
 // origin unchecked, would leave every server crash-looping on "unable to
 // parse allowed origin".
 func TestListenerOriginNatsServerCannotParseIsReported(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.WebSocket = &v1alpha1.WebSocketSpec{NoTLS: true, AllowedOrigins: []string{"https://app.example.com:70000"}}

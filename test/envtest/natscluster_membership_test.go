@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -26,10 +27,25 @@ import (
 
 // loopbackNet is a random 127.<a>.<b>.0/24, away from the loopback
 // cluster's 127.0.x.0/24 and from other runs of this suite, which may dial
-// their own pods' addresses at any time.
+// their own pods' addresses at any time; and never one this process gave
+// before: tests running at once listen on their pods' addresses, and the
+// pods of a test that ended stay in the API server.
 func loopbackNet() string {
-	return fmt.Sprintf("127.%d.%d.", 100+rand.IntN(150), 1+rand.IntN(254))
+	loopbackNets.Lock()
+	defer loopbackNets.Unlock()
+	for {
+		n := fmt.Sprintf("127.%d.%d.", 100+rand.IntN(150), 1+rand.IntN(254))
+		if !loopbackNets.given[n] {
+			loopbackNets.given[n] = true
+			return n
+		}
+	}
 }
+
+var loopbackNets = struct {
+	sync.Mutex
+	given map[string]bool
+}{given: map[string]bool{}}
 
 // listener counts the connections made to a loopback address on the
 // client and monitor ports of a server, the ones the operator dials.
@@ -148,7 +164,9 @@ func untouched(t *testing.T, impostor *corev1.Pod, l *listener) func() error {
 // rollout neither replaces it nor sends it the system password, and the
 // version probe does not ask it.
 func TestForeignPodsWithTheClustersLabelsAreLeftAlone(t *testing.T) {
+	t.Parallel()
 	t.Run("rollout", func(t *testing.T) {
+		t.Parallel()
 		c := oneServerCluster(t)
 		sts := rolling(t, c)
 		subnet := loopbackNet()
@@ -160,6 +178,7 @@ func TestForeignPodsWithTheClustersLabelsAreLeftAlone(t *testing.T) {
 		poll.Holds(t, 3*time.Second, untouched(t, impostor, l))
 	})
 	t.Run("system connection", func(t *testing.T) {
+		t.Parallel()
 		ns := namespace(t)
 		c := natsCluster(ns, "nats")
 		create(t, c)
@@ -219,6 +238,7 @@ func boundClaim(t *testing.T, c *v1alpha1.NatsCluster, name, size, class string,
 // Growing the store patches the cluster's own claims, and no claim of
 // another installation that wears the same labels.
 func TestGrowingTheStorePatchesOnlyTheClustersClaims(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.Replicas = ptr.To[int32](1) })
 	create(t, c)

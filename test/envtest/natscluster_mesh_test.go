@@ -42,6 +42,7 @@ func meshCondition(t *testing.T, c *v1alpha1.NatsCluster, status metav1.Conditio
 // be without the flag, and the operator keeps running (this suite's
 // manager started without Istio's CRDs at all).
 func TestMeshWithoutIstio(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", withIstio(""))
 	create(t, c)
@@ -86,6 +87,7 @@ func TestMeshWithoutIstio(t *testing.T) {
 
 // TestMeshValidation: the API server refuses an unknown mode.
 func TestMeshValidation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	err := k8s.Create(ctx(t), natsCluster(ns, "bad", withIstio("Disable")))
 	if err == nil || !strings.Contains(err.Error(), "spec.mesh.istio.mtls") {

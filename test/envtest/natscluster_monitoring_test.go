@@ -18,6 +18,7 @@ import (
 // TestMonitoringValidation sends nonsense to the real API server and checks
 // the message a user reads.
 func TestMonitoringValidation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	peer := v1alpha1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{}}
 	for _, tc := range []struct {
@@ -48,6 +49,7 @@ func TestMonitoringValidation(t *testing.T) {
 // TestMonitoringDefaultsAgree: the API server defaults spec.monitoring as
 // WithDefaults does, which `kubenats render` relies on.
 func TestMonitoringDefaultsAgree(t *testing.T) {
+	t.Parallel()
 	c := natsCluster(namespace(t), "defaults", func(s *v1alpha1.NatsClusterSpec) { s.Monitoring = &v1alpha1.MonitoringSpec{Enabled: true} })
 	local := c.WithDefaults().Spec.Monitoring
 	create(t, c)
@@ -65,6 +67,7 @@ func TestMonitoringDefaultsAgree(t *testing.T) {
 // regardless fails the pass with "no matches for kind PodMonitor" and
 // the StatefulSet is never updated.
 func TestMonitoringWithoutPrometheusOperator(t *testing.T) {
+	t.Parallel()
 	c := natsCluster(namespace(t), "metrics", func(s *v1alpha1.NatsClusterSpec) {
 		s.Replicas = ptr.To[int32](1)
 		s.JetStream.Enabled = ptr.To(false)

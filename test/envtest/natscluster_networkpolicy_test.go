@@ -47,6 +47,7 @@ func everyPeerShape() v1alpha1.NetworkPolicySpec {
 }
 
 func TestNetworkPolicyValidation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	peer := func(p v1alpha1.NetworkPolicyPeer) v1alpha1.NetworkPolicySpec {
 		return v1alpha1.NetworkPolicySpec{Enabled: true, Clients: []v1alpha1.NetworkPolicyPeer{p}}
@@ -119,6 +120,7 @@ func make33Peers() []v1alpha1.NetworkPolicyPeer {
 // operator's place are the ones render falls back to, and those of
 // config/manager (checked against the file in test/netpol).
 func TestNetworkPolicyOperatorDefaults(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "defaults", withPolicy(v1alpha1.NetworkPolicySpec{Enabled: true}))
 	create(t, c)
@@ -139,6 +141,7 @@ func policyKey(c *v1alpha1.NatsCluster) client.ObjectKey {
 // API server), and turning it off removes it, only it: neither a policy of
 // the user's with the same labels nor another cluster's.
 func TestNetworkPolicyAppliedAsRenderedAndRemovedWhenTurnedOff(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", withPolicy(everyPeerShape()))
 	neighbour := natsCluster(ns, "neighbour", withPolicy(v1alpha1.NetworkPolicySpec{Enabled: true}))
@@ -219,6 +222,7 @@ func removedEvent(t *testing.T, c *v1alpha1.NatsCluster) error {
 // operator is free text in the schema; the policy the operator would write
 // is refused by render, and the user reads why in the Ready condition.
 func TestNetworkPolicySelectorTheSchemaCannotRefuse(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", withPolicy(v1alpha1.NetworkPolicySpec{Enabled: true, Clients: []v1alpha1.NetworkPolicyPeer{{
 		PodSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: "Equals", Values: []string{"web"}}}},

@@ -23,6 +23,9 @@ import (
 // leader change) finds the credentials, the route CA and certificate
 // already made, and keeps them: over a window in which it has reconciled
 // the cluster, no generated Secret and no pod template changes.
+//
+// Not parallel: the second operator reconciles every test's objects
+// while it runs.
 func TestGeneratedCredentialsSurviveANewOperator(t *testing.T) {
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")

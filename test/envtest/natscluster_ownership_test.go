@@ -14,6 +14,7 @@ import (
 )
 
 func TestForeignObjectWithTheSameNameIsRefused(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	foreign := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nats-config"},

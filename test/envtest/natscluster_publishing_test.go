@@ -44,6 +44,7 @@ func actingAs(t *testing.T, ns, user string, rules ...rbacv1.PolicyRule) client.
 // cloud load balancers, pass), and a policy that asks on every update
 // (the tenant can no longer scale a cluster its admin published).
 func TestPublishingTheServiceNeedsTheRightToMakeServices(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	clusters := rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"natsclusters"}, Verbs: []string{"create", "get", "update"}}
 	services := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}}
@@ -126,6 +127,7 @@ func updateAs(t *testing.T, cl client.Client, key client.ObjectKey, edit func(*v
 // rights), and a rule that asks on every update (the tenant can no longer
 // scale a cluster its admin published).
 func TestPublishingTheWebSocketIngressNeedsTheRightToMakeIngresses(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	clusters := rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"natsclusters"}, Verbs: []string{"create", "get", "update"}}
 	services := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"create"}}

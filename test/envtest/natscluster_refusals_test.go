@@ -16,6 +16,7 @@ import (
 )
 
 func TestScaleDownInTokenModeIsRefusedNotAttempted(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.Auth.Mode = v1alpha1.AuthToken
@@ -44,6 +45,7 @@ func TestScaleDownInTokenModeIsRefusedNotAttempted(t *testing.T) {
 // check catches it. (A key off the allow-list never gets this far; the
 // operator refuses it too, as render's tests show.)
 func TestPassthroughTypoIsReportedBeforeAnyServerSeesIt(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.Config = map[string]apiextensionsv1.JSON{"max_connections": {Raw: []byte(`"many"`)}}

@@ -24,6 +24,7 @@ import (
 // the overlap (ca.crt and a certificate of the new CA written at once)
 // fails the first wait: ca.crt never holds the two CAs.
 func TestAReplacedRouteCAIsNotWrittenAlone(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)
@@ -88,6 +89,7 @@ func trusts(pems []string, ca *x509.Certificate) bool {
 // CA; a missing <name>-ca read as deleted under running servers
 // (keptCA without replaceable): GeneratedSecretMissing, no new CA ever.
 func TestTheMoveOffAnIssuedRouteCAOverlaps(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)

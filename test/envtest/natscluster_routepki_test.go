@@ -30,6 +30,7 @@ import (
 // TestRouteCertificateIsRenewedWhenDueByItself (test/envtestown), with an
 // operator of its own whose certificates fall due in seconds.
 func TestRoutePKIIsMadeOnceAndRenewedWhenDue(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)
@@ -112,6 +113,7 @@ func checkRouteCertificate(t *testing.T, s *corev1.Secret, ca *x509.Certificate,
 // credentials Secret carries no CA. Labelled, it is taken up without a
 // spec change, its CA handed to clients.
 func TestClientCertificateSecretMustBeOptedIn(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	now := time.Now()
 	ca, err := pki.NewCA("client CA", now, time.Hour)

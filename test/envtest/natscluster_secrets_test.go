@@ -49,8 +49,10 @@ func assertNoSecretIn(t *testing.T, where string, what any, secrets []string) {
 }
 
 func TestNoCredentialAppearsInConfigMapsStatusOrEvents(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []v1alpha1.AuthMode{v1alpha1.AuthUsers, v1alpha1.AuthToken} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			ns := namespace(t)
 			c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) { s.Auth.Mode = mode })
 			create(t, c)
@@ -94,6 +96,7 @@ func TestNoCredentialAppearsInConfigMapsStatusOrEvents(t *testing.T) {
 }
 
 func TestUserSecretIsUsedAndItsAbsenceReported(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.Auth.SecretRef = &v1alpha1.SecretKeyRef{Name: "my-password", Key: "pw"}
@@ -120,6 +123,7 @@ func TestUserSecretIsUsedAndItsAbsenceReported(t *testing.T) {
 }
 
 func TestNumericTokenIsRefusedWithAReason(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	create(t, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "token", Labels: optedIn},

@@ -30,6 +30,7 @@ func serversReady(t *testing.T, c *v1alpha1.NatsCluster) {
 }
 
 func TestStatusProgressesToReady(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)
@@ -62,6 +63,7 @@ func TestStatusProgressesToReady(t *testing.T) {
 }
 
 func TestPendingLoadBalancerIsAReasonNotAnEmptySuccess(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "edge", func(s *v1alpha1.NatsClusterSpec) {
 		s.Service.Type = v1alpha1.ServiceType(corev1.ServiceTypeLoadBalancer)

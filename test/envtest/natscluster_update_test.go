@@ -16,6 +16,7 @@ import (
 )
 
 func TestSpecChangesReachTheChildren(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)
@@ -69,6 +70,7 @@ func TestSpecChangesReachTheChildren(t *testing.T) {
 }
 
 func TestClaimRetentionFollowsThePolicy(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		policy v1alpha1.PVCRetentionPolicy
 		want   appsv1.PersistentVolumeClaimRetentionPolicyType
@@ -77,6 +79,7 @@ func TestClaimRetentionFollowsThePolicy(t *testing.T) {
 		{v1alpha1.PVCDelete, appsv1.DeletePersistentVolumeClaimRetentionPolicyType},
 	} {
 		t.Run(string(tc.policy), func(t *testing.T) {
+			t.Parallel()
 			ns := namespace(t)
 			c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 				s.JetStream.FileStore.PVCRetentionPolicy = tc.policy
@@ -93,6 +96,7 @@ func TestClaimRetentionFollowsThePolicy(t *testing.T) {
 }
 
 func TestGrowingTheStoreReplacesTheStatefulSetKeepingPods(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats")
 	create(t, c)

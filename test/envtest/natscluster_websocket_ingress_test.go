@@ -52,6 +52,7 @@ func ingressSecret(t *testing.T, ns string, optIn bool) *corev1.Secret {
 // (nothing is created: the apply is forbidden), Ingress left out of the
 // optional kinds (the Ingress outlives spec.websocket.ingress).
 func TestWebSocketIngressFollowsTheSpec(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	ingressSecret(t, ns, true)
 	c := natsCluster(ns, "nats", withWebSocketIngress("nats.example.com"))
@@ -111,6 +112,7 @@ func TestWebSocketIngressFollowsTheSpec(t *testing.T) {
 // Secret left out of the clusters' Secret index (the label is never
 // noticed: the refused pass is not retried by itself).
 func TestWebSocketIngressHeldToThePlatformsAllowLists(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, host  string
 		annotations map[string]string

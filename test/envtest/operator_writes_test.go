@@ -32,6 +32,7 @@ import (
 // operator under the same policy, which is the proof that it refuses
 // nothing the operator needs.
 func TestOperatorWritesOnlyWhatItManages(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	op, err := client.New(operatorCfg, client.Options{Scheme: manager.Scheme()})
 	if err != nil {
@@ -156,6 +157,7 @@ func clusterOwner(name, uid string) metav1.OwnerReference {
 // exception on the chart's labels alone (the chart Service handed to no
 // NatsCluster, and the chart pod given an owner, pass).
 func TestOperatorUpdatesOnlyWhatItAlreadyManages(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	op := operatorClient(t)
 	managed := map[string]string{render.LabelManagedBy: render.ManagedBy}
@@ -231,6 +233,7 @@ func TestOperatorUpdatesOnlyWhatItAlreadyManages(t *testing.T) {
 // without its Ingress rule (the operator could publish any Service of a
 // tenant's namespace under a host of the tenant's choosing).
 func TestOperatorRoutesIngressesOnlyToItsCluster(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	op := operatorClient(t)
 	managed := map[string]string{render.LabelManagedBy: render.ManagedBy}
@@ -265,6 +268,7 @@ func TestOperatorRoutesIngressesOnlyToItsCluster(t *testing.T) {
 // privileged "ci-deployer" runs its servers as it), and one on the label
 // alone (another cluster's ServiceAccount passes).
 func TestOperatorRunsServersOnlyAsTheirClustersServiceAccount(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	op := operatorClient(t)
 	managed := map[string]string{render.LabelManagedBy: render.ManagedBy}

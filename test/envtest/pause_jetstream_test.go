@@ -182,6 +182,7 @@ func startPaused(t *testing.T, k pauseKind) (ns string, obj v1alpha1.JetStreamOb
 // holds description \"first\", limit 7" (the pause itself happened to
 // be seen, by the pass its own creation's advisory woke).
 func TestPausedJetStreamResourceChangesNothingUntilResumed(t *testing.T) {
+	t.Parallel()
 	for _, k := range pauseKinds {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
@@ -224,6 +225,7 @@ func TestPausedJetStreamResourceChangesNothingUntilResumed(t *testing.T) {
 // restarted while paused would lose the mark, which is why the paused
 // pass records nothing.)
 func TestPausedStreamDriftIsUndoneOnResume(t *testing.T) {
+	t.Parallel()
 	k := pauseKinds[0]
 	_, obj, j := startPaused(t, k)
 	if err := k.drift(t, j); err != nil {
@@ -244,6 +246,7 @@ func TestPausedStreamDriftIsUndoneOnResume(t *testing.T) {
 // Careless variant seen to fail here: finalize without the pause (the
 // stream was deleted, "stream not found").
 func TestPausedStreamDeletedLeavesTheServerObject(t *testing.T) {
+	t.Parallel()
 	k := pauseKinds[0]
 	ns, obj, j := startPaused(t, k)
 	if err := k8s.Delete(ctx(t), obj); err != nil {

@@ -32,6 +32,7 @@ const driftMark = "# edited by hand\n"
 // while paused (status.NatsCluster without the Paused branch): "paused at
 // generation 2, observedGeneration 2".
 func TestPausedClusterChangesNothingUntilResumed(t *testing.T) {
+	t.Parallel()
 	c := oneServerCluster(t)
 	waitObserved(t, c)
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.StatefulSetName()}}
@@ -103,6 +104,7 @@ func TestPausedClusterChangesNothingUntilResumed(t *testing.T) {
 // deletion (a paused cluster's deletion then only wrote status, and the
 // guard's finalizer held it for good).
 func TestPausedClusterDeletedGoes(t *testing.T) {
+	t.Parallel()
 	c := oneServerCluster(t)
 	waitObserved(t, c)
 	get(t, c)

@@ -21,6 +21,7 @@ import (
 // (the way it rewrites the official chart's claim templates) would make
 // GitOps tools show the objects as out of sync forever.
 func TestRenderedFieldsSurviveTheAPIServer(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	c := natsCluster(ns, "nats", func(s *v1alpha1.NatsClusterSpec) {
 		s.Replicas = ptr.To[int32](3)

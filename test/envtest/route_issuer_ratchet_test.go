@@ -34,6 +34,7 @@ const routeIssuerRefused = "the route CA is always the operator's own per-cluste
 // update of spec.tls.client is refused, since spec.tls changed (the
 // replicas update still passes: ratcheting itself is in force here).
 func TestAStoredRouteIssuerKeepsItsClusterUpdatable(t *testing.T) {
+	t.Parallel()
 	shipped := natsClusterCRD(t)
 	rule := routeIssuerSchema(shipped, nil)
 	if len(rule.XValidations) == 0 {

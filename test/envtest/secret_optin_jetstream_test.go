@@ -2,7 +2,9 @@ package envtest_test
 
 import (
 	"fmt"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +33,7 @@ func connections(t *testing.T, s *server.Server) uint64 {
 // the operator never dials the server with it: the server named in the
 // resource sees no connection at all.
 func TestConnectionUsesOnlyOptedInSecrets(t *testing.T) {
+	t.Parallel()
 	const value = "tenant-db-Passw0rd"
 	s := natsServer(t, 0)
 	refs := map[string]func(*v1alpha1.Connection){
@@ -38,27 +41,40 @@ func TestConnectionUsesOnlyOptedInSecrets(t *testing.T) {
 		"tls":         func(c *v1alpha1.Connection) { c.TLSSecretRef = &v1alpha1.LocalRef{Name: "db"} },
 	}
 	for field, setRef := range refs {
-		var messages []string
-		for what, secret := range forbiddenSecrets("", "db", "password", value) {
-			t.Run(field+"/"+what, func(t *testing.T) {
-				ns := namespace(t)
-				if secret != nil {
-					secret.Namespace = ns
-					secret.StringData["user"] = "app"
-					create(t, secret)
-				}
-				st := newStream(ns, "refused", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) { setRef(sp.Connection) })
-				create(t, st)
-				jsReady(t, st, metav1.ConditionFalse, "SecretNotFound")
-				msg := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.ConditionReady).Message
-				for _, leak := range []string{value, "unrelated-key", "user", string(corev1.SecretTypeServiceAccountToken), "vault", "dockerconfig"} {
-					if strings.Contains(msg, leak) {
-						t.Fatalf("refusal %q reveals %q", msg, leak)
+		var (
+			mu       sync.Mutex
+			messages []string
+		)
+		// Each case in a namespace of its own, all at once; t.Run(field)
+		// returns once they all have.
+		t.Run(field, func(t *testing.T) {
+			for what, secret := range forbiddenSecrets("", "db", "password", value) {
+				t.Run(what, func(t *testing.T) {
+					t.Parallel()
+					ns := namespace(t)
+					if secret != nil {
+						secret.Namespace = ns
+						// The Secrets share their data: a copy of their
+						// own, as the cases run at once.
+						secret.StringData = maps.Clone(secret.StringData)
+						secret.StringData["user"] = "app"
+						create(t, secret)
 					}
-				}
-				messages = append(messages, strings.ReplaceAll(msg, ns, "NS"))
-			})
-		}
+					st := newStream(ns, "refused", at(serverURL(s)), func(sp *v1alpha1.StreamSpec) { setRef(sp.Connection) })
+					create(t, st)
+					jsReady(t, st, metav1.ConditionFalse, "SecretNotFound")
+					msg := meta.FindStatusCondition(st.Status.Conditions, v1alpha1.ConditionReady).Message
+					for _, leak := range []string{value, "unrelated-key", "user", string(corev1.SecretTypeServiceAccountToken), "vault", "dockerconfig"} {
+						if strings.Contains(msg, leak) {
+							t.Fatalf("refusal %q reveals %q", msg, leak)
+						}
+					}
+					mu.Lock()
+					messages = append(messages, strings.ReplaceAll(msg, ns, "NS"))
+					mu.Unlock()
+				})
+			}
+		})
 		for _, m := range messages[1:] {
 			if m != messages[0] {
 				t.Fatalf("%s refusals differ, which tells the Secrets apart: %q and %q", field, messages[0], m)
@@ -79,8 +95,9 @@ func TestConnectionUsesOnlyOptedInSecrets(t *testing.T) {
 // pool connects with the new credentials within seconds, not at the
 // ten-minute resync.
 func TestOptedInSecretRotationReachesThePool(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
-	s := testnats.Start(t, 0, func(o *server.Options) {
+	s := testnats.Start(t, freePort(t), func(o *server.Options) {
 		o.Users = []*server.User{{Username: "app", Password: "one"}, {Username: "ops", Password: "two"}}
 	})
 	secret := userSecret(ns, "login", corev1.SecretTypeOpaque, nil, map[string]string{"user": "app", "password": "one"})

@@ -44,8 +44,10 @@ var tlsSecretEdits = map[string]func(name string) func(*v1alpha1.NatsClusterSpec
 // applied the StatefulSet with the Secret mounted; both subtests failed
 // there ("StatefulSet exists" and "volume ... names the refused Secret").
 func TestRefusedTLSSecretIsNeverMounted(t *testing.T) {
+	t.Parallel()
 	for field, edit := range tlsSecretEdits {
 		t.Run(field+"/new cluster", func(t *testing.T) {
+			t.Parallel()
 			ns := namespace(t)
 			create(t, userSecret(ns, "victim-tls", corev1.SecretTypeTLS, nil,
 				map[string]string{"tls.crt": "x", "tls.key": "victim-private-key", "ca.crt": "x"}))
@@ -56,6 +58,7 @@ func TestRefusedTLSSecretIsNeverMounted(t *testing.T) {
 			readyCondition(t, c, metav1.ConditionFalse, v1alpha1.ReasonSecretNotFound)
 		})
 		t.Run(field+"/running cluster", func(t *testing.T) {
+			t.Parallel()
 			ns := namespace(t)
 			c := natsCluster(ns, "nats")
 			create(t, c)
@@ -146,6 +149,7 @@ func mountsOf(sts *appsv1.StatefulSet, secret string) string {
 // where cert-manager is not installed; with it installed, the StatefulSet
 // mounting the foreign Secret was applied).
 func TestIssuedCertificateNameTakenIsRefused(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	create(t, userSecret(ns, "nats-client-tls", corev1.SecretTypeTLS, nil,
 		map[string]string{"tls.crt": "x", "tls.key": "victim-private-key", "ca.crt": "x"}))
@@ -174,6 +178,7 @@ func TestIssuedCertificateNameTakenIsRefused(t *testing.T) {
 // want of ca.crt, never refused), and both subtests failed waiting for
 // the refusal.
 func TestOperatorSecretsAreNeverAUsersCertificate(t *testing.T) {
+	t.Parallel()
 	for field, edit := range tlsSecretEdits {
 		t.Run(field, func(t *testing.T) {
 			t.Parallel()

@@ -49,6 +49,7 @@ func forbiddenSecrets(ns, name, key, value string) map[string]*corev1.Secret {
 // same message, which tells neither whether the Secret exists nor its type
 // nor its keys, and its value reaches no object the operator writes.
 func TestClusterUsesOnlyOptedInSecrets(t *testing.T) {
+	t.Parallel()
 	const value = "tenant-db-Passw0rd"
 	var messages []string
 	for what, secret := range forbiddenSecrets("", "db", "pw", value) {
@@ -110,6 +111,7 @@ func TestClusterUsesOnlyOptedInSecrets(t *testing.T) {
 // seconds, not at a retry, and the pod template stays as it was (the
 // servers take it by reload, not by a restart).
 func TestOptedInSecretRotationReachesTheCluster(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	// Not opted in yet: refused.
 	secret := userSecret(ns, "db", corev1.SecretTypeOpaque, nil, map[string]string{"pw": "first-Passw0rd"})

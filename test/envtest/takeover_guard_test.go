@@ -111,6 +111,7 @@ func takingOver(s *v1alpha1.NatsClusterSpec) {
 // StatefulSet alone (the deleter is admitted), and one that asks on every
 // update (the tenant cannot scale a cluster its owner made).
 func TestTakeoverNeedsTheRightsToDismantleTheRelease(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	release := applyMinimalRelease(t, ns, releaseConf)
 	clusters := rbacv1.PolicyRule{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"natsclusters"}, Verbs: []string{"create", "get", "update"}}
@@ -165,6 +166,9 @@ func TestTakeoverNeedsTheRightsToDismantleTheRelease(t *testing.T) {
 // carried and the takeover under way); the unmeasured tree is the unit
 // test's (TestVariableBombRefusedInABoundedChild), not run here where it
 // would take the machine's memory.
+//
+// Not parallel: t.Setenv sets the environment of the whole process, the
+// operator's (its two cases run in parallel with each other).
 func TestTakeoverOfAHostileConfigIsRefused(t *testing.T) {
 	const secret = "operator-environment-value"
 	t.Setenv("KUBENATS_TAKEOVER_LEAK", secret)
@@ -181,6 +185,7 @@ func TestTakeoverOfAHostileConfigIsRefused(t *testing.T) {
 		{"environment", releaseConf + "write_deadline: $KUBENATS_TAKEOVER_LEAK\n", "nats.conf write_deadline refers to $KUBENATS_TAKEOVER_LEAK,"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			ns := namespace(t)
 			release := applyMinimalRelease(t, ns, tc.conf)
 			c := natsCluster(ns, "nats", takingOver)

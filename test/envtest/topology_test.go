@@ -23,6 +23,7 @@ import (
 // accepts. Careless variant watched failing: the accept rule without
 // 'jwt' (a jwt cluster accepting leafnodes refused).
 func TestTopologyValidation(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsClusterSpec
 	remote := func(edit func(*v1alpha1.LeafnodeRemote)) func(*spec) {
@@ -114,6 +115,7 @@ func TestTopologyValidation(t *testing.T) {
 // from the API server, without the opt-in check (the unlabelled Secret
 // is used: Ready goes on to Progressing, never SecretNotFound).
 func TestTopologySecretsMustBeOptedIn(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hub-user"},
 		StringData: map[string]string{"user": "edge", "password": "hubPassw0rdSecret"}}
@@ -166,6 +168,7 @@ func TestTopologySecretsMustBeOptedIn(t *testing.T) {
 // StatefulSet applied with the pair mounted, which nats-server refuses
 // at its start.
 func TestAMismatchedKeyIsNeverMounted(t *testing.T) {
+	t.Parallel()
 	for _, listener := range []string{"gateway", "leafnodes"} {
 		t.Run(listener, func(t *testing.T) {
 			t.Parallel()

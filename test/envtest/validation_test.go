@@ -61,6 +61,7 @@ func statusCode(err error) int32 {
 }
 
 func TestValidationRejectsInvalidSpecs(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsClusterSpec
 	cases := []struct {
@@ -381,6 +382,7 @@ func TestValidationRejectsInvalidSpecs(t *testing.T) {
 }
 
 func TestValidationRejectsInvalidUpdates(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	type spec = v1alpha1.NatsClusterSpec
 	cases := []struct {
@@ -519,6 +521,7 @@ func TestValidationRejectsInvalidUpdates(t *testing.T) {
 // x-kubernetes-int-or-string, also lets a user write a plain integer) and
 // always writes a spec (while a manifest may have none).
 func TestValidationAcceptsValidSpecs(t *testing.T) {
+	t.Parallel()
 	ns := namespace(t)
 	cases := []struct {
 		name    string
