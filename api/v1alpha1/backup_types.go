@@ -17,10 +17,20 @@ type BackupSpec struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Cluster string `json:"cluster"`
 
+	// User is a NatsUser of this namespace, of an account on Cluster
+	// (auth mode jwt), whose credentials the Job connects with: a backup
+	// of every stream is then every stream of that user's account. Unset,
+	// the Job connects with the cluster's client credentials (modes
+	// users, token, none).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	User string `json:"user,omitempty"`
+
 	// Stream is the JetStream stream's name on the servers. Empty, the
-	// backup holds every stream the cluster's client user sees, each in
-	// a directory (or under a key) named by the stream, beside
-	// kubenats-set.json, their list.
+	// backup holds every stream the Job's user sees (the cluster's client
+	// user's, or User's account's), each in a directory (or under a key)
+	// named by the stream, beside kubenats-set.json, their list.
 	// +kubebuilder:validation:MaxLength=255
 	// +kubebuilder:validation:Pattern=`^[^.*>\s/\\]+$`
 	// +optional

@@ -22,7 +22,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="!has(self.discardPerSubject) || !self.discardPerSubject || (self.discard == 'new' && has(self.maxMsgsPerSubject) && self.maxMsgsPerSubject > 0)",message="discardPerSubject needs discard new and maxMsgsPerSubject above 0"
 // +kubebuilder:validation:XValidation:rule="has(self.account) == has(oldSelf.account) && (!has(self.account) || self.account == oldSelf.account)",message="account is immutable: the same name in another account is another object"
 // +kubebuilder:validation:XValidation:rule="!has(self.account) || has(self.cluster)",message="account applies to a NatsCluster target (cluster), not to a connection"
-// +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.cluster) && !has(self.cluster.namespace) && !has(self.account))",message="restore needs a NatsCluster of this namespace (cluster, without namespace or account): the restore Job mounts the cluster's credentials and the backup's claim"
+// +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.cluster) && !has(self.cluster.namespace) && (!has(self.account) || has(self.restore.user)))",message="restore needs a NatsCluster of this namespace (cluster, without namespace), and for an account the NatsUser it restores as (restore.user): the restore Job mounts the credentials it connects with and the backup's claim"
 type StreamSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`
@@ -172,6 +172,12 @@ type StreamRestore struct {
 	// <prefix>/<its name>).
 	// +optional
 	S3 *S3Bucket `json:"s3,omitempty"`
+	// User is a NatsUser of this namespace, of the Stream's account,
+	// whose credentials the restore Job connects with (auth mode jwt).
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
+	// +optional
+	User string `json:"user,omitempty"`
 	// Path is the backup's directory on the claim, or its key in the
 	// bucket: relative, and no part of it starts with a dot.
 	// +kubebuilder:validation:MaxLength=1024

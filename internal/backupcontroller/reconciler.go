@@ -40,6 +40,7 @@ const (
 	reasonClusterNotReady = "ClusterNotReady"
 	reasonNotSupported    = "NotSupported"
 	reasonSecretNotUsable = "SecretNotFound"
+	reasonUserNotReady    = "UserNotReady"
 )
 
 // waitForCluster is how soon a Backup whose cluster is not ready looks
@@ -123,7 +124,18 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 		return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonClusterNotReady,
 			fmt.Sprintf("NatsCluster %s is not available yet", c.Name))))
 	}
-	job, err := render.BackupJob(b, &c, r.Image)
+	var user *v1alpha1.NatsUser
+	if b.Spec.User != "" {
+		u, refusal, err := jobs.User(ctx, r.Client, b.Namespace, b.Spec.User, c.Name, "")
+		switch {
+		case err != nil:
+			return ctrl.Result{}, err
+		case refusal != "":
+			return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonUserNotReady, refusal)))
+		}
+		user = u
+	}
+	job, err := render.BackupJob(b, &c, user, r.Image)
 	if err != nil {
 		result := status.BackupResult{Phase: v1alpha1.BackupFailed, Pass: status.Pass{Stalled: true, Reason: reasonNotSupported, Message: err.Error()}}
 		r.announce(b, result)

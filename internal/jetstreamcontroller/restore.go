@@ -146,7 +146,18 @@ func (r *Reconciler[T, C]) startRestore(ctx context.Context, s *v1alpha1.Stream)
 	if err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Spec.Cluster.Name}, &c); err != nil {
 		return outcome{reason: reasonClusterNotFound, message: fmt.Sprintf("NatsCluster %s: %v", s.Spec.Cluster.Name, err), retry: true}
 	}
-	job, err := render.RestoreJob(s, &c, from, r.Image)
+	var user *v1alpha1.NatsUser
+	if name := s.Spec.Restore.User; name != "" {
+		u, refusal, err := jobs.User(ctx, r.Client, s.Namespace, name, c.Name, s.Spec.Account)
+		switch {
+		case err != nil:
+			return outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}
+		case refusal != "":
+			return outcome{reason: reasonRestoreNotReady, message: refusal, retry: true}
+		}
+		user = u
+	}
+	job, err := render.RestoreJob(s, &c, from, user, r.Image)
 	if err != nil {
 		return outcome{reason: reasonRestoreRefused, message: err.Error()}
 	}

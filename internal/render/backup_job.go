@@ -33,6 +33,9 @@ const (
 
 	backupDataMount  = "/backup-volume"
 	backupCredsMount = "/etc/kubenats/credentials"
+	// backupClientCertMount holds the client certificate a Job presents to
+	// a cluster that verifies clients.
+	backupClientCertMount = "/etc/kubenats/client-certificate"
 	// The object store's keys and CA, from the user's Secrets.
 	backupStoreKeysMount = "/etc/kubenats/store-keys"
 	backupStoreCAMount   = "/etc/kubenats/store-ca"
@@ -60,13 +63,15 @@ var (
 // before the Backup is Failed.
 const BackupFailureRetries = 2
 
-// BackupJob is the Job that takes backup b of cluster c with image, or an
-// error saying why the operator cannot take it for c.
-func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, image string) (*batchv1.Job, error) {
+// BackupJob is the Job that takes backup b of cluster c with image, as
+// user (b's spec.user) when not nil, or an error saying why the operator
+// cannot take it for c.
+func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, user *v1alpha1.NatsUser, image string) (*batchv1.Job, error) {
 	return dataPathJob(c, dataPathRun{
 		name: b.BackupJobName(), namespace: b.Namespace, instance: b.Name, image: image,
 		args:  takeArgs(b),
 		place: backupPlaceOf(b, false).flag("-to"),
+		user:  user,
 	})
 }
 
@@ -95,8 +100,9 @@ func backupPlaceOf(b *v1alpha1.Backup, readOnly bool) backupPlace {
 }
 
 // RestoreJob is the Job that makes stream s on cluster c from the backup
-// at from, or an error saying why the operator cannot.
-func RestoreJob(s *v1alpha1.Stream, c *v1alpha1.NatsCluster, from BackupSource, image string) (*batchv1.Job, error) {
+// at from, as user (s's spec.restore.user) when not nil, or an error
+// saying why the operator cannot.
+func RestoreJob(s *v1alpha1.Stream, c *v1alpha1.NatsCluster, from BackupSource, user *v1alpha1.NatsUser, image string) (*batchv1.Job, error) {
 	args := []string{"restore", "-stream", s.Spec.Name}
 	if s.Spec.Replicas > 0 {
 		args = append(args, "-replicas", strconv.Itoa(s.Spec.Replicas))
@@ -107,7 +113,7 @@ func RestoreJob(s *v1alpha1.Stream, c *v1alpha1.NatsCluster, from BackupSource, 
 	}
 	return dataPathJob(c, dataPathRun{
 		name: RestoreJobName(s), namespace: s.Namespace, instance: s.Name, image: image, args: args,
-		place: place.flag("-from"),
+		place: place.flag("-from"), user: user,
 	})
 }
 
@@ -196,38 +202,30 @@ type dataPathRun struct {
 	name, namespace, instance, image string
 	args                             []string
 	place                            backupPlace
+	// user, when set, is who the Job connects as (mode jwt).
+	user *v1alpha1.NatsUser
 }
 
-// dataPathJob is the Job that runs kubenats-backup against cluster c. The
-// credentials are c's own client credentials, mounted from c's
-// credentials Secret: the Job lives in c's namespace, so whoever asked for
-// it can read them already.
+// dataPathJob is the Job that runs kubenats-backup against cluster c. It
+// connects as run.user when one is named (mode jwt: a NatsUser's creds,
+// from the Secret the operator wrote for it), else with c's own client
+// credentials, mounted from c's credentials Secret: the Job lives in c's
+// namespace, so whoever asked for it can read either already. Where c
+// verifies client certificates, the Job presents c's client listener
+// certificate, as the operator does.
 func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error) {
-	if c.HasTrust() {
-		return nil, fmt.Errorf("NatsCluster %s runs auth mode jwt, where there is no cluster-wide user for backups and restores", c.Name)
-	}
-	if c.Spec.ClientTLS().Verify {
-		return nil, fmt.Errorf("NatsCluster %s verifies client certificates, and a backup or restore Job has none yet", c.Name)
-	}
-	if c.Status.CredentialsSecretRef == nil {
-		return nil, fmt.Errorf("NatsCluster %s has no credentials Secret yet", c.Name)
+	identity, err := dataPathIdentity(c, run.user)
+	if err != nil {
+		return nil, err
 	}
 	args := append(append(append([]string{}, run.args...), run.place.args...),
 		"-server", "tls://"+c.InternalHost()+":"+strconv.Itoa(ClientPort),
-		"-tls-ca", backupCredsMount+"/"+TLSCAKey,
 		"-report", corev1.TerminationMessagePathDefault,
 		"-progress-listen", ":"+strconv.Itoa(backupreport.ProgressPort),
 	)
+	args = append(args, identity.args...)
 	if c.Spec.ClientTLS().HandshakeFirst {
 		args = append(args, "-tls-handshake-first")
-	}
-	switch c.Spec.Auth.Mode {
-	case v1alpha1.AuthNone:
-	case v1alpha1.AuthToken:
-		args = append(args, "-token-file", backupCredsMount+"/"+CredentialsTokenKey)
-	default:
-		args = append(args, "-user-file", backupCredsMount+"/"+CredentialsUserKey,
-			"-password-file", backupCredsMount+"/"+CredentialsPasswordKey)
 	}
 	l := map[string]string{
 		LabelName:      "kubenats-backup",
@@ -236,15 +234,64 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 		LabelManagedBy: ManagedBy,
 		LabelBackupOf:  c.Name,
 	}
-	volumes := append([]corev1.Volume{{Name: "credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-		SecretName: c.Status.CredentialsSecretRef.Name, DefaultMode: ptr.To[int32](0o440)}}}}, run.place.volumes...)
-	mounts := append([]corev1.VolumeMount{{Name: "credentials", MountPath: backupCredsMount, ReadOnly: true}}, run.place.mounts...)
+	volumes := append(identity.volumes, run.place.volumes...)
+	mounts := append(identity.mounts, run.place.mounts...)
 	job := dataPathPod(run.name, run.namespace, l, run.image, args, volumes, mounts)
 	// The operator reads the progress here into the status (the pod has
 	// no API token to write it); nothing else is served.
 	job.Spec.Template.Spec.Containers[0].Ports = []corev1.ContainerPort{{
 		Name: "progress", ContainerPort: backupreport.ProgressPort, Protocol: corev1.ProtocolTCP}}
 	return job, nil
+}
+
+// dataPathIdentity is what a data-path Job connects to c as, and the
+// files it needs for it, each mounted as the one key it reads.
+func dataPathIdentity(c *v1alpha1.NatsCluster, user *v1alpha1.NatsUser) (backupPlace, error) {
+	var id backupPlace
+	switch {
+	case user != nil && !c.HasTrust():
+		return id, fmt.Errorf("a NatsUser connects to a cluster in auth mode jwt, and NatsCluster %s runs mode %s: leave the user out", c.Name, c.Spec.Auth.Mode)
+	case user != nil:
+		id = secretFiles("credentials", user.CredentialsSecretName(), backupCredsMount)
+		id.args = []string{"-tls-ca", backupCredsMount + "/" + v1alpha1.CredsCAKey, "-creds", backupCredsMount + "/" + v1alpha1.CredsKey}
+	case c.HasTrust():
+		return id, fmt.Errorf("NatsCluster %s runs auth mode jwt, where there is no cluster-wide user: name a NatsUser of the account (user)", c.Name)
+	case c.Status.CredentialsSecretRef == nil:
+		return id, fmt.Errorf("NatsCluster %s has no credentials Secret yet", c.Name)
+	default:
+		id = secretFiles("credentials", c.Status.CredentialsSecretRef.Name, backupCredsMount)
+		id.args = []string{"-tls-ca", backupCredsMount + "/" + TLSCAKey}
+		switch c.Spec.Auth.Mode {
+		case v1alpha1.AuthNone:
+		case v1alpha1.AuthToken:
+			id.args = append(id.args, "-token-file", backupCredsMount+"/"+CredentialsTokenKey)
+		default:
+			id.args = append(id.args, "-user-file", backupCredsMount+"/"+CredentialsUserKey,
+				"-password-file", backupCredsMount+"/"+CredentialsPasswordKey)
+		}
+	}
+	if c.Spec.ClientTLS().Verify {
+		cert := secretFiles("client-certificate", c.ClientTLSSecretName(), backupClientCertMount, TLSCertKey, TLSKeyKey)
+		id.volumes, id.mounts = append(id.volumes, cert.volumes...), append(id.mounts, cert.mounts...)
+		id.args = append(id.args, "-tls-cert", backupClientCertMount+"/"+TLSCertKey, "-tls-key", backupClientCertMount+"/"+TLSKeyKey)
+	}
+	return id, nil
+}
+
+// secretFiles mounts Secret secret at dir, read-only: the keys given,
+// each as the file of its name, and nothing else of it; with no keys, the
+// whole Secret (one the operator wrote, all of whose keys the Job may
+// read, and whose optional keys must not keep the pod from starting).
+func secretFiles(volume, secret, dir string, keys ...string) backupPlace {
+	var items []corev1.KeyToPath
+	for _, k := range keys {
+		items = append(items, corev1.KeyToPath{Key: k, Path: k})
+	}
+	return backupPlace{
+		volumes: []corev1.Volume{{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: secret, DefaultMode: ptr.To[int32](0o440), Items: items}}}},
+		mounts: []corev1.VolumeMount{{Name: volume, MountPath: dir, ReadOnly: true}},
+	}
 }
 
 func claimVolume(claim string, readOnly bool) corev1.Volume {

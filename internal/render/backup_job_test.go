@@ -33,7 +33,7 @@ func withCredentials(c *v1alpha1.NatsCluster) {
 // server).
 func TestBackupJobRunsTheDataPathWithOnlyWhatItNeeds(t *testing.T) {
 	c := cluster(withCredentials)
-	job, err := render.BackupJob(backupOf(c), c, "ghcr.io/kubenats/kubenats:v1")
+	job, err := render.BackupJob(backupOf(c), c, nil, "ghcr.io/kubenats/kubenats:v1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,14 +67,14 @@ func TestBackupJobRunsTheDataPathWithOnlyWhatItNeeds(t *testing.T) {
 		t.Errorf("the cluster's NetworkPolicy does not let the backup pod reach the client port")
 	}
 	token := cluster(withCredentials, withAuthMode(v1alpha1.AuthToken))
-	if job, _ := render.BackupJob(backupOf(token), token, "img"); !slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "-token-file") {
+	if job, _ := render.BackupJob(backupOf(token), token, nil, "img"); !slices.Contains(job.Spec.Template.Spec.Containers[0].Args, "-token-file") {
 		t.Errorf("mode token: args %v", job.Spec.Template.Spec.Containers[0].Args)
 	}
 	for name, c := range map[string]*v1alpha1.NatsCluster{
 		"mode jwt":       cluster(withCredentials, withAuthMode(v1alpha1.AuthJWT)),
 		"no credentials": cluster(),
 	} {
-		if _, err := render.BackupJob(backupOf(c), c, "img"); err == nil {
+		if _, err := render.BackupJob(backupOf(c), c, nil, "img"); err == nil {
 			t.Errorf("%s: a Job was rendered", name)
 		}
 	}
@@ -93,12 +93,12 @@ func TestObjectStoreJobsMountOnlyTheStoresKeys(t *testing.T) {
 	b.Spec.VolumeClaim = nil
 	b.Spec.S3 = &v1alpha1.S3Bucket{Endpoint: "s3.example.com:9000", Bucket: "nats", Prefix: "prod/orders",
 		CredentialsSecret: "s3-keys", CASecret: "s3-ca", Region: "eu-west-1"}
-	take, err := render.BackupJob(b, c, "img")
+	take, err := render.BackupJob(b, c, nil, "img")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: c.Namespace}, Spec: v1alpha1.StreamSpec{Name: "ORDERS"}}
-	restore, err := render.RestoreJob(s, c, render.BackupSource{S3: b.Spec.S3, Path: b.Spec.S3.Key(b.Name)}, "img")
+	restore, err := render.RestoreJob(s, c, render.BackupSource{S3: b.Spec.S3, Path: b.Spec.S3.Key(b.Name)}, nil, "img")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestBackupOfEveryStreamTakesAll(t *testing.T) {
 	c := cluster(withCredentials)
 	b := backupOf(c)
 	b.Spec.Stream = ""
-	job, err := render.BackupJob(b, c, "img")
+	job, err := render.BackupJob(b, c, nil, "img")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,4 +152,78 @@ func TestBackupOfEveryStreamTakesAll(t *testing.T) {
 	if !strings.HasPrefix(args, "take -all -to /backup-volume/backups/orders-nightly") || strings.Contains(args, "-stream") {
 		t.Fatalf("args %q", args)
 	}
+}
+
+// TestDataPathJobsConnectAsWhoTheSpecSays: in mode jwt a Backup or a
+// restore connects as the NatsUser it names, from that user's creds
+// Secret; without one it is refused, as a NatsUser is on a cluster of
+// another mode. A cluster that verifies client certificates gets the
+// client listener's certificate presented, mounted as its two keys (the
+// user's Secret may hold more). Careless variants watched failing: the
+// client certificate left out (the Job could not pass verify), and its
+// Secret mounted whole.
+func TestDataPathJobsConnectAsWhoTheSpecSays(t *testing.T) {
+	secretsOf := func(job *batchv1.Job) map[string]string {
+		out := map[string]string{}
+		for _, v := range job.Spec.Template.Spec.Volumes {
+			if v.Secret != nil {
+				out[v.Secret.SecretName] = keysOf(v.Secret.Items)
+			}
+		}
+		return out
+	}
+	user := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Name: "backup", Namespace: "shop"}, Spec: v1alpha1.NatsUserSpec{Account: "orders"}}
+	jwt := cluster(withAuthMode(v1alpha1.AuthJWT))
+	jwt.Namespace = "shop"
+	job, err := render.BackupJob(backupOf(jwt), jwt, user, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	for _, want := range []string{"-creds /etc/kubenats/credentials/user.creds", "-tls-ca /etc/kubenats/credentials/ca.crt"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("mode jwt as a NatsUser: args %q lack %q", args, want)
+		}
+	}
+	if got := secretsOf(job); len(got) != 1 || got["backup-nats-creds"] != "" {
+		t.Errorf("mode jwt as a NatsUser mounts %v, want the user's Secret backup-nats-creds alone", got)
+	}
+	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: "shop"}, Spec: v1alpha1.StreamSpec{Name: "ORDERS"}}
+	if restore, err := render.RestoreJob(s, jwt, render.BackupSource{Claim: "backups", Path: "backups/x"}, user, "img"); err != nil ||
+		!strings.Contains(strings.Join(restore.Spec.Template.Spec.Containers[0].Args, " "), "-creds /etc/kubenats/credentials/user.creds") {
+		t.Errorf("a restore as a NatsUser: %v", err)
+	}
+	if _, err := render.BackupJob(backupOf(jwt), jwt, nil, "img"); err == nil || !strings.Contains(err.Error(), "name a NatsUser") {
+		t.Errorf("mode jwt without a user: %v", err)
+	}
+	users := cluster(withCredentials)
+	if _, err := render.BackupJob(backupOf(users), users, user, "img"); err == nil || !strings.Contains(err.Error(), "leave the user out") {
+		t.Errorf("a NatsUser on a cluster of mode users: %v", err)
+	}
+
+	verifying := cluster(withCredentials, func(c *v1alpha1.NatsCluster) {
+		c.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "client-tls", Verify: true}
+	})
+	job = mustBackupJob(t, verifying)
+	args = strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	for _, want := range []string{"-tls-cert /etc/kubenats/client-certificate/tls.crt", "-tls-key /etc/kubenats/client-certificate/tls.key"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("a cluster verifying clients: args %q lack %q", args, want)
+		}
+	}
+	if got := secretsOf(job)["client-tls"]; got != "tls.crt,tls.key" {
+		t.Errorf("a cluster verifying clients: the client certificate's Secret mounted as %q", got)
+	}
+	if got := secretsOf(mustBackupJob(t, users)); got["client-tls"] != "" || strings.Contains(strings.Join(mustBackupJob(t, users).Spec.Template.Spec.Containers[0].Args, " "), "-tls-cert") {
+		t.Errorf("a cluster not verifying clients gets a client certificate: %v", got)
+	}
+}
+
+func mustBackupJob(t *testing.T, c *v1alpha1.NatsCluster) *batchv1.Job {
+	t.Helper()
+	job, err := render.BackupJob(backupOf(c), c, nil, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return job
 }

@@ -154,3 +154,26 @@ func TestObjectStoreBackupsMountOnlyOptedInKeys(t *testing.T) {
 		t.Fatalf("a restore from a key in a store: %v", err)
 	}
 }
+
+// TestRestoreOfAnAccountNamesItsUser: a Stream of an account (mode jwt)
+// restores as a NatsUser it names; without one it is refused at
+// admission, with the message that says what to add. Careless variant
+// watched failing: the rule left as it was (every Stream of an account
+// with a restore refused, the one naming its user too).
+func TestRestoreOfAnAccountNamesItsUser(t *testing.T) {
+	t.Parallel()
+	ns := namespace(t)
+	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
+		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "nats"}, Account: "orders"},
+		Name:   "ORDERS", Subjects: []string{"orders.>"}, Restore: &v1alpha1.StreamRestore{Backup: "orders-nightly"}}}
+	assertInvalid(t, k8s.Create(ctx(t), s, client.DryRunAll), "the NatsUser it restores as (restore.user)")
+	s.Spec.Restore.User = "backup"
+	if err := k8s.Create(ctx(t), s, client.DryRunAll); err != nil {
+		t.Fatalf("a restore into an account as its user: %v", err)
+	}
+	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-account"},
+		Spec: v1alpha1.BackupSpec{Cluster: "nats", User: "backup", VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: "backups"}}}
+	if err := k8s.Create(ctx(t), b, client.DryRunAll); err != nil {
+		t.Fatalf("a Backup as a NatsUser: %v", err)
+	}
+}

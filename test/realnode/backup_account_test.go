@@ -1,0 +1,149 @@
+package realnode_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	natsjs "github.com/nats-io/nats.go/jetstream"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/test/e2ekit"
+	"github.com/kubenats/kubenats/test/poll"
+)
+
+// TestBackupOfAnAccountOnTheRealNode: on a cluster in auth mode jwt, a
+// Backup that names a NatsUser (spec.user) and no stream backs up every
+// stream of that user's account, and nothing of another account, in a Job
+// that connects with the user's creds alone. One stream of the account is
+// then lost on the server, and a Stream of that account whose restore
+// names the Backup and the user gets it back with every message under its
+// sequence number.
+// Careless variant watched failing: the Job's identity taken from the
+// cluster alone, as before spec.user (the Backup failed NotSupported:
+// mode jwt has no cluster-wide user). The other account's stream is
+// not in the set: status counts two streams, not three.
+func TestBackupOfAnAccountOnTheRealNode(t *testing.T) {
+	needNode(t)
+	waitOperator(t)
+	ns := namespace(t)
+	c := formCluster(t, ns, "jwt", func(s *v1alpha1.NatsClusterSpec) {
+		s.Replicas = ptr.To[int32](1)
+		s.Auth.Mode = v1alpha1.AuthJWT
+	})
+	storage := resource.MustParse("64Mi")
+	account := func(name string) *v1alpha1.NatsAccount {
+		return &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: v1alpha1.NatsAccountSpec{Cluster: v1alpha1.ClusterRef{Name: c.Name},
+				Limits: v1alpha1.AccountLimits{JetStream: &v1alpha1.AccountJetStreamLimits{DiskStorage: &storage}}}}
+	}
+	user := func(name, account string) *v1alpha1.NatsUser {
+		return &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.NatsUserSpec{Account: account}}
+	}
+	app, backupUser, other := user("app", "orders"), user("backup", "orders"), user("other-app", "billing")
+	for _, o := range []client.Object{account("orders"), account("billing"), app, backupUser, other} {
+		if err := node.Client.Create(ctxOf(t), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The orders account's streams, and one of billing's.
+	ordersJS := e2ekit.AppJetStream(t, clientConn(t, c, nats.UserCredentials(credsFile(t, app))))
+	const total = 50
+	for _, name := range []string{"ORDERS", "PAYMENTS"} {
+		createStream(t, ordersJS, natsjs.StreamConfig{Name: name, Subjects: []string{name + ".>"}})
+		for i := 1; i <= total; i++ {
+			if _, err := ordersJS.Publish(ctxOf(t), name+".new", []byte(fmt.Sprintf("%s-%d", name, i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	billingJS := e2ekit.AppJetStream(t, clientConn(t, c, nats.UserCredentials(credsFile(t, other))))
+	createStream(t, billingJS, natsjs.StreamConfig{Name: "INVOICES", Subjects: []string{"invoices.>"}})
+
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-account"},
+		Spec: v1alpha1.BackupSpec{Cluster: c.Name, User: backupUser.Name, VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}}}
+	for _, o := range []client.Object{claim, b} {
+		if err := node.Client.Create(ctxOf(t), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll.Until(t, 3*time.Minute, func() error {
+		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		if b.Status.Phase == v1alpha1.BackupFailed {
+			t.Fatalf("the backup failed: %+v", b.Status.Conditions)
+		}
+		if b.Status.Phase != v1alpha1.BackupSucceeded {
+			return fmt.Errorf("Backup %s: phase %q, %+v", b.Name, b.Status.Phase, b.Status.Conditions)
+		}
+		return nil
+	})
+	if st := b.Status; st.Streams != 2 || st.Messages != 2*total {
+		t.Fatalf("the backup of account orders holds %d streams, %d messages; want ORDERS and PAYMENTS, %d messages", st.Streams, st.Messages, 2*total)
+	}
+
+	// ORDERS is lost, and declared again as restored from the Backup.
+	if err := ordersJS.DeleteStream(ctxOf(t), "ORDERS"); err != nil {
+		t.Fatal(err)
+	}
+	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
+		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: c.Name}, Account: "orders"},
+		Name:   "ORDERS", Subjects: []string{"ORDERS.>"}, Replicas: 1,
+		Restore: &v1alpha1.StreamRestore{Backup: b.Name, User: backupUser.Name},
+	}}
+	if err := node.Client.Create(ctxOf(t), stream); err != nil {
+		t.Fatal(err)
+	}
+	poll.Until(t, 3*time.Minute, func() error {
+		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(stream), stream); err != nil {
+			return err
+		}
+		ready := meta.FindStatusCondition(stream.Status.Conditions, v1alpha1.ConditionReady)
+		if ready == nil || ready.Status != metav1.ConditionTrue || stream.Status.SyncedGeneration != stream.Generation {
+			return fmt.Errorf("Stream %s not Ready: %+v", stream.Name, ready)
+		}
+		return nil
+	})
+	s, err := ordersJS.Stream(ctxOf(t), "ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.CachedInfo().State; st.Msgs != total || st.FirstSeq != 1 || st.LastSeq != total {
+		t.Fatalf("restored in account orders: %+v, want sequences 1 to %d", st, total)
+	}
+	for _, seq := range []uint64{1, total} {
+		m, err := s.GetMsg(ctxOf(t), seq)
+		if err != nil || string(m.Data) != fmt.Sprintf("ORDERS-%d", seq) {
+			t.Fatalf("restored sequence %d: %v", seq, err)
+		}
+	}
+}
+
+// credsFile waits for u's creds Secret and writes its creds file for
+// nats.UserCredentials.
+func credsFile(t *testing.T, u *v1alpha1.NatsUser) string {
+	t.Helper()
+	s := &corev1.Secret{}
+	poll.Until(t, time.Minute, func() error {
+		return node.Client.Get(ctxOf(t), client.ObjectKey{Namespace: u.Namespace, Name: u.CredentialsSecretName()}, s)
+	})
+	path := filepath.Join(t.TempDir(), u.Name+".creds")
+	if err := os.WriteFile(path, s.Data[v1alpha1.CredsKey], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
