@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sync/atomic"
-	"time"
 
 	"github.com/nats-io/jsm.go"
 	"github.com/nats-io/jsm.go/api"
@@ -116,7 +114,11 @@ func Restore(ctx context.Context, nc *nats.Conn, l Location, o RestoreOptions) (
 	}
 	defer data.Close()
 	sent := &countingReader{r: eofAlone{data}}
-	stopReporting := reportSent(sent, o.Progress, backupreport.Progress{Stream: name, Total: archiveSize(m)})
+	stopReporting := watchProgress(ctx, nil, &sent.n, func(n int64) {
+		if o.Progress != nil {
+			o.Progress(backupreport.Progress{Stream: name, Done: n, Total: archiveSize(m)})
+		}
+	})
 	// The server refuses a name in use (10130) before it takes a byte: one
 	// check, with no window between it and the restore.
 	state, err := mgr.RestoreSnapshotFromBuffer(ctx, name, io.NopCloser(sent), io.NopCloser(bytes.NewReader(meta)))
@@ -178,44 +180,4 @@ func archiveSize(m *Manifest) int64 {
 		return 0
 	}
 	return m.DataSize
-}
-
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
-// reportSent tells progress the bytes read from r once a second, with the
-// rest of p as given, until the returned stop, which tells the last count.
-func reportSent(r *countingReader, progress func(backupreport.Progress), p backupreport.Progress) (stop func()) {
-	if progress == nil {
-		return func() {}
-	}
-	done, ended := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(ended)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-				p.Done = r.n.Load()
-				progress(p)
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-ended
-		p.Done = r.n.Load()
-		progress(p)
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/jsm.go"
@@ -101,7 +100,7 @@ func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Optio
 
 	snapCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stopWatch := watchProgress(snapCtx, cancel, counted, func(n int64) {
+	stopWatch := watchProgress(snapCtx, cancel, &counted.n, func(n int64) {
 		if o.Progress != nil {
 			o.Progress(backupreport.Progress{Stream: stream, Done: n, Total: int64(min(state.Bytes, 1<<62))})
 		}
@@ -163,58 +162,6 @@ func dataFileFor(v string) string {
 		return jsm.SnapshotDataFile
 	}
 	return jsm.SnapshotLegacyDataFile
-}
-
-// watchProgress tells progress the bytes written each second, and
-// cancels the snapshot with ErrStalled when none arrived for
-// StallTimeout. The returned stop waits for it to end, after telling
-// progress the last count.
-func watchProgress(ctx context.Context, cancel context.CancelCauseFunc, w *countingWriter, progress func(int64)) (stop func()) {
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		last, lastAt := int64(-1), time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case now := <-tick.C:
-				n := w.n.Load()
-				if n != last {
-					last, lastAt = n, now
-					if progress != nil {
-						progress(n)
-					}
-				} else if now.Sub(lastAt) >= StallTimeout {
-					cancel(ErrStalled)
-					return
-				}
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		<-ended
-		if progress != nil {
-			progress(w.n.Load())
-		}
-	}
-}
-
-type countingWriter struct {
-	w io.Writer
-	n atomic.Int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 type nopCloser struct{ io.Writer }

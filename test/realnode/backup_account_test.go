@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -70,28 +69,7 @@ func TestBackupOfAnAccountOnTheRealNode(t *testing.T) {
 	billingJS := e2ekit.AppJetStream(t, clientConn(t, c, nats.UserCredentials(credsFile(t, other))))
 	createStream(t, billingJS, natsjs.StreamConfig{Name: "INVOICES", Subjects: []string{"invoices.>"}})
 
-	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-account"},
-		Spec: v1alpha1.BackupSpec{Cluster: c.Name, User: backupUser.Name, VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}}}
-	for _, o := range []client.Object{claim, b} {
-		if err := node.Client.Create(ctxOf(t), o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	poll.Until(t, 3*time.Minute, func() error {
-		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(b), b); err != nil {
-			return err
-		}
-		if b.Status.Phase == v1alpha1.BackupFailed {
-			t.Fatalf("the backup failed: %+v", b.Status.Conditions)
-		}
-		if b.Status.Phase != v1alpha1.BackupSucceeded {
-			return fmt.Errorf("Backup %s: phase %q, %+v", b.Name, b.Status.Phase, b.Status.Conditions)
-		}
-		return nil
-	})
+	b := takeBackup(t, ns, "orders-account", v1alpha1.BackupSpec{Cluster: c.Name, User: backupUser.Name})
 	if st := b.Status; st.Streams != 2 || st.Messages != 2*total {
 		t.Fatalf("the backup of account orders holds %d streams, %d messages; want ORDERS and PAYMENTS, %d messages", st.Streams, st.Messages, 2*total)
 	}
@@ -100,24 +78,11 @@ func TestBackupOfAnAccountOnTheRealNode(t *testing.T) {
 	if err := ordersJS.DeleteStream(ctxOf(t), "ORDERS"); err != nil {
 		t.Fatal(err)
 	}
-	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
+	restoreStream(t, &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
 		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: c.Name}, Account: "orders"},
 		Name:   "ORDERS", Subjects: []string{"ORDERS.>"}, Replicas: 1,
 		Restore: &v1alpha1.StreamRestore{Backup: b.Name, User: backupUser.Name},
-	}}
-	if err := node.Client.Create(ctxOf(t), stream); err != nil {
-		t.Fatal(err)
-	}
-	poll.Until(t, 3*time.Minute, func() error {
-		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(stream), stream); err != nil {
-			return err
-		}
-		ready := meta.FindStatusCondition(stream.Status.Conditions, v1alpha1.ConditionReady)
-		if ready == nil || ready.Status != metav1.ConditionTrue || stream.Status.SyncedGeneration != stream.Generation {
-			return fmt.Errorf("Stream %s not Ready: %+v", stream.Name, ready)
-		}
-		return nil
-	})
+	}})
 	s, err := ordersJS.Stream(ctxOf(t), "ORDERS")
 	if err != nil {
 		t.Fatal(err)

@@ -47,28 +47,7 @@ func TestBackupJobOnTheRealNode(t *testing.T) {
 	const total, acked = 300, 120
 	fillOrders(t, js, total, acked)
 
-	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-1"},
-		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}}}
-	for _, o := range []client.Object{claim, b} {
-		if err := node.Client.Create(ctxOf(t), o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	poll.Until(t, 3*time.Minute, func() error {
-		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(b), b); err != nil {
-			return err
-		}
-		if b.Status.Phase == v1alpha1.BackupFailed {
-			t.Fatalf("the backup failed: %+v", b.Status.Conditions)
-		}
-		if b.Status.Phase != v1alpha1.BackupSucceeded {
-			return fmt.Errorf("Backup %s: phase %q, %+v", b.Name, b.Status.Phase, b.Status.Conditions)
-		}
-		return nil
-	})
+	b := takeBackup(t, ns, "orders-1", v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS"})
 	st := b.Status
 	if st.Stream != "ORDERS" || st.FirstSequence != 1 || st.LastSequence != total || st.Messages != total || st.Consumers != 1 ||
 		len(st.SHA256) != 64 || st.DataSize <= 0 || st.Path != "backups/orders-1" || st.StartedAt == nil || st.Duration == "" {
@@ -142,14 +121,49 @@ func fillOrders(t *testing.T, js natsjs.JetStream, total, acked int) {
 	}
 }
 
+// takeBackup makes the claim backups and, on it, the Backup name of spec,
+// and waits for it to succeed.
+func takeBackup(t *testing.T, ns, name string, spec v1alpha1.BackupSpec) *v1alpha1.Backup {
+	t.Helper()
+	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
+	spec.VolumeClaim = &v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}
+	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	for _, o := range []client.Object{claim, b} {
+		if err := node.Client.Create(ctxOf(t), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poll.Until(t, 3*time.Minute, func() error {
+		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(b), b); err != nil {
+			return err
+		}
+		if b.Status.Phase == v1alpha1.BackupFailed {
+			t.Fatalf("the backup failed: %+v", b.Status.Conditions)
+		}
+		if b.Status.Phase != v1alpha1.BackupSucceeded {
+			return fmt.Errorf("Backup %s: phase %q, %+v", b.Name, b.Status.Phase, b.Status.Conditions)
+		}
+		return nil
+	})
+	return b
+}
+
 // restoreOrders declares the R3 Stream ORDERS on cluster, made from the
 // backup at from, and waits until it is Ready for its spec.
 func restoreOrders(t *testing.T, ns, cluster string, from *v1alpha1.StreamRestore) {
 	t.Helper()
-	stream := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
+	restoreStream(t, &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
 		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: cluster}},
 		Name:   "ORDERS", Subjects: []string{"orders.>"}, Replicas: 3, Restore: from,
-	}}
+	}})
+}
+
+// restoreStream declares stream, made from a backup, and waits until it
+// is Ready for its spec.
+func restoreStream(t *testing.T, stream *v1alpha1.Stream) {
+	t.Helper()
 	if err := node.Client.Create(ctxOf(t), stream); err != nil {
 		t.Fatal(err)
 	}

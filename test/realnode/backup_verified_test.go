@@ -10,15 +10,12 @@ import (
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
 	"github.com/kubenats/kubenats/internal/pki"
 	"github.com/kubenats/kubenats/test/e2ekit"
-	"github.com/kubenats/kubenats/test/poll"
 )
 
 // TestBackupOfAClusterThatVerifiesClients: a cluster whose client port
@@ -74,28 +71,7 @@ func TestBackupOfAClusterThatVerifiesClients(t *testing.T) {
 		}
 	}
 
-	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
-		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
-	b := &v1alpha1.Backup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders-verified"},
-		Spec: v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS", VolumeClaim: &v1alpha1.BackupVolumeClaim{ClaimName: claim.Name}}}
-	for _, o := range []client.Object{claim, b} {
-		if err := node.Client.Create(ctxOf(t), o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	poll.Until(t, 3*time.Minute, func() error {
-		if err := node.Client.Get(ctxOf(t), client.ObjectKeyFromObject(b), b); err != nil {
-			return err
-		}
-		if b.Status.Phase == v1alpha1.BackupFailed {
-			t.Fatalf("the backup failed: %+v", b.Status.Conditions)
-		}
-		if b.Status.Phase != v1alpha1.BackupSucceeded {
-			return fmt.Errorf("Backup %s: phase %q, %+v", b.Name, b.Status.Phase, b.Status.Conditions)
-		}
-		return nil
-	})
+	b := takeBackup(t, ns, "orders-verified", v1alpha1.BackupSpec{Cluster: c.Name, Stream: "ORDERS"})
 	if b.Status.Messages != total || b.Status.LastSequence != total {
 		t.Fatalf("the backup holds %d messages up to %d, want %d", b.Status.Messages, b.Status.LastSequence, total)
 	}
