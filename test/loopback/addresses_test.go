@@ -83,6 +83,7 @@ func TestAddressBookGivesEachPodItsOwn(t *testing.T) {
 // address, and a re-created pod answers at a new address under its name,
 // while nothing listens at the old one.
 func TestDNSNamesOnlyForPodsThatHoldAnAddress(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns, _ := probeNamespace(t, c, "addresses")

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -32,7 +31,8 @@ const issueTimeout = time.Minute
 // webhook accepts, duration 1h and renewBefore 59m50s) and once by hand, as
 // `cmctl renew` does. Every Secret is written by cert-manager.
 func TestCertManagerIssuesAndRenews(t *testing.T) {
-	if err := BuildCertManager("", os.Stderr); err != nil {
+	t.Parallel()
+	if err := runBuild(BuildCertManager); err != nil {
 		t.Fatal(err)
 	}
 	c := Start(t, Options{CertManager: true})
@@ -115,7 +115,8 @@ func checkTestCA(t *testing.T, secret *corev1.Secret) {
 // TestCertManagerBesideEnvtest runs the same controllers against a bare
 // envtest API server, with a self-signed ClusterIssuer.
 func TestCertManagerBesideEnvtest(t *testing.T) {
-	if err := BuildCertManager("", os.Stderr); err != nil {
+	t.Parallel()
+	if err := runBuild(BuildCertManager); err != nil {
 		t.Fatal(err)
 	}
 	env := bareAPIServer(t)

@@ -21,6 +21,7 @@ import (
 // Writing past it fails with ENOSPC, while the server runs on it; the
 // filesystem and what is on it outlive the pod, and go with the claim.
 func TestClaimHasItsSize(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns, _ := probeNamespace(t, c, "claim-size")

@@ -103,6 +103,7 @@ type Cluster struct {
 	istio   *istiod
 	kubelet *kubelet
 	cancel  context.CancelFunc
+	watches watchTuning
 }
 
 // Start runs a loopback cluster for the test and stops it when the test

@@ -53,6 +53,7 @@ jetstream { store_dir: "/data" }
 // claim (at another address: addresses_test.go), and remove the claim's
 // directory with the claim.
 func TestPodLifecycle(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns, cm := probeNamespace(t, c, "lifecycle")

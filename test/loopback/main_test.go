@@ -1,9 +1,12 @@
 package loopback
 
 import (
+	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -23,7 +26,7 @@ var shared struct {
 func sharedCluster(t *testing.T) *Cluster {
 	t.Helper()
 	shared.once.Do(func() {
-		if shared.err = BuildNatsServers("", os.Stderr); shared.err == nil {
+		if shared.err = runBuild(BuildNatsServers); shared.err == nil {
 			shared.cluster, shared.err = New(Options{Istio: true})
 		}
 	})
@@ -31,6 +34,19 @@ func sharedCluster(t *testing.T) *Cluster {
 		t.Fatal(shared.err)
 	}
 	return shared.cluster
+}
+
+// builds runs the build scripts one at a time: tests run at once, and two
+// runs of a script that has something to build (no bin/ yet) would write
+// the same files under bin/ together.
+var builds sync.Mutex
+
+// runBuild runs a build script (BuildNatsServers, BuildCertManager) of the
+// repository the tests run in, its progress to stderr.
+func runBuild(script func(repoRoot string, out io.Writer) error) error {
+	builds.Lock()
+	defer builds.Unlock()
+	return script("", os.Stderr)
 }
 
 // bareAPIServer runs a kube-apiserver and etcd of bin/k8s for one test,
@@ -49,7 +65,26 @@ func bareAPIServer(t *testing.T) *envtest.Environment {
 	return env
 }
 
+// parallel is how many tests run at once unless -parallel says: the tests
+// that call t.Parallel mostly wait (for a pod to turn ready, a grace
+// period, a push, a certificate, a window in which nothing may happen), so
+// more of them than the cores (-parallel's default, 2 on CI's machine)
+// overlap their waits. Each has a namespace of the shared cluster, or a
+// cluster, API server or mesh lab (and so a /24 of loopback addresses) of
+// its own; a test that changes what every test of the shared cluster sees
+// (a mesh-wide policy in Istio's root namespace) or the process'
+// environment (t.Setenv) does not call t.Parallel, and runs first, alone.
+const parallel = 8
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(parallel)); err != nil {
+			panic(err)
+		}
+	}
 	code := m.Run()
 	if shared.cluster != nil {
 		dir := shared.cluster.Dir

@@ -28,6 +28,7 @@ import (
 // proxy cuts its pod off and turns it unready until the kubelet restarts
 // it.
 func TestIstioPolicyThroughTheKubelet(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns := meshNamespace(t, c, "mesh-policy")
@@ -99,6 +100,7 @@ func TestIstioPolicyThroughTheKubelet(t *testing.T) {
 // to the meshed ones; only the meshed servers' routes to nats-0 are left.
 // Back to PERMISSIVE, it heals.
 func TestIstioStraightToStrictBreaksMixedCluster(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns := meshNamespace(t, c, "mesh-mixed")

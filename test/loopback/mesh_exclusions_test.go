@@ -18,6 +18,7 @@ import (
 // captureAll, as the model did before): the monitor read is reset, the
 // routes stay up in mTLS.
 func TestIstioCaptureExclusions(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 

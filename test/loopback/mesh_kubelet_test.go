@@ -103,6 +103,7 @@ func meshStatefulSet(ns string, replicas int32, inject bool) *appsv1.StatefulSet
 // through the agent while the app container runs unchanged behind the
 // sidecar. A pod without the label is left as it is.
 func TestIstioInjectsLabelledPods(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ns := meshNamespace(t, c, "mesh-inject")
 	must(t, c.Client.Create(context.Background(), meshStatefulSet(ns, 1, true)))

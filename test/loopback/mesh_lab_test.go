@@ -38,7 +38,7 @@ func newMeshLab(t *testing.T) *meshLab {
 	t.Helper()
 	root, err := findRepoRoot()
 	must(t, err)
-	must(t, BuildNatsServers(root, os.Stderr))
+	must(t, runBuild(BuildNatsServers))
 	binary, _, err := binaryFor(filepath.Join(root, "bin", "nats-server"), "nats:2.15.3")
 	must(t, err)
 	l := &meshLab{t: t, dir: t.TempDir(), binary: binary, pods: map[string]*labPod{}}

@@ -24,6 +24,7 @@ import (
 // push at once (the delay ignored): a server refused plaintext 55 ms
 // after the change.
 func TestIstioPushDelay(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns := meshNamespace(t, c, "mesh-push")

@@ -26,6 +26,7 @@ import (
 // Service (as the model did before, from the container ports): the
 // routes stayed up in mTLS under STRICT.
 func TestIstioOutboundFollowsServicePorts(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns := meshNamespace(t, c, "mesh-service-ports")

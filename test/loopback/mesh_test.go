@@ -27,6 +27,7 @@ const silenceWindow = 3 * time.Second
 // documents for server-first protocols. A client that speaks first is
 // passed, and a meshed client is served over mTLS.
 func TestMeshPermissiveHangsServerFirstClient(t *testing.T) {
+	t.Parallel()
 	l := newMeshLab(t)
 	p := l.pod("nats-0", true)
 	l.start(p)
@@ -49,6 +50,7 @@ func TestMeshPermissiveHangsServerFirstClient(t *testing.T) {
 // SPIFFE identity), as Envoy's STRICT filter chain shows it, not the
 // server's; the meshed client works. DISABLE passes plaintext.
 func TestMeshStrictRefusesClientsOutsideTheMesh(t *testing.T) {
+	t.Parallel()
 	l := newMeshLab(t)
 	p := l.pod("nats-0", true)
 	l.start(p)
@@ -108,6 +110,7 @@ func TestMeshStrictRefusesClientsOutsideTheMesh(t *testing.T) {
 // connection is mTLS with the server's SPIFFE identity, and a NATS
 // round trip works through both proxies.
 func TestMeshedClientReachesMeshedServerOverMTLS(t *testing.T) {
+	t.Parallel()
 	l := newMeshLab(t)
 	p := l.pod("nats-0", true)
 	l.start(p)
@@ -139,6 +142,7 @@ func TestMeshedClientReachesMeshedServerOverMTLS(t *testing.T) {
 // to meshed peers are refused too. Only the routes a meshed server dials
 // to the unmeshed one remain.
 func TestMeshStraightToStrictBreaksMixedCluster(t *testing.T) {
+	t.Parallel()
 	l := newMeshLab(t)
 	pods := []*labPod{l.pod("nats-0", true), l.pod("nats-1", true), l.pod("nats-2", false)}
 	for _, p := range pods {

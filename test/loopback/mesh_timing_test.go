@@ -34,6 +34,7 @@ const lameDuckGrace = 4 * time.Second
 // SIGTERM with it, and cuts the client after its terminationDrainDuration
 // (proxy.istio.io/config) while the server is still in lame duck.
 func TestIstioProxyStartAndDrain(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns := meshNamespace(t, c, "mesh-timing")

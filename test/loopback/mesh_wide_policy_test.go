@@ -15,6 +15,10 @@ import (
 // workload's own policy beats both, as Istio's precedence has it. Seen
 // failing against the careless model that applies only selective
 // policies: the first probe was answered with INFO.
+//
+// Not parallel: the mesh-wide STRICT applies to every meshed pod of the
+// shared cluster, so it runs first, alone, and is gone before the other
+// tests' pods run.
 func TestIstioMeshAndNamespaceWideStrict(t *testing.T) {
 	c := sharedCluster(t)
 	ctx := context.Background()

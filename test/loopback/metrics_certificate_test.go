@@ -37,7 +37,8 @@ import (
 // the scraper's old CA refuses it), and dnsNames without the .svc name
 // (the first verification fails).
 func TestMetricsCertificateOfTheCertManagerInstall(t *testing.T) {
-	if err := BuildCertManager("", os.Stderr); err != nil {
+	t.Parallel()
+	if err := runBuild(BuildCertManager); err != nil {
 		t.Fatal(err)
 	}
 	env := bareAPIServer(t)

@@ -24,6 +24,7 @@ import (
 // kubelet that maps the hook to its signal instead of running it passes
 // only the first.
 func TestPreStopHookRunsAsWritten(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns, _ := probeNamespace(t, c, "prestop")
@@ -44,6 +45,7 @@ func TestPreStopHookRunsAsWritten(t *testing.T) {
 			kubelet: "did not complete within the termination grace period"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // a pod of its own, its log lines, events and server log by its name
 			pod := preStopPod(ns.Name, "hook-"+tc.name, tc.hook)
 			must(t, c.Client.Create(ctx, pod))
 			pod = readyPod(t, c, ns.Name, pod.Name, 0)

@@ -24,6 +24,7 @@ import (
 // A removed hook is not called for the next deletion. A kubelet that ran
 // the hook after the preStop hook, or concurrently with it, fails here.
 func TestOnTerminatingRunsBeforeThePreStopHook(t *testing.T) {
+	t.Parallel()
 	c := sharedCluster(t)
 	ctx := context.Background()
 	ns, _ := probeNamespace(t, c, "terminating-hook")

@@ -34,7 +34,7 @@ func (c *Cluster) WatchNamespace(ctx context.Context, ns string, seen func(ev wa
 		return err
 	}
 	for _, list := range lists {
-		w := &resumingWatch{wc: wc, list: list, ns: ns}
+		w := &resumingWatch{wc: wc, list: list, ns: ns, tuning: &c.watches}
 		// The first watch is made here: what changes after WatchNamespace
 		// returns is seen.
 		events, err := w.start(ctx)
@@ -46,27 +46,28 @@ func (c *Cluster) WatchNamespace(ctx context.Context, ns string, seen func(ev wa
 	return nil
 }
 
-// serverWatchTimeout, when set (tests), asks the API server to end each
-// watch after that many seconds; watchesResumed counts the watches made
-// again after one ended.
-var (
-	serverWatchTimeout *int64
-	watchesResumed     atomic.Int64
-)
+// watchTuning is a Cluster's own, for tests of WatchNamespace: timeout,
+// when set, asks the API server to end each watch after that many seconds;
+// resumed counts the watches made again after one ended.
+type watchTuning struct {
+	timeout *int64
+	resumed atomic.Int64
+}
 
 // resumeRetry spaces attempts to watch again while the API server refuses.
 const resumeRetry = 200 * time.Millisecond
 
 type resumingWatch struct {
-	wc   client.WithWatch
-	list client.ObjectList
-	ns   string
+	wc     client.WithWatch
+	list   client.ObjectList
+	ns     string
+	tuning *watchTuning
 	// version is the resource version of the last event seen.
 	version string
 }
 
 func (w *resumingWatch) start(ctx context.Context) (watch.Interface, error) {
-	raw := &metav1.ListOptions{ResourceVersion: w.version, AllowWatchBookmarks: true, TimeoutSeconds: serverWatchTimeout}
+	raw := &metav1.ListOptions{ResourceVersion: w.version, AllowWatchBookmarks: true, TimeoutSeconds: w.tuning.timeout}
 	return w.wc.Watch(ctx, w.list, client.InNamespace(w.ns), &client.ListOptions{Raw: raw})
 }
 
@@ -92,7 +93,7 @@ func (w *resumingWatch) run(ctx context.Context, events watch.Interface, seen fu
 			}
 			var err error
 			if events, err = w.start(ctx); err == nil {
-				watchesResumed.Add(1)
+				w.tuning.resumed.Add(1)
 				break
 			}
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

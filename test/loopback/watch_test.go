@@ -27,6 +27,7 @@ type seenEvent struct {
 // Added, later changes of each listed kind follow in order with the time
 // they were received, and another namespace's are not shown.
 func TestWatchNamespaceDeliversEachListedKind(t *testing.T) {
+	t.Parallel()
 	cfg := bareAPIServer(t).Config
 	k8s, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -131,6 +132,7 @@ func TestWatchNamespaceDeliversEachListedKind(t *testing.T) {
 // the wait for the resumption, and never sees the change: an e2e test once
 // waited in vain for a Ready True its watch should have delivered.
 func TestWatchNamespaceResumesWhenTheServerEndsIt(t *testing.T) {
+	t.Parallel()
 	cfg := bareAPIServer(t).Config
 	k8s, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -143,8 +145,7 @@ func TestWatchNamespaceResumesWhenTheServerEndsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	one := int64(1)
-	serverWatchTimeout = &one
-	defer func() { serverWatchTimeout = nil }()
+	c.watches.timeout = &one
 	var mu sync.Mutex
 	var names []string
 	if err := c.WatchNamespace(ctx, "resumed", func(ev watch.Event, _ time.Time) {
@@ -163,9 +164,9 @@ func TestWatchNamespaceResumesWhenTheServerEndsIt(t *testing.T) {
 		}
 	}
 	create("before")
-	resumedBefore := watchesResumed.Load()
+	resumedBefore := c.watches.resumed.Load()
 	poll.Until(t, 30*time.Second, func() error {
-		if n := watchesResumed.Load() - resumedBefore; n < 2 {
+		if n := c.watches.resumed.Load() - resumedBefore; n < 2 {
 			return fmt.Errorf("the watch was resumed %d times", n)
 		}
 		return nil
