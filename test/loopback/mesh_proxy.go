@@ -73,17 +73,31 @@ func (s *sidecar) mode(port int32) MTLSMode {
 // proxiedConn is one connection the sidecar carries, from the side that
 // dialed it, to the side it dialed.
 type proxiedConn struct {
-	from, to  net.Conn
+	from      net.Conn
 	port      int32
 	plaintext bool // inbound, admitted without mTLS
 	once      sync.Once
+	// to is the dialed side, once dialed; a policy closes the connection
+	// from another goroutine than the one that dials.
+	mu sync.Mutex
+	to net.Conn
+}
+
+// dialed records the dialed side of c.
+func (c *proxiedConn) dialed(to net.Conn) {
+	c.mu.Lock()
+	c.to = to
+	c.mu.Unlock()
 }
 
 func (c *proxiedConn) close() {
 	c.once.Do(func() {
 		_ = c.from.Close()
-		if c.to != nil {
-			_ = c.to.Close()
+		c.mu.Lock()
+		to := c.to
+		c.mu.Unlock()
+		if to != nil {
+			_ = to.Close()
 		}
 	})
 }
@@ -279,8 +293,8 @@ func (s *sidecar) forward(c *proxiedConn, to string, cfg *tls.Config) {
 		return
 	}
 	defer up.Close()
+	c.dialed(up)
 	s.mu.Lock()
-	c.to = up
 	stopped := s.stopped
 	s.mu.Unlock()
 	if stopped {
