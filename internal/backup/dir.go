@@ -92,7 +92,7 @@ func (w *dirDraft) data(_ context.Context, file string, _ int64) (io.WriteCloser
 		return nil, err
 	}
 	w.open = f
-	return syncedFile{f}, nil
+	return &syncedFile{File: f}, nil
 }
 
 func (w *dirDraft) put(_ context.Context, file string, b []byte) error {
@@ -120,10 +120,30 @@ func (w *dirDraft) abort() {
 }
 
 // syncedFile is flushed to the disk before it closes: a backup said to be
-// whole must survive the node's crash.
-type syncedFile struct{ *os.File }
+// whole must survive the node's crash. It is written back as it is
+// written (writeBehind), so that the flush at the end finds little left
+// and the dirty pages, which count against the Job's memory limit, stay
+// few.
+type syncedFile struct {
+	*os.File
+	written, started int64 // bytes written; bytes whose writeback began
+}
 
-func (f syncedFile) Close() error {
+// writeBehind is how much of the archive is written before its writeback
+// begins.
+const writeBehind = 8 << 20
+
+func (f *syncedFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.written += int64(n)
+	if f.written-f.started >= writeBehind {
+		writeBack(f.File, f.started, f.written-f.started)
+		f.started = f.written
+	}
+	return n, err
+}
+
+func (f *syncedFile) Close() error {
 	if err := f.Sync(); err != nil {
 		f.File.Close()
 		return err
@@ -140,7 +160,7 @@ func writeFileSynced(path string, b []byte) error {
 		f.Close()
 		return err
 	}
-	return syncedFile{f}.Close()
+	return (&syncedFile{File: f}).Close()
 }
 
 func syncDir(dir string) error {
