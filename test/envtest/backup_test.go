@@ -163,6 +163,9 @@ func TestObjectStoreBackupsMountOnlyOptedInKeys(t *testing.T) {
 func TestRestoreOfAnAccountNamesItsUser(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
+	// The account a Stream names must exist (the admission webhook).
+	create(t, &v1alpha1.NatsAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"},
+		Spec: v1alpha1.NatsAccountSpec{Cluster: v1alpha1.ClusterRef{Name: "nats"}}})
 	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
 		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "nats"}, Account: "orders"},
 		Name:   "ORDERS", Subjects: []string{"orders.>"}, Restore: &v1alpha1.StreamRestore{Backup: "orders-nightly"}}}
