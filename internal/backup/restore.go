@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/nats-io/jsm.go"
 	"github.com/nats-io/jsm.go/api"
@@ -17,6 +18,15 @@ import (
 
 	"github.com/kubenats/kubenats/internal/backupreport"
 )
+
+// restoreTimeout bounds each request of a restore: the request that
+// starts it and each chunk's. They are not idempotent: a restore request
+// the client gave up on goes on in the server (in a cluster its stream is
+// proposed at once), and the Job's next try then finds the stream there
+// and refuses it for good. A slow server (a meta leader behind, a busy
+// node) is waited for instead; the server itself abandons a restore whose
+// client went quiet.
+const restoreTimeout = 2 * time.Minute
 
 // Errors a restore's caller tells apart.
 var (
@@ -96,7 +106,7 @@ func Restore(ctx context.Context, nc *nats.Conn, l Location, o RestoreOptions) (
 			return nil, err
 		}
 	}
-	mgr, err := jsm.New(nc, jsm.WithTimeout(apiTimeout))
+	mgr, err := jsm.New(nc, jsm.WithTimeout(restoreTimeout))
 	if err != nil {
 		return nil, err
 	}

@@ -42,8 +42,8 @@ const StallTimeout = 30 * time.Second
 // RSS instead of 45.)
 const snapshotWindow = 2 << 20
 
-// apiTimeout bounds each JetStream API request of a backup or a restore
-// (not the data's transfer).
+// apiTimeout bounds each JetStream API request of a backup (a restore's
+// are bounded by restoreTimeout), not the data's transfer.
 const apiTimeout = 10 * time.Second
 
 // metaLimit bounds backup.json, read back from the server's reply here

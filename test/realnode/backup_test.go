@@ -105,20 +105,27 @@ func fillOrders(t *testing.T, js natsjs.JetStream, total, acked int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	batch, err := cons.Fetch(acked, natsjs.FetchMaxWait(10*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A consumer just made on three servers may take a moment to serve
+	// its first pull (its leader is elected after the reply to its
+	// creation): pulls go on until acked messages were acknowledged, in
+	// order, so that its ack floor is acked.
 	n := 0
-	for m := range batch.Messages() {
-		if err := m.DoubleAck(ctxOf(t)); err != nil {
-			t.Fatal(err)
+	poll.Until(t, wait, func() error {
+		batch, err := cons.Fetch(acked-n, natsjs.FetchMaxWait(2*time.Second))
+		if err != nil {
+			return err
 		}
-		n++
-	}
-	if n != acked {
-		t.Fatalf("acknowledged %d, want %d", n, acked)
-	}
+		for m := range batch.Messages() {
+			if err := m.DoubleAck(ctxOf(t)); err != nil {
+				t.Fatal(err) // the ack floor would not be acked
+			}
+			n++
+		}
+		if n != acked {
+			return fmt.Errorf("acknowledged %d, want %d", n, acked)
+		}
+		return nil
+	})
 }
 
 // takeBackup makes the claim backups and, on it, the Backup name of spec,
