@@ -63,8 +63,9 @@ func TestProgressServedAndFetched(t *testing.T) {
 // not followed (a pod must never make the operator dial elsewhere).
 // Careless variants watched failing: no read bound (the endless answer
 // read for the whole timeout: 1 GiB), redirects followed (the second
-// server's answer taken), no range check (a negative count taken); the
-// default client, which has no timeout, hangs on the silent pod.
+// server's answer taken), no range check (a negative count taken), the
+// status not looked at (the 500's body taken); the default client, which
+// has no timeout, hangs on the silent pod.
 func TestHostileProgressIsRefused(t *testing.T) {
 	elsewhereIP, elsewhereLn := listenOnAnAddressOfItsOwn(t)
 	elsewhere := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -96,7 +97,10 @@ func TestHostileProgressIsRefused(t *testing.T) {
 			_, _ = w.Write([]byte(`{"stream":"ORDERS","done":-5,"total":2}`))
 		},
 		"not JSON": func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("INFO {}\r\n")) },
-		"an error": func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "no", http.StatusInternalServerError) },
+		"an error with a progress in it": func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"stream":"ORDERS","done":1,"total":2}`))
+		},
 		"silence": func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 		},

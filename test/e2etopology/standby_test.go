@@ -1,19 +1,20 @@
 package e2etopology_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	natsjs "github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -143,8 +144,8 @@ func TestStandbyInAnotherClusterIsPromoted(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if lag != "0" {
-			return fmt.Errorf("nats_stream_mirror_lag is %s, want 0", lag)
+		if lag != 0 {
+			return fmt.Errorf("nats_stream_mirror_lag is %v, want 0", lag)
 		}
 		return nil
 	})
@@ -291,28 +292,31 @@ func messagesIn(t *testing.T, js natsjs.JetStream, stream string) (uint64, error
 }
 
 // mirrorLagSeries is the value of nats_stream_mirror_lag for stream
-// mirroring origin, as the metrics container at url serves it.
-func mirrorLagSeries(ctx context.Context, url, stream, origin string) (string, error) {
+// mirroring origin, as the metrics container at url serves it, read with
+// Prometheus' own parser of its text format.
+func mirrorLagSeries(ctx context.Context, url, stream, origin string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "", err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	lines := bufio.NewScanner(resp.Body)
-	lines.Buffer(make([]byte, 64<<10), 1<<20)
-	for lines.Scan() {
-		line := lines.Text()
-		if strings.HasPrefix(line, "nats_stream_mirror_lag{") &&
-			strings.Contains(line, `stream_name="`+stream+`"`) && strings.Contains(line, `mirror_name="`+origin+`"`) {
-			return line[strings.LastIndexByte(line, ' ')+1:], nil
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range families["nats_stream_mirror_lag"].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["stream_name"] == stream && labels["mirror_name"] == origin {
+			return m.GetGauge().GetValue(), nil
 		}
 	}
-	if err := lines.Err(); err != nil {
-		return "", err
-	}
-	return "", errors.New("no nats_stream_mirror_lag series for " + stream)
+	return 0, errors.New("no nats_stream_mirror_lag series for " + stream)
 }
