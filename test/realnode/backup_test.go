@@ -191,10 +191,18 @@ func restoreStream(t *testing.T, stream *v1alpha1.Stream) {
 func consumerResumesAfter(t *testing.T, s natsjs.Stream, acked int) {
 	t.Helper()
 	// The consumers come back with the stream, though a replicated
-	// stream's leader may take a moment to serve them.
+	// stream's leader may take a moment to serve them: after a restore it
+	// proposes them to the meta group, which on a busy node (CI14: the
+	// end-to-end suite beside it) took longer than 30 s. The wait is the
+	// package's own bound, and a failure says what the stream holds.
 	var cons natsjs.Consumer
-	poll.Until(t, 30*time.Second, func() (err error) {
+	poll.Until(t, wait, func() (err error) {
 		cons, err = s.Consumer(ctxOf(t), "billing")
+		if err != nil {
+			if info, infoErr := s.Info(ctxOf(t)); infoErr == nil {
+				return fmt.Errorf("%w (the stream lists %d consumers)", err, info.State.Consumers)
+			}
+		}
 		return err
 	})
 	next, err := cons.Next(natsjs.FetchMaxWait(10 * time.Second))
