@@ -2,20 +2,34 @@ package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// BackupSpec is one backup of one stream of a NatsCluster in this
-// namespace, taken once, by a Job of the operator's image, into a volume
+// BackupSpec is one backup of one stream of a NatsCluster, taken once, by a Job of the operator's image, into a volume
 // claim or an S3-compatible object store. It is immutable: a backup is a
 // fact about the past, and another one is another Backup.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.volumeClaim) != has(self.s3)",message="a backup goes to a volumeClaim or to s3, one of them"
+// +kubebuilder:validation:XValidation:rule="!has(self.clusterNamespace) || has(self.user)",message="a NatsCluster of another namespace is reached as a NatsUser of this namespace (user): the cluster's own credentials stay in its namespace"
 type BackupSpec struct {
-	// Cluster is the NatsCluster, in this namespace, whose stream is
-	// backed up. The Job reaches it with the cluster's own client
-	// credentials, which only pods of this namespace can mount.
+	// Cluster is the NatsCluster whose stream is backed up: in this
+	// namespace, unless ClusterNamespace says another. The Job reaches
+	// it with the cluster's own client credentials, which only pods of
+	// the cluster's namespace can mount, or as User.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	Cluster string `json:"cluster"`
+
+	// ClusterNamespace is Cluster's namespace when it is not this one: a
+	// tenant's backup of its account's streams, on a platform's cluster
+	// in auth mode jwt that admits this namespace's accounts
+	// (spec.auth.accounts). It needs User, and a cluster that does not
+	// verify client certificates (whose certificate stays in the
+	// cluster's namespace). The cluster's NetworkPolicy must let this
+	// namespace's clients in (spec.networkPolicy.clients), as for the
+	// tenant's own applications.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +optional
+	ClusterNamespace string `json:"clusterNamespace,omitempty"`
 
 	// User is a NatsUser of this namespace, of an account on Cluster
 	// (auth mode jwt), whose credentials the Job connects with: a backup
@@ -241,6 +255,14 @@ type BackupList struct {
 
 func init() {
 	SchemeBuilder.Register(&Backup{}, &BackupList{})
+}
+
+// ClusterKey is where b's NatsCluster is.
+func (b *Backup) ClusterKey() (namespace, name string) {
+	if b.Spec.ClusterNamespace != "" {
+		return b.Spec.ClusterNamespace, b.Spec.Cluster
+	}
+	return b.Namespace, b.Spec.Cluster
 }
 
 // BackupJobName is the Job that takes b.

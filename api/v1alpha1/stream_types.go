@@ -22,7 +22,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // +kubebuilder:validation:XValidation:rule="!has(self.discardPerSubject) || !self.discardPerSubject || (self.discard == 'new' && has(self.maxMsgsPerSubject) && self.maxMsgsPerSubject > 0)",message="discardPerSubject needs discard new and maxMsgsPerSubject above 0"
 // +kubebuilder:validation:XValidation:rule="has(self.account) == has(oldSelf.account) && (!has(self.account) || self.account == oldSelf.account)",message="account is immutable: the same name in another account is another object"
 // +kubebuilder:validation:XValidation:rule="!has(self.account) || has(self.cluster)",message="account applies to a NatsCluster target (cluster), not to a connection"
-// +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.cluster) && !has(self.cluster.namespace) && (!has(self.account) || has(self.restore.user)))",message="restore needs a NatsCluster of this namespace (cluster, without namespace), and for an account the NatsUser it restores as (restore.user): the restore Job mounts the credentials it connects with and the backup's claim"
+// +kubebuilder:validation:XValidation:rule="!has(self.restore) || (has(self.cluster) && (has(self.restore.user) || (!has(self.cluster.namespace) && !has(self.account))))",message="restore needs a NatsCluster (cluster), and, for an account or a cluster of another namespace, the NatsUser of this namespace it restores as (restore.user): the restore Job runs here and mounts only what this namespace holds"
 type StreamSpec struct {
 	Target    `json:",inline"`
 	Lifecycle `json:",inline"`

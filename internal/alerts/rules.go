@@ -102,7 +102,7 @@ var Rules = []Rule{
 		// schedule takes the next one when it is due.
 		Name: "NatsBackupFailed", For: "1m", Severity: "warning",
 		Expr:    `kubenats_backup_last_failed{` + scope + `} == 1`,
-		Summary: "The last backup of ScheduledBackup {{ $labels.namespace }}/{{ $labels.scheduledbackup }} failed",
+		Summary: "The last backup of ScheduledBackup {{ $labels.scheduledbackup_namespace }}/{{ $labels.scheduledbackup }} failed",
 		Help:    "Its newest Backup failed after its Job's retries: kubectl describe scheduledbackup {{ $labels.scheduledbackup }} names it, and kubectl describe backup says why.",
 	},
 	{

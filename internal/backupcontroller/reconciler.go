@@ -112,21 +112,13 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 		// A Secret opted in later wakes the Backup (setup.go).
 		return ctrl.Result{}, r.write(ctx, b, pending(reasonSecretNotUsable, refusal))
 	}
-	var c v1alpha1.NatsCluster
-	err := r.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.Spec.Cluster}, &c)
-	switch {
-	case apierrors.IsNotFound(err):
-		return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonClusterNotFound,
-			fmt.Sprintf("NatsCluster %s does not exist in this namespace", b.Spec.Cluster))))
-	case err != nil:
-		return ctrl.Result{}, err
-	case !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable):
-		return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonClusterNotReady,
-			fmt.Sprintf("NatsCluster %s is not available yet", c.Name))))
-	}
+	// The user first: for a cluster of another namespace, a Ready user
+	// of an account on it is what says this namespace is let in, before
+	// anything of that cluster is told.
+	clusterNS, clusterName := b.ClusterKey()
 	var user *v1alpha1.NatsUser
 	if b.Spec.User != "" {
-		u, refusal, err := jobs.User(ctx, r.Client, b.Namespace, b.Spec.User, c.Name, "")
+		u, refusal, err := jobs.User(ctx, r.Client, b.Namespace, b.Spec.User, clusterNS, clusterName, "")
 		switch {
 		case err != nil:
 			return ctrl.Result{}, err
@@ -134,6 +126,18 @@ func (r *Reconciler) startJob(ctx context.Context, b *v1alpha1.Backup) (ctrl.Res
 			return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonUserNotReady, refusal)))
 		}
 		user = u
+	}
+	var c v1alpha1.NatsCluster
+	err := r.Get(ctx, client.ObjectKey{Namespace: clusterNS, Name: clusterName}, &c)
+	switch {
+	case apierrors.IsNotFound(err):
+		return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonClusterNotFound,
+			fmt.Sprintf("NatsCluster %s/%s does not exist", clusterNS, clusterName))))
+	case err != nil:
+		return ctrl.Result{}, err
+	case !meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionAvailable):
+		return lookAgain(waitForCluster, r.write(ctx, b, pending(reasonClusterNotReady,
+			fmt.Sprintf("NatsCluster %s/%s is not available yet", clusterNS, c.Name))))
 	}
 	job, err := render.BackupJob(b, &c, user, r.Image)
 	if err != nil {

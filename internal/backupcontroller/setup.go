@@ -21,7 +21,8 @@ import (
 	"github.com/kubenats/kubenats/internal/wake"
 )
 
-// clusterIndex finds the Backups of a NatsCluster.
+// clusterIndex finds the Backups of a NatsCluster, by its namespace/name:
+// a tenant's Backup may be in another namespace than its cluster.
 const clusterIndex = "spec.cluster"
 
 // SetupWithManager registers the reconciler: a Backup's pass runs when it
@@ -30,7 +31,8 @@ const clusterIndex = "spec.cluster"
 // cluster changes (it became available).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Backup{}, clusterIndex, func(o client.Object) []string {
-		return []string{o.(*v1alpha1.Backup).Spec.Cluster}
+		ns, name := o.(*v1alpha1.Backup).ClusterKey()
+		return []string{ns + "/" + name}
 	}); err != nil {
 		return err
 	}
@@ -73,7 +75,7 @@ func backupOfPod(_ context.Context, o client.Object) []reconcile.Request {
 // backupsOf are the Backups of cluster o that have not ended.
 func (r *Reconciler) backupsOf(ctx context.Context, o client.Object) []reconcile.Request {
 	var list v1alpha1.BackupList
-	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{clusterIndex: o.GetName()}); err != nil {
+	if err := r.List(ctx, &list, client.MatchingFields{clusterIndex: o.GetNamespace() + "/" + o.GetName()}); err != nil {
 		return nil
 	}
 	var out []reconcile.Request

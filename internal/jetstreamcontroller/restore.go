@@ -1,6 +1,7 @@
 package jetstreamcontroller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -135,20 +136,22 @@ func foreignJob(job *batchv1.Job, s *v1alpha1.Stream) *outcome {
 		"Job %s exists and is not this Stream's: rename or remove it", job.Name)}
 }
 
-// startRestore makes s's restore Job, from the backup s names, on the
-// NatsCluster of s's namespace s names.
+// startRestore makes s's restore Job, in s's namespace, from the backup s
+// names, on the NatsCluster s names: the target's pass has let s in to it
+// already (its namespace admitted, its account on it).
 func (r *Reconciler[T, C]) startRestore(ctx context.Context, s *v1alpha1.Stream) outcome {
 	from, problem := r.restoreSource(ctx, s)
 	if problem != nil {
 		return *problem
 	}
+	key := client.ObjectKey{Namespace: cmp.Or(s.Spec.Cluster.Namespace, s.Namespace), Name: s.Spec.Cluster.Name}
 	var c v1alpha1.NatsCluster
-	if err := r.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: s.Spec.Cluster.Name}, &c); err != nil {
-		return outcome{reason: reasonClusterNotFound, message: fmt.Sprintf("NatsCluster %s: %v", s.Spec.Cluster.Name, err), retry: true}
+	if err := r.Get(ctx, key, &c); err != nil {
+		return outcome{reason: reasonClusterNotFound, message: fmt.Sprintf("NatsCluster %s: %v", key, err), retry: true}
 	}
 	var user *v1alpha1.NatsUser
 	if name := s.Spec.Restore.User; name != "" {
-		u, refusal, err := jobs.User(ctx, r.Client, s.Namespace, name, c.Name, s.Spec.Account)
+		u, refusal, err := jobs.User(ctx, r.Client, s.Namespace, name, c.Namespace, c.Name, s.Spec.Account)
 		switch {
 		case err != nil:
 			return outcome{reason: reasonRestoreNotReady, message: err.Error(), retry: true}

@@ -208,13 +208,14 @@ type dataPathRun struct {
 
 // dataPathJob is the Job that runs kubenats-backup against cluster c. It
 // connects as run.user when one is named (mode jwt: a NatsUser's creds,
-// from the Secret the operator wrote for it), else with c's own client
-// credentials, mounted from c's credentials Secret: the Job lives in c's
-// namespace, so whoever asked for it can read either already. Where c
+// from the Secret the operator wrote for it, in the Job's namespace),
+// else with c's own client credentials, mounted from c's credentials
+// Secret: the Job then lives in c's namespace, so whoever asked for it
+// can read either already. Where c
 // verifies client certificates, the Job presents c's client listener
 // certificate, as the operator does.
 func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error) {
-	identity, err := dataPathIdentity(c, run.user)
+	identity, err := dataPathIdentity(c, run.namespace, run.user)
 	if err != nil {
 		return nil, err
 	}
@@ -244,11 +245,19 @@ func dataPathJob(c *v1alpha1.NatsCluster, run dataPathRun) (*batchv1.Job, error)
 	return job, nil
 }
 
-// dataPathIdentity is what a data-path Job connects to c as, and the
-// files it needs for it, each mounted as the one key it reads.
-func dataPathIdentity(c *v1alpha1.NatsCluster, user *v1alpha1.NatsUser) (backupPlace, error) {
+// dataPathIdentity is what a data-path Job of namespace ns connects to c
+// as, and the files it needs for it, each mounted as the one key it reads.
+// A Job of another namespace than c's mounts nothing of c's: it connects
+// as a NatsUser of its own namespace, and c must not ask for a client
+// certificate, which stays with c.
+func dataPathIdentity(c *v1alpha1.NatsCluster, ns string, user *v1alpha1.NatsUser) (backupPlace, error) {
 	var id backupPlace
+	elsewhere := ns != c.Namespace
 	switch {
+	case elsewhere && c.Spec.ClientTLS().Verify:
+		return id, fmt.Errorf("NatsCluster %s/%s verifies client certificates, and its certificate stays in namespace %s: back up from there", c.Namespace, c.Name, c.Namespace)
+	case elsewhere && user == nil:
+		return id, fmt.Errorf("NatsCluster %s/%s is in another namespace, whose credentials stay there: name a NatsUser of this namespace (user)", c.Namespace, c.Name)
 	case user != nil && !c.HasTrust():
 		return id, fmt.Errorf("a NatsUser connects to a cluster in auth mode jwt, and NatsCluster %s runs mode %s: leave the user out", c.Name, c.Spec.Auth.Mode)
 	case user != nil:

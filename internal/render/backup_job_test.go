@@ -227,3 +227,43 @@ func mustBackupJob(t *testing.T, c *v1alpha1.NatsCluster) *batchv1.Job {
 	}
 	return job
 }
+
+// TestATenantsJobMountsNothingOfTheClustersNamespace: a Backup in a
+// tenant's namespace of a cluster elsewhere runs in the tenant's
+// namespace, dials the cluster's Service there, and mounts only the
+// tenant's NatsUser Secret; without a user, or against a cluster that
+// verifies client certificates (whose certificate stays with it), it is
+// refused with a reason. Careless variant watched failing: the identity
+// chosen without the namespaces (the cluster's credentials and client
+// certificate Secrets named in the tenant's pod, which would not start,
+// and would be another tenant's doing if it did).
+func TestATenantsJobMountsNothingOfTheClustersNamespace(t *testing.T) {
+	platform := cluster(withAuthMode(v1alpha1.AuthJWT), withCredentials)
+	platform.Namespace = "platform"
+	b := backupOf(platform)
+	b.Namespace, b.Spec.ClusterNamespace, b.Spec.User = "team", "platform", "backup"
+	user := &v1alpha1.NatsUser{ObjectMeta: metav1.ObjectMeta{Name: "backup", Namespace: "team"}, Spec: v1alpha1.NatsUserSpec{Account: "orders"}}
+	job, err := render.BackupJob(b, platform, user, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Namespace != "team" {
+		t.Errorf("the Job runs in %q, want the Backup's namespace", job.Namespace)
+	}
+	args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " ")
+	if want := "-server tls://" + platform.InternalHost() + ":"; !strings.Contains(args, want) || !strings.Contains(platform.InternalHost(), ".platform.") {
+		t.Errorf("args %q do not dial the cluster's namespace (%s)", args, want)
+	}
+	for _, v := range job.Spec.Template.Spec.Volumes {
+		if v.Secret != nil && v.Secret.SecretName != user.CredentialsSecretName() {
+			t.Errorf("the tenant's Job mounts Secret %s, want only its user's %s", v.Secret.SecretName, user.CredentialsSecretName())
+		}
+	}
+	if _, err := render.BackupJob(b, platform, nil, "img"); err == nil || !strings.Contains(err.Error(), "another namespace") {
+		t.Errorf("without a user: %v", err)
+	}
+	platform.Spec.TLS.Client = &v1alpha1.ClientTLSSpec{SecretName: "client-tls", Verify: true}
+	if _, err := render.BackupJob(b, platform, user, "img"); err == nil || !strings.Contains(err.Error(), "verifies client certificates") {
+		t.Errorf("a cluster verifying clients: %v", err)
+	}
+}

@@ -4,6 +4,7 @@
 package schedulecontroller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -150,7 +151,8 @@ func backupFor(sb *v1alpha1.ScheduledBackup, name string) *v1alpha1.Backup {
 // and sets the backup gauges.
 func lastOutcome(sb *v1alpha1.ScheduledBackup, backups []v1alpha1.Backup) status.Pass {
 	v := verdict(backups)
-	labels := []string{sb.Namespace, sb.Spec.Backup.Cluster, sb.Name}
+	clusterNS := cmp.Or(sb.Spec.Backup.ClusterNamespace, sb.Namespace)
+	labels := []string{clusterNS, sb.Spec.Backup.Cluster, sb.Namespace, sb.Name}
 	success := 0.0
 	if v.lastSuccess != nil {
 		success = float64(v.lastSuccess.Unix())

@@ -157,9 +157,13 @@ func TestObjectStoreBackupsMountOnlyOptedInKeys(t *testing.T) {
 
 // TestRestoreOfAnAccountNamesItsUser: a Stream of an account (mode jwt)
 // restores as a NatsUser it names; without one it is refused at
-// admission, with the message that says what to add. Careless variant
-// watched failing: the rule left as it was (every Stream of an account
-// with a restore refused, the one naming its user too).
+// admission, with the message that says what to add. So do a Backup and
+// a restore of a cluster in another namespace (a tenant's, on a
+// platform's cluster). Careless variants watched failing: the rule left
+// as it was (every Stream of an account with a restore refused, the one
+// naming its user too); clusterNamespace without a rule (a Backup that
+// would mount the platform's credentials in the tenant's namespace
+// admitted).
 func TestRestoreOfAnAccountNamesItsUser(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t)
@@ -179,4 +183,15 @@ func TestRestoreOfAnAccountNamesItsUser(t *testing.T) {
 	if err := k8s.Create(ctx(t), b, client.DryRunAll); err != nil {
 		t.Fatalf("a Backup as a NatsUser: %v", err)
 	}
+
+	// A tenant's backup and restore on a platform's cluster, elsewhere:
+	// only as a NatsUser of the tenant's namespace.
+	b.Spec.ClusterNamespace, b.Spec.User = "platform", ""
+	assertInvalid(t, k8s.Create(ctx(t), b, client.DryRunAll), "a NatsCluster of another namespace is reached as a NatsUser of this namespace (user)")
+	b.Spec.User = "backup"
+	if err := k8s.Create(ctx(t), b, client.DryRunAll); err != nil {
+		t.Fatalf("a tenant's Backup of a cluster elsewhere, as its user: %v", err)
+	}
+	s.Spec.Cluster.Namespace, s.Spec.Account, s.Spec.Restore.User = "platform", "", ""
+	assertInvalid(t, k8s.Create(ctx(t), s, client.DryRunAll), "the NatsUser of this namespace it restores as (restore.user)")
 }

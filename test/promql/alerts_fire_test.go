@@ -134,9 +134,9 @@ var scenarios = []scenario{
 		series: []string{"nats_stream_mirror_lag{" + stream + `,mirror_name="ORIGIN"} 0 800x6 0 800x6 0 800x4`}},
 
 	{alert: "NatsBackupFailed", name: "the last backup failed", minutes: 5, fires: true,
-		series: []string{steady("kubenats_backup_last_failed", cl+`,scheduledbackup="nightly"`, "1", 5)}},
+		series: []string{steady("kubenats_backup_last_failed", cl+`,scheduledbackup_namespace="team",scheduledbackup="nightly"`, "1", 5)}},
 	{alert: "NatsBackupFailed", name: "failed once, the next one succeeded", minutes: 5,
-		series: []string{"kubenats_backup_last_failed{" + cl + `,scheduledbackup="nightly"} 1 0x4`}},
+		series: []string{"kubenats_backup_last_failed{" + cl + `,scheduledbackup_namespace="team",scheduledbackup="nightly"} 1 0x4`}},
 
 	{alert: "NatsSlowConsumers", name: "slow consumers cut off every minute", minutes: 10, fires: true,
 		series: []string{"nats_varz_slow_consumers{" + srv + "} 0+1x10"}},
