@@ -50,6 +50,16 @@ type BackupSpec struct {
 	// +optional
 	Stream string `json:"stream,omitempty"`
 
+	// MaxMiBPerSecond bounds how fast the backup reads the stream, in
+	// MiB of the archive per second: a large backup then leaves the
+	// servers' disks and the network to the clients. The server sends no
+	// faster than the Job takes, so the Job's memory stays as it is.
+	// Unset: as fast as the server sends.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	MaxMiBPerSecond int32 `json:"maxMiBPerSecond,omitempty"`
+
 	// VolumeClaim is where the backup is written: the directory
 	// backups/<this Backup's name> on the claim.
 	// +optional

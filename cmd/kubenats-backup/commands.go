@@ -110,6 +110,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "back up every stream the user sees, each in a place named by it (instead of -stream)")
 	to := fs.String("to", "", "where the backup goes: a directory to create, or s3://BUCKET/KEY")
 	check := fs.Bool("check", false, "have the server check every message as it snapshots")
+	maxMiB := fs.Int64("max-mib-per-second", 0, "read the stream no faster than this many MiB of the archive per second (0: as fast as the server sends)")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	progressAt := addProgressFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -117,6 +118,10 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	}
 	if (*stream == "") == !*all || *to == "" {
 		fmt.Fprintln(stderr, "kubenats-backup take: -to and one of -stream and -all are required")
+		return 2
+	}
+	if *maxMiB < 0 || *maxMiB > 1<<20 {
+		fmt.Fprintln(stderr, "kubenats-backup take: -max-mib-per-second is from 0 to 1048576")
 		return 2
 	}
 	place, err := store.location(*to)
@@ -140,7 +145,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 		writeReport(*report, backupreport.Failure(backupreport.ReasonFailed, err), stderr)
 		return 1
 	}
-	opts := backup.Options{CheckMessages: *check, Progress: progress}
+	opts := backup.Options{CheckMessages: *check, Progress: progress, MaxBytesPerSecond: *maxMiB << 20}
 	var taken backupreport.Report
 	var out any
 	if *all {

@@ -2,6 +2,7 @@ package backup_test
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -274,5 +275,39 @@ func TestRestoreRefusesAnArchiveItsManifestDoesNotDescribe(t *testing.T) {
 	}
 	if _, err := js2.Stream(ctx(t), "ORDERS"); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("after a refused restore the stream: %v, want none", err)
+	}
+}
+
+// TestBackupKeepsToItsRate: a backup paced at 1 MiB/s takes the time its
+// archive's size says at that rate, and is whole. Careless variant
+// watched failing: MaxBytesPerSecond not passed to the writer (the 1.5
+// MiB backup took 40 ms).
+func TestBackupKeepsToItsRate(t *testing.T) {
+	s := testnats.Start(t, 0)
+	nc, js := connect(t, s)
+	c := ctx(t)
+	if _, err := js.CreateStream(c, jetstream.StreamConfig{Name: "BULK", Subjects: []string{"bulk"}}); err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, 64<<10)
+	for i := range 24 {
+		if _, err := rand.Read(payload); err != nil { // incompressible: the archive is as large
+			t.Fatal(err)
+		}
+		if _, err := js.Publish(c, "bulk", payload); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	const rate = 1 << 20
+	m, err := backup.Take(c, nc, "BULK", backup.Dir(filepath.Join(t.TempDir(), "bulk")), backup.Options{MaxBytesPerSecond: rate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took, due := m.Finished.Sub(m.Started), time.Duration(float64(m.DataSize)/rate*float64(time.Second))
+	if took < due*8/10 {
+		t.Fatalf("%d bytes at %d B/s took %v, want about %v", m.DataSize, rate, took, due)
+	}
+	if m.Messages != 24 {
+		t.Fatalf("the paced backup holds %d messages, want 24", m.Messages)
 	}
 }

@@ -60,6 +60,10 @@ type Options struct {
 	// Progress, when set, is told the archive's bytes written so far,
 	// about once a second and at the end.
 	Progress func(backupreport.Progress)
+	// MaxBytesPerSecond, above 0, paces the archive's writes to that
+	// rate on average: the snapshot's flow control holds the server
+	// back, sparing its disks and the network.
+	MaxBytesPerSecond int64
 }
 
 // Take backs up the stream named stream, reached through nc, with its
@@ -94,12 +98,11 @@ func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Optio
 	if err != nil {
 		return Manifest{}, err
 	}
-	sum := sha256.New()
-	counted := &countingWriter{w: io.MultiWriter(data, sum)}
-	meta := &limitedBuffer{limit: metaLimit}
-
 	snapCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	sum := sha256.New()
+	counted := &countingWriter{w: paced(snapCtx, io.MultiWriter(data, sum), o.MaxBytesPerSecond)}
+	meta := &limitedBuffer{limit: metaLimit}
 	stopWatch := watchProgress(snapCtx, cancel, &counted.n, func(n int64) {
 		if o.Progress != nil {
 			o.Progress(backupreport.Progress{Stream: stream, Done: n, Total: int64(min(state.Bytes, 1<<62))})

@@ -76,10 +76,14 @@ func BackupJob(b *v1alpha1.Backup, c *v1alpha1.NatsCluster, user *v1alpha1.NatsU
 }
 
 func takeArgs(b *v1alpha1.Backup) []string {
+	args := []string{"take", "-stream", b.Spec.Stream}
 	if b.Spec.Stream == "" {
-		return []string{"take", "-all"}
+		args = []string{"take", "-all"}
 	}
-	return []string{"take", "-stream", b.Spec.Stream}
+	if limit := b.Spec.MaxMiBPerSecond; limit > 0 {
+		args = append(args, "-max-mib-per-second", strconv.Itoa(int(limit)))
+	}
+	return args
 }
 
 // BackupSource is where a restore reads a backup: a directory on a claim,

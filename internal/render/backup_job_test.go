@@ -154,6 +154,26 @@ func TestBackupOfEveryStreamTakesAll(t *testing.T) {
 	}
 }
 
+// TestABackupsRateReachesItsJob: spec.maxMiBPerSecond is the Job's
+// -max-mib-per-second, and without it the Job is not paced. Careless
+// variant watched failing: the field not rendered (the Job read at full
+// speed).
+func TestABackupsRateReachesItsJob(t *testing.T) {
+	c := cluster(withCredentials)
+	b := backupOf(c)
+	if args := strings.Join(mustBackupJob(t, c).Spec.Template.Spec.Containers[0].Args, " "); strings.Contains(args, "-max-mib-per-second") {
+		t.Errorf("an unpaced backup: args %q", args)
+	}
+	b.Spec.MaxMiBPerSecond = 50
+	job, err := render.BackupJob(b, c, nil, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "-max-mib-per-second 50 ") {
+		t.Errorf("a backup at 50 MiB/s: args %q", args)
+	}
+}
+
 // TestDataPathJobsConnectAsWhoTheSpecSays: in mode jwt a Backup or a
 // restore connects as the NatsUser it names, from that user's creds
 // Secret; without one it is refused, as a NatsUser is on a cluster of

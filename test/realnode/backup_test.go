@@ -132,6 +132,13 @@ func fillOrders(t *testing.T, js natsjs.JetStream, total, acked int) {
 // and waits for it to succeed.
 func takeBackup(t *testing.T, ns, name string, spec v1alpha1.BackupSpec) *v1alpha1.Backup {
 	t.Helper()
+	return takeBackupWatching(t, ns, name, spec, nil)
+}
+
+// takeBackupWatching is takeBackup, with seen (when not nil) told the
+// Backup each time it is read while it runs.
+func takeBackupWatching(t *testing.T, ns, name string, spec v1alpha1.BackupSpec, seen func(*v1alpha1.Backup)) *v1alpha1.Backup {
+	t.Helper()
 	claim := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backups"},
 		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}
@@ -148,6 +155,9 @@ func takeBackup(t *testing.T, ns, name string, spec v1alpha1.BackupSpec) *v1alph
 		}
 		if b.Status.Phase == v1alpha1.BackupFailed {
 			t.Fatalf("the backup failed: %+v", b.Status.Conditions)
+		}
+		if seen != nil {
+			seen(b)
 		}
 		if b.Status.Phase != v1alpha1.BackupSucceeded {
 			return fmt.Errorf("Backup %s: phase %q, %+v", b.Name, b.Status.Phase, b.Status.Conditions)
