@@ -173,7 +173,7 @@ func TestRestoreOfAnAccountNamesItsUser(t *testing.T) {
 	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}, Spec: v1alpha1.StreamSpec{
 		Target: v1alpha1.Target{Cluster: &v1alpha1.ClusterRef{Name: "nats"}, Account: "orders"},
 		Name:   "ORDERS", Subjects: []string{"orders.>"}, Restore: &v1alpha1.StreamRestore{Backup: "orders-nightly"}}}
-	assertInvalid(t, k8s.Create(ctx(t), s, client.DryRunAll), "the NatsUser it restores as (restore.user)")
+	assertInvalid(t, k8s.Create(ctx(t), s, client.DryRunAll), "the NatsUser of this namespace it restores as (restore.user)")
 	s.Spec.Restore.User = "backup"
 	if err := k8s.Create(ctx(t), s, client.DryRunAll); err != nil {
 		t.Fatalf("a restore into an account as its user: %v", err)
