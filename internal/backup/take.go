@@ -42,6 +42,11 @@ const StallTimeout = 30 * time.Second
 // RSS instead of 45.)
 const snapshotWindow = 2 << 20
 
+// snapshotChunk is the size of the messages the server sends the
+// archive in: fewer, larger ones cost both sides less per byte, and the
+// window still holds eight of them.
+const snapshotChunk = 256 << 10
+
 // apiTimeout bounds each JetStream API request of a backup (a restore's
 // are bounded by restoreTimeout), not the data's transfer.
 const apiTimeout = 10 * time.Second
@@ -108,7 +113,7 @@ func Take(ctx context.Context, nc *nats.Conn, stream string, l Location, o Optio
 			o.Progress(backupreport.Progress{Stream: stream, Done: n, Total: int64(min(state.Bytes, 1<<62))})
 		}
 	})
-	opts := []jsm.SnapshotOption{jsm.SnapshotConsumers(), jsm.SnapshotWindowSize(snapshotWindow)}
+	opts := []jsm.SnapshotOption{jsm.SnapshotConsumers(), jsm.SnapshotWindowSize(snapshotWindow), jsm.SnapshotChunkSize(snapshotChunk)}
 	if o.CheckMessages {
 		opts = append(opts, jsm.SnapshotHealthCheck())
 	}
