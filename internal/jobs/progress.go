@@ -36,15 +36,17 @@ func RunningPodIP(pods []corev1.Pod) (string, bool) {
 }
 
 // Progress is how far the Job whose pods these are has come, asked of
-// its running pod; prev (the status's last) while the pod cannot say,
-// nil once no pod runs.
+// its running pod; prev (the status's last) while the pod cannot say or
+// has not begun, nil once no pod runs.
 func Progress(ctx context.Context, pods []corev1.Pod, prev *v1alpha1.TransferProgress) *v1alpha1.TransferProgress {
 	ip, ok := RunningPodIP(pods)
 	if !ok {
 		return nil
 	}
 	p, err := backupreport.FetchProgress(ctx, ip)
-	if err != nil {
+	if err != nil || p.Stream == "" {
+		// No answer, or a pod that has not begun a stream yet (it
+		// serves an empty progress from its start): nothing new to say.
 		return prev
 	}
 	if prev != nil && prev.Stream == p.Stream && prev.DoneBytes == p.Done && prev.TotalBytes == p.Total {

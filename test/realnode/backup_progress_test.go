@@ -17,8 +17,10 @@ import (
 // while it runs its status shows how far its pod has come, read by the
 // operator from the pod on the node's network: part of the stream, never
 // going back. Once it succeeded the progress is gone and the backup is
-// whole. Careless variant watched failing: the rate not rendered into
-// the Job (done at once, no progress ever seen).
+// whole. Careless variant watched failing: the pod's progress taken
+// before it began a stream (status said 0 of 0 bytes of no stream, the
+// first time this test ran). Without the rate, the backup is over in
+// well under a second here, before the operator's first look.
 func TestBackupProgressAndRateOnTheRealNode(t *testing.T) {
 	needNode(t)
 	waitOperator(t)
