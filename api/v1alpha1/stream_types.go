@@ -178,6 +178,14 @@ type StreamRestore struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`
 	// +optional
 	User string `json:"user,omitempty"`
+	// MaxMiBPerSecond bounds how fast the restore sends the backup to
+	// the servers, in MiB of the archive per second: a large restore into
+	// a cluster that serves clients leaves them its disks and the
+	// network. Unset: as fast as the servers take it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +optional
+	MaxMiBPerSecond int32 `json:"maxMiBPerSecond,omitempty"`
 	// Path is the backup's directory on the claim, or its key in the
 	// bucket: relative, and no part of it starts with a dot.
 	// +kubebuilder:validation:MaxLength=1024

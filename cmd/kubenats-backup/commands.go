@@ -110,7 +110,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 	all := fs.Bool("all", false, "back up every stream the user sees, each in a place named by it (instead of -stream)")
 	to := fs.String("to", "", "where the backup goes: a directory to create, or s3://BUCKET/KEY")
 	check := fs.Bool("check", false, "have the server check every message as it snapshots")
-	maxMiB := fs.Int64("max-mib-per-second", 0, "read the stream no faster than this many MiB of the archive per second (0: as fast as the server sends)")
+	maxMiB := addRateFlag(fs, "read the stream no faster than this many MiB of the archive per second (0: as fast as the server sends)")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	progressAt := addProgressFlag(fs)
 	if err := fs.Parse(args); err != nil {
@@ -120,7 +120,7 @@ func runTake(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "kubenats-backup take: -to and one of -stream and -all are required")
 		return 2
 	}
-	if *maxMiB < 0 || *maxMiB > 1<<20 {
+	if !rateValid(*maxMiB) {
 		fmt.Fprintln(stderr, "kubenats-backup take: -max-mib-per-second is from 0 to 1048576")
 		return 2
 	}
@@ -182,13 +182,14 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 	from := fs.String("from", "", "where the backup is: a directory, or s3://BUCKET/KEY")
 	replicas := fs.Int("replicas", 0, "the restored stream's replicas (0: as backed up)")
 	stream := fs.String("stream", "", "the stream the backup must hold (empty: any)")
+	maxMiB := addRateFlag(fs, "send the archive no faster than this many MiB per second (0: as fast as the server takes it)")
 	report := fs.String("report", "", "a file to write the outcome to as JSON (a Job's termination message)")
 	progressAt := addProgressFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *from == "" || *replicas < 0 {
-		fmt.Fprintln(stderr, "kubenats-backup restore: -from is required, -replicas is not negative")
+	if *from == "" || *replicas < 0 || !rateValid(*maxMiB) {
+		fmt.Fprintln(stderr, "kubenats-backup restore: -from is required, -replicas is not negative, -max-mib-per-second is from 0 to 1048576")
 		return 2
 	}
 	place, err := store.location(*from)
@@ -212,7 +213,7 @@ func runRestore(args []string, stdout, stderr io.Writer) int {
 		writeReport(*report, backupreport.Failure(backupreport.ReasonFailed, err), stderr)
 		return 1
 	}
-	state, err := backup.Restore(ctx, nc, place, backup.RestoreOptions{Replicas: *replicas, Stream: *stream, Progress: progress})
+	state, err := backup.Restore(ctx, nc, place, backup.RestoreOptions{Replicas: *replicas, Stream: *stream, Progress: progress, MaxBytesPerSecond: *maxMiB << 20})
 	if err != nil {
 		fmt.Fprintf(stderr, "kubenats-backup restore: %v\n", err)
 		writeReport(*report, backupreport.Failure(backup.Reason(err), err), stderr)

@@ -18,13 +18,13 @@ import (
 func TestPacedWriterKeepsTheAverageRate(t *testing.T) {
 	clock := time.Unix(0, 0)
 	var slept time.Duration
-	p := &pacedWriter{ctx: context.Background(), w: io.Discard, rate: 512 << 10,
+	p := &pacedWriter{w: io.Discard, p: &pacer{ctx: context.Background(), rate: 512 << 10,
 		now: func() time.Time { return clock },
 		sleep: func(_ context.Context, d time.Duration) error {
 			slept += d
 			clock = clock.Add(d)
 			return nil
-		}}
+		}}}
 	chunk := make([]byte, 256<<10)
 	for i := range 4 {
 		if i == 2 {

@@ -60,6 +60,9 @@ type RestoreOptions struct {
 	// Progress, when set, is told the archive's bytes sent to the server
 	// so far, about once a second and at the end.
 	Progress func(backupreport.Progress)
+	// MaxBytesPerSecond, above 0, paces the archive's sending to that
+	// rate on average, sparing the servers' disks and the network.
+	MaxBytesPerSecond int64
 }
 
 // Read is what a backup says of itself: the stream's configuration and
@@ -130,7 +133,7 @@ func Restore(ctx context.Context, nc *nats.Conn, l Location, o RestoreOptions) (
 		return nil, err
 	}
 	defer data.Close()
-	sent := &countingReader{r: fullChunks{data}}
+	sent := &countingReader{r: pacedReading(ctx, fullChunks{data}, o.MaxBytesPerSecond)}
 	stopReporting := watchProgress(ctx, nil, &sent.n, func(n int64) {
 		if o.Progress != nil {
 			o.Progress(backupreport.Progress{Stream: name, Done: n, Total: archiveSize(m)})

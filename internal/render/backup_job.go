@@ -80,10 +80,15 @@ func takeArgs(b *v1alpha1.Backup) []string {
 	if b.Spec.Stream == "" {
 		args = []string{"take", "-all"}
 	}
-	if limit := b.Spec.MaxMiBPerSecond; limit > 0 {
-		args = append(args, "-max-mib-per-second", strconv.Itoa(int(limit)))
+	return append(args, rateArgs(b.Spec.MaxMiBPerSecond)...)
+}
+
+// rateArgs pace a data-path Job at mib MiB per second; none for 0.
+func rateArgs(mib int32) []string {
+	if mib <= 0 {
+		return nil
 	}
-	return args
+	return []string{"-max-mib-per-second", strconv.Itoa(int(mib))}
 }
 
 // BackupSource is where a restore reads a backup: a directory on a claim,
@@ -110,6 +115,9 @@ func RestoreJob(s *v1alpha1.Stream, c *v1alpha1.NatsCluster, from BackupSource, 
 	args := []string{"restore", "-stream", s.Spec.Name}
 	if s.Spec.Replicas > 0 {
 		args = append(args, "-replicas", strconv.Itoa(s.Spec.Replicas))
+	}
+	if s.Spec.Restore != nil {
+		args = append(args, rateArgs(s.Spec.Restore.MaxMiBPerSecond)...)
 	}
 	place := claimPlace(from.Claim, from.Path, true)
 	if from.S3 != nil {

@@ -154,8 +154,9 @@ func TestBackupOfEveryStreamTakesAll(t *testing.T) {
 	}
 }
 
-// TestABackupsRateReachesItsJob: spec.maxMiBPerSecond is the Job's
-// -max-mib-per-second, and without it the Job is not paced. Careless
+// TestABackupsRateReachesItsJob: spec.maxMiBPerSecond (a Backup's, a
+// restore's) is the Job's -max-mib-per-second, and without it the Job is
+// not paced. Careless
 // variant watched failing: the field not rendered (the Job read at full
 // speed).
 func TestABackupsRateReachesItsJob(t *testing.T) {
@@ -171,6 +172,15 @@ func TestABackupsRateReachesItsJob(t *testing.T) {
 	}
 	if args := strings.Join(job.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "-max-mib-per-second 50 ") {
 		t.Errorf("a backup at 50 MiB/s: args %q", args)
+	}
+	s := &v1alpha1.Stream{ObjectMeta: metav1.ObjectMeta{Name: "orders", Namespace: c.Namespace}, Spec: v1alpha1.StreamSpec{Name: "ORDERS",
+		Restore: &v1alpha1.StreamRestore{Backup: b.Name, MaxMiBPerSecond: 20}}}
+	restore, err := render.RestoreJob(s, c, render.BackupSource{Claim: "backups", Path: b.BackupPath()}, nil, "img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := strings.Join(restore.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "-max-mib-per-second 20 ") {
+		t.Errorf("a restore at 20 MiB/s: args %q", args)
 	}
 }
 
