@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -10,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kubenats/kubenats/api/v1alpha1"
+	"github.com/kubenats/kubenats/internal/accounts"
 )
 
 // User is the NatsUser name of namespace ns that a backup or restore Job
@@ -37,8 +37,8 @@ func User(ctx context.Context, r client.Reader, ns, name, clusterNS, cluster, ac
 	} else if err != nil {
 		return nil, "", err
 	}
-	if onNS := cmp.Or(a.Spec.Cluster.Namespace, ns); a.Spec.Cluster.Name != cluster || onNS != clusterNS {
-		return nil, fmt.Sprintf("NatsUser %s is of account %s, which lives on NatsCluster %s/%s, not on %s/%s", name, a.Name, onNS, a.Spec.Cluster.Name, clusterNS, cluster), nil
+	if onNS, on := accounts.ClusterOf(&a); on != cluster || onNS != clusterNS {
+		return nil, fmt.Sprintf("NatsUser %s is of account %s, which lives on NatsCluster %s/%s, not on %s/%s", name, a.Name, onNS, on, clusterNS, cluster), nil
 	}
 	if !meta.IsStatusConditionTrue(a.Status.Conditions, v1alpha1.ConditionReady) {
 		return nil, fmt.Sprintf("NatsAccount %s of NatsUser %s is not ready: kubectl describe natsaccount %s says why", a.Name, name, a.Name), nil
